@@ -1,0 +1,165 @@
+package io.collscope.schema;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaNormalization;
+import org.apache.avro.message.BadHeaderException;
+import org.apache.avro.message.BinaryMessageDecoder;
+import org.apache.avro.message.BinaryMessageEncoder;
+import org.apache.avro.message.MissingSchemaException;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificRecord;
+
+/**
+ * Avro single-object encoding (marker 0xC3 0x01, 8-byte CRC-64-AVRO fingerprint, binary body) for
+ * one record type, with a resolver that knows the current schema and every earlier published
+ * version shipped under {@code collscope/avro/history/}, so records written by older emitters stay
+ * readable.
+ *
+ * <p>Instances are thread-safe. Decoding never returns null and never throws an unchecked exception
+ * for bad input: every failure is a {@link DecodeException} with a reason.
+ */
+public final class AvroCodec<T extends SpecificRecord> {
+
+  static final String HISTORY_DIR = "/collscope/avro/history/";
+  static final int HEADER_LENGTH = 10;
+
+  private static final Map<Class<?>, AvroCodec<?>> CACHE = new ConcurrentHashMap<>();
+
+  private final Class<T> type;
+  private final Schema schema;
+  private final BinaryMessageEncoder<T> encoder;
+  private final BinaryMessageDecoder<T> decoder;
+  private final List<Long> knownFingerprints = new ArrayList<>();
+
+  private AvroCodec(Class<T> type) {
+    this.type = type;
+    this.schema = SpecificData.get().getSchema(type);
+    SpecificData model = new SpecificData(type.getClassLoader());
+    this.encoder = new BinaryMessageEncoder<>(model, schema);
+    this.decoder = new BinaryMessageDecoder<>(model, schema);
+    knownFingerprints.add(SchemaNormalization.parsingFingerprint64(schema));
+    for (Schema old : historyOf(schema.getFullName())) {
+      decoder.addSchema(old);
+      knownFingerprints.add(SchemaNormalization.parsingFingerprint64(old));
+    }
+  }
+
+  /** The codec for a generated record class. */
+  @SuppressWarnings("unchecked")
+  public static <T extends SpecificRecord> AvroCodec<T> of(Class<T> type) {
+    return (AvroCodec<T>) CACHE.computeIfAbsent(type, t -> new AvroCodec<>(type));
+  }
+
+  public Schema schema() {
+    return schema;
+  }
+
+  /** Fingerprints of the current schema first, then of each earlier version. */
+  public List<Long> knownFingerprints() {
+    return List.copyOf(knownFingerprints);
+  }
+
+  public byte[] encode(T record) {
+    try {
+      ByteBuffer buf = encoder.encode(record);
+      byte[] out = new byte[buf.remaining()];
+      buf.get(out);
+      return out;
+    } catch (IOException e) {
+      throw new UncheckedIOException("encoding " + type.getSimpleName(), e);
+    }
+  }
+
+  /** Decodes bytes written with the current or any earlier published schema version. */
+  public T decode(byte[] bytes) throws DecodeException {
+    if (bytes == null || bytes.length == 0) {
+      throw new DecodeException(DecodeException.Reason.EMPTY, "no bytes");
+    }
+    if (bytes.length < HEADER_LENGTH || bytes[0] != (byte) 0xC3 || bytes[1] != (byte) 0x01) {
+      throw new DecodeException(
+          DecodeException.Reason.BAD_HEADER,
+          "not Avro single-object encoding (expected marker C3 01 and a 10-byte header, got "
+              + bytes.length
+              + " bytes starting "
+              + hexPrefix(bytes)
+              + ")");
+    }
+    try {
+      return decoder.decode(bytes);
+    } catch (MissingSchemaException e) {
+      long fp = ByteBuffer.wrap(bytes, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+      throw new DecodeException(
+          DecodeException.Reason.UNKNOWN_FINGERPRINT,
+          String.format(
+              "schema fingerprint %016x is not a published %s version (known: %s)",
+              fp, type.getSimpleName(), hexList(knownFingerprints)),
+          e);
+    } catch (BadHeaderException e) {
+      throw new DecodeException(DecodeException.Reason.BAD_HEADER, e.getMessage(), e);
+    } catch (IOException | RuntimeException e) {
+      // Avro signals a truncated or corrupt body with EOFException, AvroRuntimeException,
+      // ArrayIndexOutOfBounds, NegativeArraySize... all mean the same thing to the caller.
+      throw new DecodeException(
+          DecodeException.Reason.CORRUPT_BODY,
+          type.getSimpleName() + " body does not decode: " + e,
+          e);
+    }
+  }
+
+  private static List<Schema> historyOf(String fullName) {
+    List<Schema> out = new ArrayList<>();
+    String index = readResource(HISTORY_DIR + "INDEX");
+    if (index == null) {
+      return out;
+    }
+    for (String line : index.split("\n")) {
+      String file = line.trim();
+      if (file.isEmpty() || file.startsWith("#")) {
+        continue;
+      }
+      String text = readResource(HISTORY_DIR + file);
+      if (text == null) {
+        throw new IllegalStateException("schema history lists " + file + " but it is not packaged");
+      }
+      Schema s = new Schema.Parser().parse(text);
+      if (s.getFullName().equals(fullName)) {
+        out.add(s);
+      }
+    }
+    return out;
+  }
+
+  private static String readResource(String path) {
+    try (InputStream in = AvroCodec.class.getResourceAsStream(path)) {
+      return in == null ? null : new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(path, e);
+    }
+  }
+
+  private static String hexPrefix(byte[] b) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < Math.min(4, b.length); i++) {
+      sb.append(String.format("%02x", b[i]));
+    }
+    return sb.toString();
+  }
+
+  private static String hexList(List<Long> fps) {
+    List<String> s = new ArrayList<>();
+    for (long fp : fps) {
+      s.add(String.format("%016x", fp));
+    }
+    return String.join(",", s);
+  }
+}

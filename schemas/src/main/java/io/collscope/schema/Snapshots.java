@@ -1,0 +1,62 @@
+package io.collscope.schema;
+
+import io.collscope.avro.CounterSnapshot;
+
+/** Contract checks for {@link CounterSnapshot} beyond what the Avro schema can express. */
+public final class Snapshots {
+
+  private Snapshots() {}
+
+  /** Decodes and validates a snapshot record. */
+  public static CounterSnapshot decode(byte[] bytes) throws DecodeException {
+    CounterSnapshot s = AvroCodec.of(CounterSnapshot.class).decode(bytes);
+    String problem = validate(s);
+    if (problem != null) {
+      throw new DecodeException(DecodeException.Reason.INVALID, problem);
+    }
+    return s;
+  }
+
+  public static byte[] encode(CounterSnapshot s) {
+    return AvroCodec.of(CounterSnapshot.class).encode(s);
+  }
+
+  /** Returns null when the snapshot honours the contract, else what is wrong. */
+  public static String validate(CounterSnapshot s) {
+    int n = s.getWorldSize();
+    if (n < 1) {
+      return "world_size " + n + " < 1";
+    }
+    if (s.getRank() < 0 || s.getRank() >= n) {
+      return "rank " + s.getRank() + " outside [0, " + n + ")";
+    }
+    if (s.getPeerWaitCycles().size() != n || s.getPeerArrivedLast().size() != n) {
+      return "per-peer arrays have "
+          + s.getPeerWaitCycles().size()
+          + "/"
+          + s.getPeerArrivedLast().size()
+          + " entries, world_size is "
+          + n;
+    }
+    if (s.getCyclesPerSecond() <= 0) {
+      return "cycles_per_second " + s.getCyclesPerSecond() + " <= 0";
+    }
+    if (s.getSeq() < 1) {
+      return "seq " + s.getSeq() + " < 1";
+    }
+    if (s.getCommunicator().isEmpty() || s.getBootId().isEmpty()) {
+      return "communicator and boot_id must be non-empty";
+    }
+    if (s.getCalls() < 0
+        || s.getBytes() < 0
+        || s.getGuardCycles() < 0
+        || s.getCopyCycles() < 0
+        || s.getPublishCycles() < 0
+        || s.getWaitCycles() < 0
+        || s.getReduceCycles() < 0
+        || s.getTimeouts() < 0) {
+      return "negative counter";
+    }
+    return null;
+  }
+}

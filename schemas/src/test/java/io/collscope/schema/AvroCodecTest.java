@@ -1,0 +1,158 @@
+package io.collscope.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.avro.DeadLetter;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Random;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.message.BinaryMessageEncoder;
+import org.junit.jupiter.api.Test;
+
+class AvroCodecTest {
+
+  private final AvroCodec<CounterSnapshot> codec = AvroCodec.of(CounterSnapshot.class);
+
+  @Test
+  void roundTripsTheCurrentVersion() throws Exception {
+    CounterSnapshot s =
+        SnapshotFixtures.snapshot("c", 1, 4).setCalls(7).setWaitCycles(123).setSeq(9).build();
+    byte[] bytes = codec.encode(s);
+    assertThat(bytes[0]).isEqualTo((byte) 0xC3);
+    assertThat(bytes[1]).isEqualTo((byte) 0x01);
+    assertThat(codec.decode(bytes)).isEqualTo(s);
+  }
+
+  @Test
+  void decodesARecordWrittenWithVersion1() throws Exception {
+    Schema v1;
+    try (InputStream in =
+        getClass().getResourceAsStream(AvroCodec.HISTORY_DIR + "CounterSnapshot.v1.avsc")) {
+      v1 = new Schema.Parser().parse(in);
+    }
+    GenericRecord old = new GenericData.Record(v1);
+    CounterSnapshot template = SnapshotFixtures.snapshot("comm-old", 2, 4).setCalls(11).build();
+    for (Schema.Field f : v1.getFields()) {
+      Object value = template.get(f.name());
+      if (value instanceof java.time.Instant i) {
+        value = i.toEpochMilli();
+      }
+      old.put(f.name(), value);
+    }
+    ByteBuffer buf = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old);
+    byte[] bytes = new byte[buf.remaining()];
+    buf.get(bytes);
+
+    CounterSnapshot decoded = codec.decode(bytes);
+
+    assertThat(decoded.getCommunicator()).isEqualTo("comm-old");
+    assertThat(decoded.getRank()).isEqualTo(2);
+    assertThat(decoded.getCalls()).isEqualTo(11);
+    // fields added in version 2 take their defaults
+    assertThat(decoded.getDevice()).isEmpty();
+    assertThat(decoded.getReadRetries()).isZero();
+    assertThat(codec.knownFingerprints()).hasSize(2);
+  }
+
+  @Test
+  void garbageBytesAreABadHeader() {
+    assertThatThrownBy(() -> codec.decode("hello, kafka".getBytes()))
+        .isInstanceOf(DecodeException.class)
+        .hasMessageContaining("BAD_HEADER")
+        .satisfies(
+            e ->
+                assertThat(((DecodeException) e).reason())
+                    .isEqualTo(DecodeException.Reason.BAD_HEADER));
+  }
+
+  @Test
+  void emptyInputIsReportedAsEmpty() {
+    assertThatThrownBy(() -> codec.decode(new byte[0]))
+        .satisfies(
+            e ->
+                assertThat(((DecodeException) e).reason()).isEqualTo(DecodeException.Reason.EMPTY));
+    assertThatThrownBy(() -> codec.decode(null))
+        .satisfies(
+            e ->
+                assertThat(((DecodeException) e).reason()).isEqualTo(DecodeException.Reason.EMPTY));
+  }
+
+  @Test
+  void anUnknownFingerprintIsNamed() {
+    byte[] bytes = codec.encode(SnapshotFixtures.snapshot("c", 0, 2).build());
+    bytes[5] ^= 0x5A;
+    assertThatThrownBy(() -> codec.decode(bytes))
+        .isInstanceOf(DecodeException.class)
+        .hasMessageContaining("fingerprint")
+        .satisfies(
+            e ->
+                assertThat(((DecodeException) e).reason())
+                    .isEqualTo(DecodeException.Reason.UNKNOWN_FINGERPRINT));
+  }
+
+  @Test
+  void anotherRecordTypeIsAnUnknownFingerprintNotACrash() {
+    byte[] deadLetterBytes =
+        AvroCodec.of(DeadLetter.class)
+            .encode(
+                DeadLetter.newBuilder()
+                    .setReason("X")
+                    .setDetail("d")
+                    .setStage("decode")
+                    .setSourceTopic("t")
+                    .setPartition(0)
+                    .setOffset(0)
+                    .setRaw(ByteBuffer.wrap(new byte[] {1}))
+                    .setDetectedAtMs(java.time.Instant.EPOCH)
+                    .build());
+    assertThatThrownBy(() -> codec.decode(deadLetterBytes))
+        .satisfies(
+            e ->
+                assertThat(((DecodeException) e).reason())
+                    .isEqualTo(DecodeException.Reason.UNKNOWN_FINGERPRINT));
+  }
+
+  @Test
+  void aTruncatedOrRandomBodyIsCorruptNeverNullOrUnchecked() {
+    byte[] good = codec.encode(SnapshotFixtures.snapshot("c", 0, 8).setCalls(1).build());
+    Random rnd = new Random(42);
+    int corrupt = 0;
+    for (int trial = 0; trial < 2_000; trial++) {
+      byte[] bad;
+      if (trial % 2 == 0) {
+        bad =
+            java.util.Arrays.copyOf(
+                good, AvroCodec.HEADER_LENGTH + rnd.nextInt(good.length - AvroCodec.HEADER_LENGTH));
+      } else {
+        bad = good.clone();
+        for (int i = AvroCodec.HEADER_LENGTH; i < bad.length; i++) {
+          bad[i] = (byte) rnd.nextInt();
+        }
+      }
+      try {
+        CounterSnapshot s = Snapshots.decode(bad);
+        assertThat(s).isNotNull(); // random bytes may decode into a valid record: fine.
+      } catch (DecodeException e) {
+        assertThat(e.reason())
+            .isIn(DecodeException.Reason.CORRUPT_BODY, DecodeException.Reason.INVALID);
+        corrupt++;
+      }
+    }
+    assertThat(corrupt).isGreaterThan(1_000);
+  }
+
+  @Test
+  void contractViolationsAreInvalid() {
+    CounterSnapshot s =
+        SnapshotFixtures.snapshot("c", 0, 4).setPeerWaitCycles(List.of(1L, 2L)).build();
+    assertThatThrownBy(() -> Snapshots.decode(Snapshots.encode(s)))
+        .hasMessageContaining("INVALID")
+        .hasMessageContaining("world_size is 4");
+  }
+}
