@@ -1,0 +1,232 @@
+package io.collscope.broker;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real single-node Kafka broker (KRaft, combined broker+controller) run from the Maven artifacts
+ * on this JVM's classpath, in a child JVM so its dependencies never meet Flink's and a crash of one
+ * never takes the other down. The child dies with its parent.
+ *
+ * <p>Used by the demo, by {@code collscope kafka}, and by every integration test.
+ */
+public final class EmbeddedKafka implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
+  public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(90);
+
+  private final Path dataDir;
+  private final int port;
+  private final boolean deleteOnClose;
+  private Process process;
+
+  private EmbeddedKafka(Path dataDir, int port, boolean deleteOnClose) {
+    this.dataDir = dataDir;
+    this.port = port;
+    this.deleteOnClose = deleteOnClose;
+  }
+
+  /** A broker on a free port with a temporary data directory, deleted on close. */
+  public static EmbeddedKafka startTemporary() {
+    try {
+      Path dir = Files.createTempDirectory("collscope-kafka-");
+      return start(dir, 0, true, DEFAULT_START_TIMEOUT);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Starts a broker and waits until it answers.
+   *
+   * @param port the client port; 0 picks a free one
+   */
+  public static EmbeddedKafka start(
+      Path dataDir, int port, boolean deleteOnClose, Duration timeout) {
+    try {
+      Files.createDirectories(dataDir);
+      int clientPort = port == 0 ? freePort() : port;
+      EmbeddedKafka k = new EmbeddedKafka(dataDir, clientPort, deleteOnClose);
+      k.launch(timeout);
+      return k;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public String bootstrapServers() {
+    return "localhost:" + port;
+  }
+
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  public Path logFile() {
+    return dataDir.resolve("broker.log");
+  }
+
+  private void launch(Duration timeout) throws IOException {
+    int controllerPort = freePort();
+    Path props = dataDir.resolve("server.properties");
+    Path clusterIdFile = dataDir.resolve("cluster.id");
+    String clusterId;
+    if (Files.exists(clusterIdFile)) {
+      clusterId = Files.readString(clusterIdFile).trim();
+    } else {
+      clusterId = Uuid.randomUuid().toString();
+      Files.writeString(clusterIdFile, clusterId);
+    }
+    Properties p = new Properties();
+    p.put("process.roles", "broker,controller");
+    p.put("node.id", "1");
+    p.put("controller.quorum.voters", "1@localhost:" + controllerPort);
+    p.put(
+        "listeners", "PLAINTEXT://localhost:" + port + ",CONTROLLER://localhost:" + controllerPort);
+    p.put("advertised.listeners", "PLAINTEXT://localhost:" + port);
+    p.put("controller.listener.names", "CONTROLLER");
+    p.put("inter.broker.listener.name", "PLAINTEXT");
+    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    p.put("log.dirs", dataDir.resolve("logs").toString());
+    p.put("num.partitions", "4");
+    p.put("offsets.topic.replication.factor", "1");
+    p.put("offsets.topic.num.partitions", "4");
+    p.put("transaction.state.log.replication.factor", "1");
+    p.put("transaction.state.log.min.isr", "1");
+    p.put("transaction.state.log.num.partitions", "4");
+    p.put("share.coordinator.state.topic.replication.factor", "1");
+    p.put("share.coordinator.state.topic.min.isr", "1");
+    p.put("group.initial.rebalance.delay.ms", "0");
+    // Flink's exactly-once sink holds transactions open across checkpoints.
+    p.put("transaction.max.timeout.ms", "900000");
+    try (Writer w = Files.newBufferedWriter(props)) {
+      p.store(w, "collscope embedded broker");
+    }
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xms128m");
+    cmd.add("-Xmx768m");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-Dorg.apache.logging.log4j.level=INFO");
+    cmd.add("-cp");
+    cmd.add(classpath());
+    cmd.add(BrokerMain.class.getName());
+    cmd.add(props.toString());
+    cmd.add(clusterId);
+    cmd.add(Long.toString(ProcessHandle.current().pid()));
+    File log = logFile().toFile();
+    process =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log))
+            .start();
+    Runtime.getRuntime().addShutdownHook(new Thread(this::killQuietly, "collscope-kafka-reaper"));
+    awaitReady(timeout);
+    LOG.info("Kafka broker ready at {} (data {}, log {})", bootstrapServers(), dataDir, log);
+  }
+
+  private void awaitReady(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Map<String, Object> conf =
+        Map.of(
+            AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
+            AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000,
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3000);
+    Exception last = null;
+    try (Admin admin = Admin.create(conf)) {
+      while (System.nanoTime() < deadline) {
+        if (!process.isAlive()) {
+          throw new IllegalStateException(
+              "Kafka broker exited with " + process.exitValue() + "; see " + logFile());
+        }
+        try {
+          if (!admin.describeCluster().nodes().get(3, TimeUnit.SECONDS).isEmpty()) {
+            return;
+          }
+        } catch (Exception e) {
+          last = e;
+        }
+        Thread.sleep(200);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    killQuietly();
+    throw new IllegalStateException(
+        "Kafka broker not ready within " + timeout.toSeconds() + " s; see " + logFile(), last);
+  }
+
+  /** The classpath the child runs on: this module's jars, wherever they came from. */
+  static String classpath() {
+    String explicit = System.getProperty("collscope.broker.classpath");
+    return explicit != null ? explicit : System.getProperty("java.class.path");
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      s.setReuseAddress(true);
+      return s.getLocalPort();
+    }
+  }
+
+  /** Blocks until the broker process exits (for {@code collscope kafka}). */
+  public int waitFor() throws InterruptedException {
+    return process.waitFor();
+  }
+
+  private void killQuietly() {
+    Process p = process;
+    if (p == null || !p.isAlive()) {
+      return;
+    }
+    p.destroy(); // SIGTERM: Kafka shuts down cleanly
+    try {
+      if (!p.waitFor(20, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      p.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() {
+    killQuietly();
+    if (deleteOnClose) {
+      deleteRecursively(dataDir);
+    }
+  }
+
+  private static void deleteRecursively(Path dir) {
+    try (var walk = Files.walk(dir)) {
+      walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    } catch (IOException e) {
+      LOG.warn("could not delete {}: {}", dir, e.toString());
+    }
+  }
+
+  /** A topic name unique to one test: {@code prefix-<random>}. */
+  public static String freshTopic(String prefix) {
+    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+}

@@ -1,0 +1,68 @@
+package io.collscope.broker;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * The one helper that reads a topic from the beginning (read_committed) until a condition holds or
+ * a timeout passes. Used by tests and by {@code collscope tail}.
+ */
+public final class TopicDrainer {
+
+  private TopicDrainer() {}
+
+  public static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, boolean fromBeginning) {
+    Map<String, Object> conf =
+        Map.of(
+            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            bootstrap,
+            ConsumerConfig.GROUP_ID_CONFIG,
+            "collscope-drain-" + UUID.randomUUID(),
+            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+            fromBeginning ? "earliest" : "latest",
+            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+            false,
+            ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+            "read_committed");
+    return new KafkaConsumer<>(conf, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+  }
+
+  /**
+   * Reads {@code topic} from the beginning until {@code done} accepts the records so far, or {@code
+   * timeout} passes; returns everything read.
+   */
+  public static List<ConsumerRecord<byte[], byte[]>> drain(
+      String bootstrap,
+      String topic,
+      Duration timeout,
+      Predicate<List<ConsumerRecord<byte[], byte[]>>> done) {
+    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, true)) {
+      c.subscribe(List.of(topic));
+      while (System.nanoTime() < deadline) {
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+          out.add(r);
+        }
+        if (done.test(out)) {
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Reads until at least {@code count} records arrived or the timeout passed. */
+  public static List<ConsumerRecord<byte[], byte[]>> drain(
+      String bootstrap, String topic, int count, Duration timeout) {
+    return drain(bootstrap, topic, timeout, l -> l.size() >= count);
+  }
+}

@@ -1,0 +1,305 @@
+package io.collscope.collective;
+
+import io.collscope.counters.CounterBlock;
+import io.collscope.counters.RankAccumulator;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * N ranks as threads running a real one-shot all-reduce (sum, fp32) over shared memory, with the
+ * kernel's phases and counters:
+ *
+ * <ol>
+ *   <li>guard — wait until every peer has acked the slot this collective reuses (ring of slots);
+ *   <li>copy — input into this rank's slot;
+ *   <li>publish — until this rank's flag (= collective sequence number) is visible to peers;
+ *   <li>wait — from this rank's publication until every peer's flag is seen, billed to peers as
+ *       critical-path shares (see counters/README.md);
+ *   <li>reduce — sum every rank's slot, ack the slot, check the result.
+ * </ol>
+ *
+ * Waits are bounded ({@link Backoff}); a wait past its budget aborts the collective and counts a
+ * timeout. Timestamps come from {@link System#nanoTime()}, so cycles_per_second is 1e9.
+ */
+public final class CpuCollective implements CollectiveBackend {
+
+  private static final long CPU_CYCLES_PER_SECOND = 1_000_000_000L;
+
+  /** Ack timestamps kept per rank; must exceed twice the ring so delayed views stay valid. */
+  private static final int ACK_HISTORY = 64;
+
+  private final CollectiveConfig cfg;
+  private final FaultPlan faults;
+  private final int n;
+  private final float[][][] slots; // [rank][slot][element]
+  private final long[][] publishNanos; // [rank][slot]: when the flag was set
+  private final AtomicLongArray flags; // [rank]: last published sequence
+  private final AtomicLongArray acks; // [rank]: last sequence fully reduced
+  private final AtomicLongArray ackNanos; // [rank * ACK_HISTORY + seq % ACK_HISTORY]
+  private final CounterBlock[] blocks;
+  private final List<Thread> threads = new ArrayList<>();
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private volatile boolean running;
+
+  public CpuCollective(CollectiveConfig cfg, FaultPlan faults) {
+    if (cfg.ringSlots() * 2 >= ACK_HISTORY) {
+      throw new IllegalArgumentException("--ring-slots must be < " + ACK_HISTORY / 2);
+    }
+    this.cfg = cfg;
+    this.faults = faults;
+    this.n = cfg.worldSize();
+    this.slots = new float[n][cfg.ringSlots()][cfg.elements()];
+    this.publishNanos = new long[n][cfg.ringSlots()];
+    this.flags = new AtomicLongArray(n);
+    this.acks = new AtomicLongArray(n);
+    this.ackNanos = new AtomicLongArray(n * ACK_HISTORY);
+    this.blocks = new CounterBlock[n];
+    for (int r = 0; r < n; r++) {
+      blocks[r] = CounterBlock.allocate(n, cfg.histogramBuckets());
+    }
+  }
+
+  @Override
+  public String name() {
+    return "cpu";
+  }
+
+  @Override
+  public String collective() {
+    return "allreduce_oneshot_f32";
+  }
+
+  @Override
+  public int worldSize() {
+    return n;
+  }
+
+  @Override
+  public synchronized void start() {
+    if (running) {
+      return;
+    }
+    running = true;
+    for (int r = 0; r < n; r++) {
+      if (faults.isDead(r)) {
+        continue;
+      }
+      Rank rank = new Rank(r);
+      Thread t = new Thread(rank::run, "collscope-cpu-rank-" + r);
+      t.setDaemon(true);
+      threads.add(t);
+      t.start();
+    }
+  }
+
+  @Override
+  public synchronized void stop() throws InterruptedException {
+    running = false;
+    for (Thread t : threads) {
+      t.join();
+    }
+    threads.clear();
+  }
+
+  @Override
+  public CounterBlock block(int rank) {
+    return blocks[rank];
+  }
+
+  @Override
+  public boolean reports(int rank) {
+    return !faults.isDead(rank);
+  }
+
+  @Override
+  public String device(int rank) {
+    return "cpu";
+  }
+
+  @Override
+  public Optional<Throwable> failure() {
+    return Optional.ofNullable(failure.get());
+  }
+
+  private boolean isRunning() {
+    return running;
+  }
+
+  /** One rank's loop; all its state is thread-confined except the shared ring. */
+  private final class Rank {
+    private final int r;
+    private final RankAccumulator acc;
+    private final float[] input;
+    private final float[] output;
+    private final boolean[] seen;
+    private final long linkDelay[];
+    private final long ackDelay;
+
+    Rank(int r) {
+      this.r = r;
+      this.acc = new RankAccumulator(n, cfg.histogramBuckets(), CPU_CYCLES_PER_SECOND);
+      this.input = new float[cfg.elements()];
+      this.output = new float[cfg.elements()];
+      this.seen = new boolean[n];
+      this.linkDelay = new long[n];
+      for (int p = 0; p < n; p++) {
+        linkDelay[p] = faults.linkDelayNanos(p, r);
+      }
+      this.ackDelay = faults.ackDelayNanos(r);
+    }
+
+    void run() {
+      try {
+        for (long seq = 1; running; seq++) {
+          collective(seq);
+        }
+      } catch (Throwable t) {
+        failure.compareAndSet(null, t);
+        running = false;
+      }
+    }
+
+    private void collective(long seq) {
+      // Work before the collective (compute, launch): not part of any phase.
+      for (int i = 0; i < input.length; i++) {
+        input[i] = CollectiveConfig.inputValue(r, seq, i);
+      }
+      Backoff.delay(faults.arrivalDelayNanos(r));
+
+      int slot = (int) (seq % cfg.ringSlots());
+      long t0 = System.nanoTime();
+      boolean ok =
+          Backoff.await(
+              () -> slotFree(seq), t0, cfg.waitBudgetNanos(), CpuCollective.this::isRunning);
+      long t1 = System.nanoTime();
+      acc.guardCycles += t1 - t0;
+      if (!ok) {
+        abort(t0, t1);
+        return;
+      }
+
+      System.arraycopy(input, 0, slots[r][slot], 0, input.length);
+      long t2 = System.nanoTime();
+      acc.copyCycles += t2 - t1;
+
+      Backoff.delay(faults.publishDelayNanos(r));
+      publishNanos[r][slot] = System.nanoTime();
+      flags.setRelease(r, seq);
+      long t3 = System.nanoTime();
+      acc.publishCycles += t3 - t2;
+
+      ok = awaitPeers(seq, slot, t3);
+      long t4 = System.nanoTime();
+      acc.waitCycles += t4 - t3;
+      if (!ok) {
+        abort(t0, t4);
+        return;
+      }
+
+      java.util.Arrays.fill(output, 0f);
+      for (int p = 0; p < n; p++) {
+        float[] src = slots[p][slot];
+        for (int i = 0; i < output.length; i++) {
+          output[i] += src[i];
+        }
+      }
+      ackNanos.set(r * ACK_HISTORY + (int) (seq % ACK_HISTORY), System.nanoTime());
+      acks.setRelease(r, seq);
+      long t5 = System.nanoTime();
+      acc.reduceCycles += t5 - t4;
+
+      for (int i = 0; i < output.length; i++) {
+        float want = CollectiveConfig.expectedSum(n, seq, i);
+        if (output[i] != want) {
+          throw new IllegalStateException(
+              "rank " + r + " seq " + seq + " element " + i + ": sum " + output[i] + " != " + want);
+        }
+      }
+      acc.calls++;
+      acc.bytes += 4L * input.length;
+      acc.recordLatency(t5 - t0);
+      blocks[r].publish(acc);
+    }
+
+    /** Every peer has acked the sequence that last used this slot (as seen by this rank). */
+    private boolean slotFree(long seq) {
+      long needed = seq - cfg.ringSlots();
+      if (needed < 1) {
+        return true;
+      }
+      long now = ackDelay > 0 ? System.nanoTime() : 0;
+      for (int p = 0; p < n; p++) {
+        if (p == r) continue;
+        if (acks.getAcquire(p) < needed) return false;
+        if (ackDelay > 0
+            && ackNanos.get(p * ACK_HISTORY + (int) (needed % ACK_HISTORY)) + ackDelay > now) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /** Waits for every peer's flag, billing each arrival interval to the peer that ended it. */
+    private boolean awaitPeers(long seq, int slot, long start) {
+      java.util.Arrays.fill(seen, false);
+      seen[r] = true;
+      int[] remaining = {n - 1};
+      long[] last = {start};
+      int[] lastPeer = {-1};
+      boolean[] firstPass = {true};
+      boolean[] allAtFirstPass = {false};
+      boolean ok =
+          Backoff.await(
+              () -> {
+                for (int p = 0; p < n; p++) {
+                  if (seen[p] || flags.getAcquire(p) < seq) continue;
+                  long now = System.nanoTime();
+                  if (linkDelay[p] > 0 && publishNanos[p][slot] + linkDelay[p] > now) continue;
+                  seen[p] = true;
+                  remaining[0]--;
+                  acc.peerWaitCycles[p] += now - last[0];
+                  last[0] = now;
+                  lastPeer[0] = p;
+                }
+                if (firstPass[0]) {
+                  firstPass[0] = false;
+                  allAtFirstPass[0] = remaining[0] == 0;
+                }
+                return remaining[0] == 0;
+              },
+              start,
+              cfg.waitBudgetNanos(),
+              CpuCollective.this::isRunning);
+      if (ok) {
+        // Every peer was already there: this rank arrived last.
+        acc.peerArrivedLast[allAtFirstPass[0] ? r : lastPeer[0]]++;
+        return true;
+      }
+      // Timed out: the time since the last arrival goes, split evenly, to the missing peers.
+      long now = System.nanoTime();
+      if (remaining[0] > 0) {
+        long share = (now - last[0]) / remaining[0];
+        for (int p = 0; p < n; p++) {
+          if (!seen[p]) {
+            acc.peerWaitCycles[p] += share;
+            acc.peerArrivedLast[p]++;
+          }
+        }
+      }
+      return false;
+    }
+
+    private void abort(long t0, long tEnd) {
+      if (!running) {
+        return; // stopping, not a timeout
+      }
+      acc.timeouts++;
+      acc.calls++;
+      acc.recordLatency(tEnd - t0);
+      blocks[r].publish(acc);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+package io.collscope.counters;
+
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+
+/**
+ * Takes snapshot-consistent reads of a {@link CounterBlock} while its writer keeps publishing.
+ *
+ * <p>Sequence-lock protocol: read the lock (acquire); if odd, a write is in progress; copy every
+ * field; fence; re-read the lock. Only if both reads are equal and even is the copy returned.
+ * Otherwise retry, up to {@code maxRetries} times, then give up with {@link TornSnapshotException}:
+ * a torn snapshot is never returned. Retries are counted so the cost of consistency is visible in
+ * every record.
+ *
+ * <p>Not thread-safe: one reader per instance (the reporter thread).
+ */
+public final class SnapshotReader {
+
+  public static final int DEFAULT_MAX_RETRIES = 10_000;
+
+  private final CounterBlock block;
+  private final int maxRetries;
+  private long retries;
+
+  public SnapshotReader(CounterBlock block, int maxRetries) {
+    this.block = block;
+    this.maxRetries = maxRetries;
+  }
+
+  public SnapshotReader(CounterBlock block) {
+    this(block, DEFAULT_MAX_RETRIES);
+  }
+
+  /** Cumulative retries (torn or in-progress reads discarded) since this reader was made. */
+  public long retries() {
+    return retries;
+  }
+
+  public Counters read() throws TornSnapshotException {
+    ByteBuffer b = block.buffer();
+    int w = block.worldSize();
+    int h = block.buckets();
+    for (int attempt = 0; attempt <= maxRetries; attempt++) {
+      if (attempt > 0) {
+        retries++;
+        Thread.onSpinWait();
+      }
+      long s1 = (long) CounterBlock.LONGS.getAcquire(b, CounterBlock.OFF_SEQLOCK);
+      if ((s1 & 1L) != 0) {
+        continue;
+      }
+      long cps = b.getLong(CounterBlock.OFF_CYCLES_PER_SECOND);
+      long calls = b.getLong(CounterBlock.OFF_CALLS);
+      long bytes = b.getLong(CounterBlock.OFF_BYTES);
+      long guard = b.getLong(CounterBlock.OFF_GUARD);
+      long copy = b.getLong(CounterBlock.OFF_COPY);
+      long publish = b.getLong(CounterBlock.OFF_PUBLISH);
+      long wait = b.getLong(CounterBlock.OFF_WAIT);
+      long reduce = b.getLong(CounterBlock.OFF_REDUCE);
+      long timeouts = b.getLong(CounterBlock.OFF_TIMEOUTS);
+      long[] peerWait = new long[w];
+      long[] peerLast = new long[w];
+      long[] hist = new long[h];
+      for (int p = 0; p < w; p++) {
+        peerWait[p] = b.getLong(block.offPeerWait(p));
+        peerLast[p] = b.getLong(block.offPeerLast(p));
+      }
+      for (int i = 0; i < h; i++) {
+        hist[i] = b.getLong(block.offHistogram(i));
+      }
+      // The copies above must complete before the lock is read again.
+      VarHandle.acquireFence();
+      long s2 = (long) CounterBlock.LONGS.getOpaque(b, CounterBlock.OFF_SEQLOCK);
+      if (s1 == s2) {
+        return new Counters(
+            s1, cps, calls, bytes, guard, copy, publish, wait, reduce, timeouts, peerWait, peerLast,
+            hist);
+      }
+    }
+    throw new TornSnapshotException(
+        "no consistent snapshot in " + (maxRetries + 1) + " attempts: the writer never paused");
+  }
+}

@@ -1,0 +1,146 @@
+package io.collscope.emitter;
+
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.schema.Snapshots;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes snapshots to Kafka: key {@code communicator/rank}, value Avro single-object encoding,
+ * record timestamp = event time. Idempotent producer with acks=all and lz4 compression, so retries
+ * never duplicate and records per key stay in order.
+ */
+public final class KafkaSnapshotSink implements SnapshotSink {
+
+  private static final Logger LOG = LoggerFactory.getLogger(KafkaSnapshotSink.class);
+
+  private final KafkaProducer<byte[], byte[]> producer;
+  private final String topic;
+  private final AtomicLong failed = new AtomicLong();
+  private final AtomicReference<Exception> lastError = new AtomicReference<>();
+
+  private KafkaSnapshotSink(KafkaProducer<byte[], byte[]> producer, String topic) {
+    this.producer = producer;
+    this.topic = topic;
+  }
+
+  /**
+   * Connects, checking within {@code timeout} that the broker answers and the topic exists
+   * (creating it with {@code partitions} if not).
+   *
+   * @throws BrokerUnreachableException when no broker answers within the timeout
+   */
+  public static KafkaSnapshotSink connect(
+      String bootstrap, String topic, int partitions, Duration timeout)
+      throws BrokerUnreachableException {
+    ensureTopic(bootstrap, topic, partitions, timeout);
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 20);
+    p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout.toMillis());
+    p.put(ProducerConfig.CLIENT_ID_CONFIG, "collscope-emitter");
+    return new KafkaSnapshotSink(
+        new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer()), topic);
+  }
+
+  static void ensureTopic(String bootstrap, String topic, int partitions, Duration timeout)
+      throws BrokerUnreachableException {
+    Map<String, Object> conf =
+        Map.of(
+            AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis(),
+            AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+    try (Admin admin = Admin.create(conf)) {
+      try {
+        admin.describeCluster().clusterId().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (TimeoutException | ExecutionException e) {
+        throw new BrokerUnreachableException(
+            "cannot reach Kafka at " + bootstrap + " within " + timeout.toMillis() + " ms", e);
+      }
+      try {
+        admin
+            .createTopics(List.of(new NewTopic(topic, partitions, (short) 1)))
+            .all()
+            .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        LOG.info("created topic {} with {} partitions", topic, partitions);
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof TopicExistsException)) {
+          throw new BrokerUnreachableException(
+              "cannot create topic " + topic + ": " + e.getCause(), e);
+        }
+      } catch (TimeoutException e) {
+        throw new BrokerUnreachableException("creating topic " + topic + " timed out", e);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BrokerUnreachableException("interrupted while connecting to " + bootstrap, e);
+    }
+  }
+
+  public static byte[] key(String communicator, int rank) {
+    return (communicator + "/" + rank).getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public void send(CounterSnapshot s) {
+    ProducerRecord<byte[], byte[]> rec =
+        new ProducerRecord<>(
+            topic,
+            null,
+            s.getEventTimeMs().toEpochMilli(),
+            key(s.getCommunicator(), s.getRank()),
+            Snapshots.encode(s));
+    try {
+      producer.send(
+          rec,
+          (md, e) -> {
+            if (e != null) {
+              failed.incrementAndGet();
+              if (lastError.getAndSet(e) == null) {
+                LOG.error("delivery to {} failed: {}", topic, e.toString());
+              }
+            }
+          });
+    } catch (RuntimeException e) {
+      failed.incrementAndGet();
+      lastError.set(e);
+      LOG.error("send to {} failed: {}", topic, e.toString());
+    }
+  }
+
+  @Override
+  public void flush() {
+    producer.flush();
+  }
+
+  @Override
+  public long failed() {
+    return failed.get();
+  }
+
+  @Override
+  public void close() {
+    producer.close(Duration.ofSeconds(10));
+  }
+}

@@ -1,0 +1,115 @@
+package io.collscope.emitter;
+
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.collective.CollectiveBackend;
+import io.collscope.counters.Counters;
+import io.collscope.counters.SnapshotReader;
+import io.collscope.counters.TornSnapshotException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads every reporting rank's counter block and turns each consistent read into a {@link
+ * CounterSnapshot}. Runs on its own thread, never on a rank's launch or poll path: the ranks only
+ * ever publish into their blocks.
+ */
+public final class Reporter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Reporter.class);
+
+  private final CollectiveBackend backend;
+  private final Identity identity;
+  private final SnapshotSink sink;
+  private final SnapshotReader[] readers;
+  private final long[] seq;
+  private long tornSkips;
+  private long published;
+
+  public Reporter(CollectiveBackend backend, Identity identity, SnapshotSink sink) {
+    this.backend = backend;
+    this.identity = identity;
+    this.sink = sink;
+    int n = backend.worldSize();
+    this.readers = new SnapshotReader[n];
+    this.seq = new long[n];
+    for (int r = 0; r < n; r++) {
+      readers[r] = new SnapshotReader(backend.block(r));
+    }
+  }
+
+  /** Takes one snapshot of every reporting rank and hands it to the sink. */
+  public List<CounterSnapshot> reportOnce() {
+    Instant now = Instant.now();
+    List<CounterSnapshot> out = new ArrayList<>();
+    for (int r = 0; r < readers.length; r++) {
+      if (!backend.reports(r)) {
+        continue;
+      }
+      Counters c;
+      try {
+        c = readers[r].read();
+      } catch (TornSnapshotException e) {
+        tornSkips++;
+        LOG.warn("rank {}: skipped this interval: {}", r, e.getMessage());
+        continue;
+      }
+      if (c.version() == 0) {
+        continue; // nothing published yet: no cycles_per_second to report against
+      }
+      CounterSnapshot s = toRecord(r, c, ++seq[r], now);
+      sink.send(s);
+      out.add(s);
+      published++;
+    }
+    return out;
+  }
+
+  CounterSnapshot toRecord(int r, Counters c, long seqNo, Instant now) {
+    return CounterSnapshot.newBuilder()
+        .setCluster(identity.cluster())
+        .setJob(identity.job())
+        .setCommunicator(identity.communicator())
+        .setCollective(backend.collective())
+        .setBackend(backend.name())
+        .setWorldSize(backend.worldSize())
+        .setRank(r)
+        .setHost(identity.host())
+        .setDevice(backend.device(r))
+        .setBootId(identity.bootId())
+        .setSeq(seqNo)
+        .setEventTimeMs(now)
+        .setCyclesPerSecond(c.cyclesPerSecond())
+        .setCalls(c.calls())
+        .setBytes(c.bytes())
+        .setGuardCycles(c.guardCycles())
+        .setCopyCycles(c.copyCycles())
+        .setPublishCycles(c.publishCycles())
+        .setWaitCycles(c.waitCycles())
+        .setReduceCycles(c.reduceCycles())
+        .setPeerWaitCycles(boxed(c.peerWaitCycles()))
+        .setPeerArrivedLast(boxed(c.peerArrivedLast()))
+        .setLatencyHistogram(boxed(c.histogram()))
+        .setTimeouts(c.timeouts())
+        .setReadRetries(readers[r].retries())
+        .build();
+  }
+
+  private static List<Long> boxed(long[] a) {
+    List<Long> l = new ArrayList<>(a.length);
+    for (long v : a) {
+      l.add(v);
+    }
+    return l;
+  }
+
+  public long tornSkips() {
+    return tornSkips;
+  }
+
+  public long published() {
+    return published;
+  }
+}

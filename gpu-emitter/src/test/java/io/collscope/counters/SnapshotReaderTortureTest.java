@@ -1,0 +1,205 @@
+package io.collscope.counters;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A writer publishes as fast as it can while a reader takes millions of snapshots. The writer keeps
+ * an invariant across every field (each one a distinct function of the same k), so a snapshot
+ * mixing two publications is detected. One torn snapshot accepted fails the test.
+ */
+class SnapshotReaderTortureTest {
+
+  private static final int WORLD = 8;
+  private static final int BUCKETS = CounterBlock.DEFAULT_HISTOGRAM_BUCKETS;
+
+  /** Every field is a function of k; a torn read mixes two k's and breaks this. */
+  private static void fill(RankAccumulator a, long k) {
+    a.cyclesPerSecond = 1_000_000_000L + k;
+    a.calls = k;
+    a.bytes = 4096 * k;
+    a.guardCycles = 3 * k;
+    a.copyCycles = 5 * k;
+    a.publishCycles = 7 * k;
+    a.waitCycles = 11 * k;
+    a.reduceCycles = 13 * k;
+    a.timeouts = k / 3;
+    for (int p = 0; p < WORLD; p++) {
+      a.peerWaitCycles[p] = (p + 17) * k;
+      a.peerArrivedLast[p] = k + p;
+    }
+    for (int i = 0; i < BUCKETS; i++) {
+      a.histogram[i] = k * 31 + i;
+    }
+  }
+
+  /** Returns null when consistent, else which field disagrees with calls. */
+  private static String inconsistency(Counters c) {
+    long k = c.calls();
+    if (c.cyclesPerSecond() != 1_000_000_000L + k) return "cyclesPerSecond";
+    if (c.bytes() != 4096 * k) return "bytes";
+    if (c.guardCycles() != 3 * k) return "guard";
+    if (c.copyCycles() != 5 * k) return "copy";
+    if (c.publishCycles() != 7 * k) return "publish";
+    if (c.waitCycles() != 11 * k) return "wait";
+    if (c.reduceCycles() != 13 * k) return "reduce";
+    if (c.timeouts() != k / 3) return "timeouts";
+    for (int p = 0; p < WORLD; p++) {
+      if (c.peerWaitCycles()[p] != (p + 17) * k) return "peerWait[" + p + "]";
+      if (c.peerArrivedLast()[p] != k + p) return "peerLast[" + p + "]";
+    }
+    for (int i = 0; i < BUCKETS; i++) {
+      if (c.histogram()[i] != k * 31 + i) return "histogram[" + i + "]";
+    }
+    return null;
+  }
+
+  @Test
+  void millionsOfSnapshotsUnderAFullSpeedWriterAreNeverTorn() throws Exception {
+    CounterBlock block = CounterBlock.allocate(WORLD, BUCKETS);
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread writer =
+        new Thread(
+            () -> {
+              RankAccumulator a = new RankAccumulator(WORLD, BUCKETS, 0);
+              java.util.SplittableRandom rnd = new java.util.SplittableRandom(7);
+              long k = 0;
+              while (!stop.get()) {
+                fill(a, ++k);
+                block.publish(a);
+                // A collective takes at least a few microseconds; a writer that publishes
+                // back-to-back with no work in between starves any seqlock reader (tested
+                // below). A random 0..~1 us gap makes the reader's copy sometimes fit between
+                // publications and sometimes straddle one: both paths are exercised.
+                for (int spin = rnd.nextInt(64); spin > 0; spin--) {
+                  Thread.onSpinWait();
+                }
+              }
+            },
+            "torture-writer");
+    writer.start();
+    SnapshotReader reader = new SnapshotReader(block, 1_000_000);
+    long accepted = 0;
+    long lastCalls = 0;
+    long distinct = 0;
+    try {
+      for (int i = 0; i < 2_000_000; i++) {
+        Counters c = reader.read();
+        if (c.version() == 0) {
+          assertThat(c.calls()).isZero(); // before the first publication: the zeroed block
+          continue;
+        }
+        String bad = inconsistency(c);
+        assertThat(bad).as("torn snapshot accepted at read %d (calls=%d)", i, c.calls()).isNull();
+        assertThat(c.calls()).as("monotonic").isGreaterThanOrEqualTo(lastCalls);
+        assertThat(c.version() % 2).isZero();
+        if (c.calls() != lastCalls) distinct++;
+        lastCalls = c.calls();
+        accepted++;
+      }
+      System.out.printf(
+          "torture: %d snapshots, %d distinct publications, %d retries%n",
+          accepted, distinct, reader.retries());
+    } finally {
+      stop.set(true);
+      writer.join();
+    }
+    assertThat(accepted).isGreaterThan(1_900_000);
+    // ...and the lock really did turn reads away.
+    assertThat(reader.retries()).isPositive();
+    // The reader really raced the writer: it saw many different publications.
+    assertThat(distinct).isGreaterThan(1_000);
+  }
+
+  /**
+   * Negative control: the same invariant catches torn reads when the sequence lock is ignored, so
+   * the test above can fail. Needs two CPUs for the writer and reader to truly overlap.
+   */
+  @Test
+  void theInvariantDetectsTearsWhenTheLockIsIgnored() throws Exception {
+    assumeThat(Runtime.getRuntime().availableProcessors()).isGreaterThanOrEqualTo(2);
+    CounterBlock block = CounterBlock.allocate(WORLD, BUCKETS);
+    ByteBuffer raw = block.buffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread writer =
+        new Thread(
+            () -> {
+              RankAccumulator a = new RankAccumulator(WORLD, BUCKETS, 0);
+              long k = 0;
+              while (!stop.get()) {
+                fill(a, ++k);
+                block.publish(a);
+              }
+            });
+    writer.start();
+    long torn = 0;
+    try {
+      for (int i = 0; i < 50_000_000 && torn == 0; i++) {
+        long[] pw = new long[WORLD];
+        long[] pl = new long[WORLD];
+        long[] h = new long[BUCKETS];
+        for (int p = 0; p < WORLD; p++) {
+          pw[p] = raw.getLong(block.offPeerWait(p));
+          pl[p] = raw.getLong(block.offPeerLast(p));
+        }
+        for (int j = 0; j < BUCKETS; j++) h[j] = raw.getLong(block.offHistogram(j));
+        Counters c =
+            new Counters(
+                0,
+                raw.getLong(CounterBlock.OFF_CYCLES_PER_SECOND),
+                raw.getLong(CounterBlock.OFF_CALLS),
+                raw.getLong(CounterBlock.OFF_BYTES),
+                raw.getLong(CounterBlock.OFF_GUARD),
+                raw.getLong(CounterBlock.OFF_COPY),
+                raw.getLong(CounterBlock.OFF_PUBLISH),
+                raw.getLong(CounterBlock.OFF_WAIT),
+                raw.getLong(CounterBlock.OFF_REDUCE),
+                raw.getLong(CounterBlock.OFF_TIMEOUTS),
+                pw,
+                pl,
+                h);
+        if (c.calls() > 0 && inconsistency(c) != null) torn++;
+      }
+    } finally {
+      stop.set(true);
+      writer.join();
+    }
+    assertThat(torn).as("unsynchronized reads of a running writer tear").isPositive();
+  }
+
+  @Test
+  void aWriterThatNeverPausesYieldsAnErrorNotATornSnapshot() {
+    CounterBlock block = CounterBlock.allocate(2, 4);
+    // Simulate a writer stuck mid-publication: the lock stays odd.
+    CounterBlock.LONGS.setRelease(block.buffer(), CounterBlock.OFF_SEQLOCK, 1L);
+    SnapshotReader reader = new SnapshotReader(block, 100);
+    org.assertj.core.api.Assertions.assertThatThrownBy(reader::read)
+        .isInstanceOf(TornSnapshotException.class)
+        .hasMessageContaining("101 attempts");
+    assertThat(reader.retries()).isEqualTo(100);
+  }
+
+  @Test
+  void headerRoundTripsThroughAttach() {
+    CounterBlock block = CounterBlock.allocate(4, 40);
+    CounterBlock again = CounterBlock.attach(block.buffer());
+    assertThat(again.worldSize()).isEqualTo(4);
+    assertThat(again.buckets()).isEqualTo(40);
+    assertThat(CounterBlock.sizeOf(4, 40) % 128).isZero();
+  }
+
+  @Test
+  void histogramBucketsAreLog2() {
+    assertThat(RankAccumulator.bucketOf(0, 40)).isZero();
+    assertThat(RankAccumulator.bucketOf(1, 40)).isZero();
+    assertThat(RankAccumulator.bucketOf(2, 40)).isEqualTo(1);
+    assertThat(RankAccumulator.bucketOf(1023, 40)).isEqualTo(9);
+    assertThat(RankAccumulator.bucketOf(1024, 40)).isEqualTo(10);
+    assertThat(RankAccumulator.bucketOf(Long.MAX_VALUE, 40)).isEqualTo(39);
+  }
+}
