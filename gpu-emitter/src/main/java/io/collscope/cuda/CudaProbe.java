@@ -1,0 +1,49 @@
+package io.collscope.cuda;
+
+import jcuda.driver.JCudaDriver;
+
+/**
+ * Whether the CUDA driver and at least one GPU are usable from this JVM. Needs only libcuda.so.1
+ * and JCuda's driver-API library; any failure (no driver, no device, no native library) means zero
+ * GPUs rather than an error, so {@code --backend auto} falls back to the CPU.
+ */
+public final class CudaProbe {
+
+  private static volatile Integer cached;
+  private static volatile String reason = "not probed";
+
+  private CudaProbe() {}
+
+  public static int gpuCount() {
+    Integer c = cached;
+    if (c == null) {
+      synchronized (CudaProbe.class) {
+        if (cached == null) {
+          cached = probe();
+        }
+        c = cached;
+      }
+    }
+    return c;
+  }
+
+  /** Why {@link #gpuCount()} is zero, for skip messages and errors. */
+  public static String reason() {
+    gpuCount();
+    return reason;
+  }
+
+  private static int probe() {
+    try {
+      JCudaDriver.setExceptionsEnabled(true);
+      JCudaDriver.cuInit(0);
+      int[] n = new int[1];
+      JCudaDriver.cuDeviceGetCount(n);
+      reason = n[0] + " CUDA device(s)";
+      return n[0];
+    } catch (Throwable t) {
+      reason = "no usable CUDA driver or device: " + t;
+      return 0;
+    }
+  }
+}

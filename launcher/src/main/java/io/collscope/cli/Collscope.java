@@ -1,0 +1,72 @@
+package io.collscope.cli;
+
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code collscope} command. Usage errors print one line and exit with 2. */
+@Command(
+    name = "collscope",
+    mixinStandardHelpOptions = true,
+    version = "collscope 0.1.0",
+    description =
+        "Where the time inside collective operations goes, and which rank or link is to blame.",
+    subcommands = {EmitCommand.class, KafkaCommand.class, TailCommand.class})
+public final class Collscope implements Runnable {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /** Runs the command line and returns its exit code (tests call this directly). */
+  public static int execute(String... args) {
+    return commandLine().execute(args);
+  }
+
+  /** Runs with the given output and error writers (for tests and embedding). */
+  public static int execute(PrintWriter out, PrintWriter err, String... args) {
+    CommandLine cl = commandLine();
+    cl.setOut(out);
+    cl.setErr(err);
+    return cl.execute(args);
+  }
+
+  static CommandLine commandLine() {
+    CommandLine cl = new CommandLine(new Collscope());
+    cl.setParameterExceptionHandler(
+        (ex, args) -> {
+          PrintWriter err = ex.getCommandLine().getErr();
+          String cmd = ex.getCommandLine().getCommandSpec().qualifiedName();
+          err.println(cmd + ": " + oneLine(ex.getMessage()) + " (try '" + cmd + " --help')");
+          err.flush();
+          return Defaults.EXIT_USAGE;
+        });
+    cl.setExecutionExceptionHandler(
+        (ex, c, parseResult) -> {
+          if (ex instanceof IllegalArgumentException) {
+            // Option values that parse but make no sense (e.g. --inject for rank 9 of 4).
+            c.getErr()
+                .println(c.getCommandSpec().qualifiedName() + ": " + oneLine(ex.getMessage()));
+            c.getErr().flush();
+            return Defaults.EXIT_USAGE;
+          }
+          c.getErr()
+              .println(
+                  c.getCommandSpec().qualifiedName() + ": error: " + oneLine(String.valueOf(ex)));
+          c.getErr().flush();
+          return Defaults.EXIT_FAILURE;
+        });
+    return cl;
+  }
+
+  static String oneLine(String s) {
+    return s == null ? "" : s.replaceAll("\\s*\\R\\s*", " ").trim();
+  }
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+  }
+}

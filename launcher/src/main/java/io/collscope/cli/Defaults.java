@@ -1,0 +1,30 @@
+package io.collscope.cli;
+
+/**
+ * Every option's default as a named constant, each overridable by the environment variable in its
+ * name (picocli resolves {@code ${env:NAME:-default}}).
+ */
+final class Defaults {
+
+  private Defaults() {}
+
+  static final String BOOTSTRAP = "${env:COLLSCOPE_BOOTSTRAP:-localhost:9092}";
+  static final String SNAPSHOT_TOPIC = "${env:COLLSCOPE_TOPIC:-collscope.snapshots}";
+  static final String CLUSTER = "${env:COLLSCOPE_CLUSTER:-local}";
+  static final String JOB = "${env:COLLSCOPE_JOB:-demo}";
+  static final String COMMUNICATOR = "${env:COLLSCOPE_COMMUNICATOR:-comm0}";
+  static final String INTERVAL = "${env:COLLSCOPE_INTERVAL:-1s}";
+  static final String RANKS = "${env:COLLSCOPE_RANKS:-4}";
+  static final String BACKEND = "${env:COLLSCOPE_BACKEND:-auto}";
+  static final String BROKER_TIMEOUT = "${env:COLLSCOPE_BROKER_TIMEOUT:-10s}";
+  static final String PARTITIONS = "${env:COLLSCOPE_PARTITIONS:-4}";
+  static final String KAFKA_PORT = "${env:COLLSCOPE_KAFKA_PORT:-9092}";
+  static final String KAFKA_DATA = "${env:COLLSCOPE_KAFKA_DATA:-.run/kafka}";
+
+  /** Exit codes, documented in the README. */
+  static final int EXIT_OK = 0;
+
+  static final int EXIT_FAILURE = 1;
+  static final int EXIT_USAGE = 2;
+  static final int EXIT_BROKER_UNREACHABLE = 3;
+}

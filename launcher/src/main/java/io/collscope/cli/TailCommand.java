@@ -1,0 +1,186 @@
+package io.collscope.cli;
+
+import io.collscope.avro.Attribution;
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.avro.DeadLetter;
+import io.collscope.avro.Finding;
+import io.collscope.avro.RankWindow;
+import io.collscope.broker.TopicDrainer;
+import io.collscope.schema.DecodeException;
+import io.collscope.schema.RecordJson;
+import io.collscope.schema.RecordTypes;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code collscope tail TOPIC}: print decoded records, one line each. */
+@Command(
+    name = "tail",
+    mixinStandardHelpOptions = true,
+    description = "Consume a topic and print each decoded record on one line (read_committed).")
+final class TailCommand implements Callable<Integer> {
+
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Parameters(index = "0", description = "Topic, e.g. collscope.snapshots")
+  String topic;
+
+  @Option(
+      names = "--bootstrap",
+      defaultValue = Defaults.BOOTSTRAP,
+      description = "Kafka bootstrap servers. Default: ${DEFAULT-VALUE}")
+  String bootstrap;
+
+  @Option(
+      names = "--json",
+      description =
+          "One JSON object per line: topic, partition, offset, timestamp, key, type, value.")
+  boolean json;
+
+  @Option(
+      names = "--from-end",
+      description = "Only records produced after start (default: from the beginning).")
+  boolean fromEnd;
+
+  @Option(
+      names = "--max",
+      defaultValue = "0",
+      description = "Stop after this many records; 0: no limit.")
+  long max;
+
+  @Option(
+      names = "--timeout",
+      converter = DurationConverter.class,
+      description = "Stop after this long (e.g. 30s); default: never.")
+  Duration timeout;
+
+  @Override
+  public Integer call() {
+    if (max < 0) throw new IllegalArgumentException("--max must be >= 0");
+    java.io.PrintWriter out = spec.commandLine().getOut();
+    long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+    long seen = 0;
+    try (KafkaConsumer<byte[], byte[]> c = TopicDrainer.consumer(bootstrap, !fromEnd)) {
+      c.subscribe(List.of(topic));
+      while (System.nanoTime() < deadline && (max == 0 || seen < max)) {
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+          out.println(json ? jsonLine(r) : textLine(r));
+          if (++seen == max) break;
+        }
+        out.flush();
+      }
+    }
+    return Defaults.EXIT_OK;
+  }
+
+  static String jsonLine(ConsumerRecord<byte[], byte[]> r) {
+    StringBuilder sb = new StringBuilder(512);
+    sb.append("{\"topic\":");
+    RecordJson.string(r.topic(), sb);
+    sb.append(",\"partition\":").append(r.partition());
+    sb.append(",\"offset\":").append(r.offset());
+    sb.append(",\"timestamp\":").append(r.timestamp());
+    sb.append(",\"key\":");
+    if (r.key() == null) sb.append("null");
+    else RecordJson.string(new String(r.key(), StandardCharsets.UTF_8), sb);
+    try {
+      SpecificRecord v = RecordTypes.decodeAny(r.value());
+      sb.append(",\"type\":");
+      RecordJson.string(v.getSchema().getName(), sb);
+      sb.append(",\"value\":");
+      RecordJson.write(v, sb);
+    } catch (DecodeException e) {
+      sb.append(",\"type\":null,\"error\":");
+      RecordJson.string(e.getMessage(), sb);
+    }
+    return sb.append('}').toString();
+  }
+
+  static String textLine(ConsumerRecord<byte[], byte[]> r) {
+    String where = r.topic() + "/" + r.partition() + "@" + r.offset();
+    try {
+      return format(RecordTypes.decodeAny(r.value())) + "  [" + where + "]";
+    } catch (DecodeException e) {
+      return "UNDECODABLE " + e.getMessage() + "  [" + where + "]";
+    }
+  }
+
+  static String format(SpecificRecord v) {
+    if (v instanceof CounterSnapshot s) {
+      double perCall = s.getCalls() == 0 ? 0 : 1e6 / s.getCyclesPerSecond() / s.getCalls();
+      return String.format(
+          Locale.ROOT,
+          "%s snapshot %s/%d seq=%d boot=%.8s calls=%d us/call guard=%.1f copy=%.1f publish=%.1f wait=%.1f reduce=%.1f timeouts=%d",
+          Instant.ofEpochMilli(s.getEventTimeMs().toEpochMilli()),
+          s.getCommunicator(),
+          s.getRank(),
+          s.getSeq(),
+          s.getBootId(),
+          s.getCalls(),
+          s.getGuardCycles() * perCall,
+          s.getCopyCycles() * perCall,
+          s.getPublishCycles() * perCall,
+          s.getWaitCycles() * perCall,
+          s.getReduceCycles() * perCall,
+          s.getTimeouts());
+    }
+    if (v instanceof RankWindow w) {
+      return String.format(
+          Locale.ROOT,
+          "%s window %s/%d calls=%d us guard=%.1f copy=%.1f publish=%.1f wait=%.1f reduce=%.1f p50=%.0f p99=%.0f",
+          w.getWindowStartMs(),
+          w.getCommunicator(),
+          w.getRank(),
+          w.getCalls(),
+          w.getGuardUs(),
+          w.getCopyUs(),
+          w.getPublishUs(),
+          w.getWaitUs(),
+          w.getReduceUs(),
+          w.getP50Us(),
+          w.getP99Us());
+    }
+    if (v instanceof Attribution a) {
+      StringBuilder f = new StringBuilder();
+      for (Finding x : a.getFindings()) {
+        f.append(' ')
+            .append(
+                x.getKind().equals("SLOW_LINK")
+                    ? "SLOW_LINK(" + x.getFromRank() + "->" + x.getRank() + ")"
+                    : "SLOW_RANK(" + x.getRank() + "," + x.getCause() + ")");
+      }
+      return String.format(
+          Locale.ROOT,
+          "%s attribution %s verdict=%s%s confidence=%.2f max_wait=%.1fus@rank%d missing=%s",
+          a.getWindowStartMs(),
+          a.getCommunicator(),
+          a.getVerdict(),
+          f,
+          a.getConfidence(),
+          a.getMaxWaitUs(),
+          a.getMaxWaitRank(),
+          a.getMissingRanks());
+    }
+    if (v instanceof DeadLetter d) {
+      return String.format(
+          "%s deadletter %s stage=%s from %s/%d@%d: %s",
+          d.getDetectedAtMs(),
+          d.getReason(),
+          d.getStage(),
+          d.getSourceTopic(),
+          d.getPartition(),
+          d.getOffset(),
+          d.getDetail());
+    }
+    return RecordJson.toJson((org.apache.avro.generic.IndexedRecord) v);
+  }
+}

@@ -1,0 +1,60 @@
+package io.collscope.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Bad input gets one line and exit code 2; an absent broker gets a clear error and 3. */
+class CollscopeCliTest {
+
+  @Test
+  void anUnknownFlagIsOneLineAndExitCode2() {
+    CliRun r = CliRun.of("emit", "--no-such-flag");
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.err().strip().lines()).hasSize(1);
+    assertThat(r.err()).contains("Unknown option: '--no-such-flag'");
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "slow-rank=2",
+        "slow-rank=2:300",
+        "slow-rank=x:300us",
+        "slow-rank=7:300us",
+        "slow-link=3-6:300us",
+        "slow-link=2->2:1ms",
+        "slow-ack=1:5h",
+        "dead-rank=",
+        "teleport=1:1ms",
+        "slow-rank=1:1ms,slow-rank=1:1ms"
+      })
+  void aMalformedInjectIsOneLineAndExitCode2(String spec) {
+    CliRun r = CliRun.of("emit", "--ranks", "4", "--inject", spec, "--bootstrap", "localhost:1");
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
+    assertThat(r.err().strip().lines()).hasSize(1);
+    assertThat(r.err()).contains("--inject");
+  }
+
+  @Test
+  void badValuesAreUsageErrors() {
+    assertThat(CliRun.of("emit", "--ranks", "0").exitCode()).isEqualTo(2);
+    assertThat(CliRun.of("emit", "--ranks", "four").exitCode()).isEqualTo(2);
+    assertThat(CliRun.of("emit", "--interval", "soon").exitCode()).isEqualTo(2);
+    CliRun backend = CliRun.of("emit", "--backend", "tpu");
+    assertThat(backend.exitCode()).isEqualTo(2);
+    assertThat(backend.err()).contains("--backend must be auto, cpu or cuda");
+    assertThat(CliRun.of("tail").exitCode()).isEqualTo(2);
+    assertThat(CliRun.of("nonsense").exitCode()).isEqualTo(2);
+  }
+
+  @Test
+  void anUnreachableBrokerIsAClearErrorWithinTheTimeout() {
+    CliRun r =
+        CliRun.of("emit", "--bootstrap", "localhost:1", "--broker-timeout", "2s", "--seconds", "1");
+    assertThat(r.exitCode()).isEqualTo(3);
+    assertThat(r.err()).contains("cannot reach Kafka at localhost:1 within 2000 ms");
+  }
+}
