@@ -135,7 +135,9 @@ public final class CpuCollective implements CollectiveBackend {
     private final float[] input;
     private final float[] output;
     private final boolean[] seen;
-    private final long linkDelay[];
+    private final int[] justSeen;
+    private int lastGroup;
+    private final long[] linkDelay;
     private final long ackDelay;
 
     Rank(int r) {
@@ -144,6 +146,7 @@ public final class CpuCollective implements CollectiveBackend {
       this.input = new float[cfg.elements()];
       this.output = new float[cfg.elements()];
       this.seen = new boolean[n];
+      this.justSeen = new int[n];
       this.linkDelay = new long[n];
       for (int p = 0; p < n; p++) {
         linkDelay[p] = faults.linkDelayNanos(p, r);
@@ -242,27 +245,38 @@ public final class CpuCollective implements CollectiveBackend {
       return true;
     }
 
-    /** Waits for every peer's flag, billing each arrival interval to the peer that ended it. */
+    /**
+     * Waits for every peer's flag, billing each arrival interval to the peer that ended it. Peers
+     * first seen in the same poll pass arrived within the same observation interval; which of
+     * them was last cannot be told, so they share it equally (billing it to the first in index
+     * order would bias the matrix towards low ranks).
+     */
     private boolean awaitPeers(long seq, int slot, long start) {
       java.util.Arrays.fill(seen, false);
       seen[r] = true;
       int[] remaining = {n - 1};
       long[] last = {start};
-      int[] lastPeer = {-1};
       boolean[] firstPass = {true};
       boolean[] allAtFirstPass = {false};
       boolean ok =
           Backoff.await(
               () -> {
+                int fresh = 0;
+                long now = System.nanoTime();
                 for (int p = 0; p < n; p++) {
                   if (seen[p] || flags.getAcquire(p) < seq) continue;
-                  long now = System.nanoTime();
                   if (linkDelay[p] > 0 && publishNanos[p][slot] + linkDelay[p] > now) continue;
                   seen[p] = true;
-                  remaining[0]--;
-                  acc.peerWaitCycles[p] += now - last[0];
+                  justSeen[fresh++] = p;
+                }
+                if (fresh > 0) {
+                  long share = (now - last[0]) / fresh;
+                  for (int i = 0; i < fresh; i++) {
+                    acc.peerWaitCycles[justSeen[i]] += share;
+                  }
+                  remaining[0] -= fresh;
                   last[0] = now;
-                  lastPeer[0] = p;
+                  lastGroup = fresh;
                 }
                 if (firstPass[0]) {
                   firstPass[0] = false;
@@ -274,8 +288,13 @@ public final class CpuCollective implements CollectiveBackend {
               cfg.waitBudgetNanos(),
               CpuCollective.this::isRunning);
       if (ok) {
-        // Every peer was already there: this rank arrived last.
-        acc.peerArrivedLast[allAtFirstPass[0] ? r : lastPeer[0]]++;
+        if (allAtFirstPass[0]) {
+          acc.peerArrivedLast[r]++; // every peer was already there: this rank arrived last
+        } else {
+          for (int i = 0; i < lastGroup; i++) {
+            acc.peerArrivedLast[justSeen[i]]++;
+          }
+        }
         return true;
       }
       // Timed out: the time since the last arrival goes, split evenly, to the missing peers.

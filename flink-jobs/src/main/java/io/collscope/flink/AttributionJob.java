@@ -1,0 +1,174 @@
+package io.collscope.flink;
+
+import io.collscope.avro.Attribution;
+import io.collscope.avro.DeadLetter;
+import io.collscope.avro.RankWindow;
+import io.collscope.flink.attribution.AttributionFunction;
+import io.collscope.flink.attribution.Thresholds;
+import io.collscope.flink.decode.DeadLetters;
+import io.collscope.flink.decode.DecodeFunction;
+import io.collscope.flink.decode.SourcedSnapshot;
+import io.collscope.flink.delta.DeltaFunction;
+import io.collscope.flink.delta.SnapshotDelta;
+import io.collscope.flink.sink.AvroRecordSerializer;
+import io.collscope.flink.source.RawRecord;
+import io.collscope.flink.source.RawRecordDeserializer;
+import io.collscope.flink.window.RankWindowAggregate;
+import io.collscope.flink.window.RankWindowFunction;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+
+/**
+ * The attribution job: snapshots → per-rank deltas → per-rank event-time windows → cross-rank
+ * attribution per communicator.
+ *
+ * <p>{@link #topology} takes its source and sinks as arguments (tests and the demo pass their own);
+ * {@link #main} only builds the production Kafka connectors.
+ */
+public final class AttributionJob {
+
+  public static final String JOB_NAME = "collscope-attribution";
+
+  /** The job's three outputs. */
+  public record Sinks(
+      Sink<RankWindow> rankWindows, Sink<Attribution> attributions, Sink<DeadLetter> deadLetters) {}
+
+  private AttributionJob() {}
+
+  public static void main(String[] args) throws Exception {
+    JobOptions options;
+    try {
+      options = JobOptions.parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println(JOB_NAME + ": " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    configure(env, options);
+    topology(env, kafkaSource(options), kafkaSinks(options), options);
+    env.execute(JOB_NAME);
+  }
+
+  /**
+   * Checkpointing drives the exactly-once sinks: outputs become visible when a checkpoint
+   * completes.
+   */
+  public static void configure(StreamExecutionEnvironment env, JobOptions o) {
+    env.enableCheckpointing(
+        o.duration(JobOptions.CHECKPOINT_INTERVAL).toMillis(), CheckpointingMode.EXACTLY_ONCE);
+  }
+
+  public static void topology(
+      StreamExecutionEnvironment env, Source<RawRecord, ?, ?> source, Sinks sinks, JobOptions o) {
+    WatermarkStrategy<RawRecord> watermarks =
+        WatermarkStrategy.<RawRecord>forBoundedOutOfOrderness(
+                o.duration(JobOptions.OUT_OF_ORDERNESS))
+            .withIdleness(o.duration(JobOptions.IDLENESS))
+            .withTimestampAssigner((r, ts) -> r.timestamp);
+
+    DataStream<RawRecord> raw =
+        env.fromSource(source, watermarks, "snapshots").uid("snapshots-source");
+
+    SingleOutputStreamOperator<SourcedSnapshot> decoded =
+        raw.process(new DecodeFunction()).name("decode").uid("decode");
+
+    SingleOutputStreamOperator<SnapshotDelta> deltas =
+        decoded
+            .keyBy(SourcedSnapshot::key)
+            .process(new DeltaFunction())
+            .name("delta per rank")
+            .uid("delta");
+
+    SingleOutputStreamOperator<RankWindow> rankWindows =
+        deltas
+            .keyBy(d -> d.communicator + "/" + d.rank)
+            .window(TumblingEventTimeWindows.of(o.duration(JobOptions.WINDOW)))
+            .aggregate(new RankWindowAggregate(), new RankWindowFunction())
+            .name("rank window")
+            .uid("rank-window");
+
+    SingleOutputStreamOperator<Attribution> attributions =
+        rankWindows
+            .keyBy(RankWindow::getCommunicator)
+            .process(new AttributionFunction(Thresholds.DEFAULT.withMinExcessUs(o.minExcessUs())))
+            .name("attribution")
+            .uid("attribution");
+
+    rankWindows.sinkTo(sinks.rankWindows()).name("rank-windows sink").uid("rank-windows-sink");
+    attributions.sinkTo(sinks.attributions()).name("attribution sink").uid("attribution-sink");
+    decoded
+        .getSideOutput(DeadLetters.TAG)
+        .union(deltas.getSideOutput(DeadLetters.TAG))
+        .sinkTo(sinks.deadLetters())
+        .name("dead-letter sink")
+        .uid("dead-letter-sink");
+  }
+
+  public static KafkaSource<RawRecord> kafkaSource(JobOptions o) {
+    return KafkaSource.<RawRecord>builder()
+        .setBootstrapServers(o.get(JobOptions.BOOTSTRAP))
+        .setTopics(o.get(JobOptions.SNAPSHOT_TOPIC))
+        .setGroupId(o.get(JobOptions.GROUP_ID))
+        // Resume from committed offsets; a new group starts at the beginning of the topic.
+        .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+        .setDeserializer(new RawRecordDeserializer())
+        .setProperty("partition.discovery.interval.ms", "10000")
+        .build();
+  }
+
+  public static Sinks kafkaSinks(JobOptions o) {
+    return new Sinks(
+        sink(
+            o,
+            JobOptions.RANK_WINDOW_TOPIC,
+            "rank-windows",
+            RankWindow.class,
+            w -> w.getCommunicator() + "/" + w.getRank()),
+        sink(
+            o,
+            JobOptions.ATTRIBUTION_TOPIC,
+            "attribution",
+            Attribution.class,
+            Attribution::getCommunicator),
+        sink(
+            o,
+            JobOptions.DEADLETTER_TOPIC,
+            "deadletter",
+            DeadLetter.class,
+            d ->
+                d.getKey() == null
+                    ? null
+                    : java.nio.charset.StandardCharsets.UTF_8
+                        .decode(d.getKey().duplicate())
+                        .toString()));
+  }
+
+  private static <T extends SpecificRecord> KafkaSink<T> sink(
+      JobOptions o,
+      String topicOption,
+      String idSuffix,
+      Class<T> type,
+      AvroRecordSerializer.KeyOf<T> key) {
+    return KafkaSink.<T>builder()
+        .setBootstrapServers(o.get(JobOptions.BOOTSTRAP))
+        .setRecordSerializer(new AvroRecordSerializer<>(o.get(topicOption), type, key))
+        .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+        .setTransactionalIdPrefix(o.get(JobOptions.TRANSACTIONAL_ID_PREFIX) + "-" + idSuffix)
+        // Longer than any checkpoint may take; within the broker's transaction.max.timeout.ms.
+        .setProperty("transaction.timeout.ms", "600000")
+        .build();
+  }
+}

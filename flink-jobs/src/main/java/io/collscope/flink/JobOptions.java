@@ -1,0 +1,120 @@
+package io.collscope.flink;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * The attribution job's options: named constants with defaults, read from {@code --name value}
+ * arguments. Unknown names are rejected so a typo never silently runs with a default.
+ */
+public final class JobOptions {
+
+  public static final String BOOTSTRAP = "bootstrap";
+  public static final String SNAPSHOT_TOPIC = "snapshot-topic";
+  public static final String RANK_WINDOW_TOPIC = "rank-window-topic";
+  public static final String ATTRIBUTION_TOPIC = "attribution-topic";
+  public static final String DEADLETTER_TOPIC = "deadletter-topic";
+  public static final String GROUP_ID = "group-id";
+  public static final String WINDOW = "window";
+  public static final String OUT_OF_ORDERNESS = "out-of-orderness";
+  public static final String IDLENESS = "idleness";
+  public static final String CHECKPOINT_INTERVAL = "checkpoint-interval";
+  public static final String MIN_EXCESS_US = "min-excess-us";
+  public static final String TRANSACTIONAL_ID_PREFIX = "transactional-id-prefix";
+
+  public static final Map<String, String> DEFAULTS =
+      Map.ofEntries(
+          Map.entry(BOOTSTRAP, "localhost:9092"),
+          Map.entry(SNAPSHOT_TOPIC, "collscope.snapshots"),
+          Map.entry(RANK_WINDOW_TOPIC, "collscope.rank-windows"),
+          Map.entry(ATTRIBUTION_TOPIC, "collscope.attribution"),
+          Map.entry(DEADLETTER_TOPIC, "collscope.deadletter"),
+          Map.entry(GROUP_ID, "collscope-attribution"),
+          Map.entry(WINDOW, "10s"),
+          Map.entry(OUT_OF_ORDERNESS, "2s"),
+          Map.entry(IDLENESS, "5s"),
+          Map.entry(CHECKPOINT_INTERVAL, "5s"),
+          Map.entry(MIN_EXCESS_US, "20"),
+          Map.entry(TRANSACTIONAL_ID_PREFIX, "collscope-attribution"));
+
+  private final Map<String, String> values;
+
+  private JobOptions(Map<String, String> values) {
+    this.values = values;
+  }
+
+  public static JobOptions defaults() {
+    return new JobOptions(new TreeMap<>(DEFAULTS));
+  }
+
+  /** Parses {@code --name value} pairs over the defaults. */
+  public static JobOptions parse(String... args) {
+    Map<String, String> v = new TreeMap<>(DEFAULTS);
+    Set<String> known = DEFAULTS.keySet();
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (!a.startsWith("--")) {
+        throw new IllegalArgumentException("unexpected argument '" + a + "'");
+      }
+      String name = a.substring(2);
+      if (!known.contains(name)) {
+        throw new IllegalArgumentException("unknown option '" + a + "' (known: " + known + ")");
+      }
+      if (i + 1 >= args.length) {
+        throw new IllegalArgumentException("option '" + a + "' needs a value");
+      }
+      v.put(name, args[++i]);
+    }
+    JobOptions o = new JobOptions(v);
+    o.duration(WINDOW);
+    o.duration(OUT_OF_ORDERNESS);
+    o.duration(IDLENESS);
+    o.duration(CHECKPOINT_INTERVAL);
+    o.minExcessUs();
+    return o;
+  }
+
+  public JobOptions with(String name, String value) {
+    if (!DEFAULTS.containsKey(name)) throw new IllegalArgumentException("unknown option " + name);
+    Map<String, String> v = new TreeMap<>(values);
+    v.put(name, value);
+    return new JobOptions(v);
+  }
+
+  public String get(String name) {
+    return values.get(name);
+  }
+
+  public Duration duration(String name) {
+    String s = values.get(name).trim();
+    try {
+      if (s.endsWith("ms"))
+        return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
+      if (s.endsWith("s"))
+        return Duration.ofSeconds(Long.parseLong(s.substring(0, s.length() - 1)));
+      if (s.endsWith("m"))
+        return Duration.ofMinutes(Long.parseLong(s.substring(0, s.length() - 1)));
+    } catch (NumberFormatException e) {
+      // fall through
+    }
+    throw new IllegalArgumentException(
+        "--" + name + " '" + s + "' is not a duration (e.g. 500ms, 10s, 1m)");
+  }
+
+  public double minExcessUs() {
+    try {
+      double d = Double.parseDouble(values.get(MIN_EXCESS_US));
+      if (d <= 0) throw new NumberFormatException();
+      return d;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--" + MIN_EXCESS_US + " must be a positive number");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return values.toString();
+  }
+}

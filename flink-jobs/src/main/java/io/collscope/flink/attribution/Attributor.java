@@ -1,0 +1,274 @@
+package io.collscope.flink.attribution;
+
+import io.collscope.avro.Attribution;
+import io.collscope.avro.Finding;
+import io.collscope.avro.RankPhases;
+import io.collscope.avro.RankWindow;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.TreeMap;
+
+/**
+ * The attribution rule, as a pure function of one communicator's rank windows.
+ *
+ * <p>Build the delay matrix {@code M[r][p]}: mean wait per collective of rank r billed to peer p.
+ * Its noise floor is the lower quartile of the off-diagonal cells (zero with two ranks, where there
+ * are too few cells to tell noise from signal); a cell is high when it exceeds the floor by {@link
+ * Thresholds#minExcessUs()} and by a factor {@link Thresholds#cellFactor()}.
+ *
+ * <ul>
+ *   <li><b>Slow rank p</b>: most of column p is high (every peer waits on p) and p itself waits
+ *       little — the straggler arrives last and waits least. Its own phases say why: excess {@code
+ *       guard} → RING_FULL, {@code publish} → SLOW_PUBLISH, {@code copy+reduce} → SLOW_COPY_REDUCE,
+ *       none → ARRIVED_LATE.
+ *   <li><b>Slow link p→r</b>: one cell (r, p) high that stands out of its column (the other ranks
+ *       do not wait on p). Its receiver r then arrives late at the next collective, so column r is
+ *       high too, but r waits as much as it is waited on: a victim, not a culprit.
+ * </ul>
+ *
+ * Each culprit is one {@link Finding}; several can be reported for one window.
+ */
+public final class Attributor {
+
+  private Attributor() {}
+
+  public static Attribution attribute(
+      String communicator, long startMs, long endMs, List<RankWindow> windows, Thresholds t) {
+    int n = 0;
+    TreeMap<Integer, RankWindow> byRank = new TreeMap<>();
+    for (RankWindow w : windows) {
+      n = Math.max(n, w.getWorldSize());
+      byRank.put(w.getRank(), w);
+    }
+    List<Integer> present = new ArrayList<>();
+    List<Integer> missing = new ArrayList<>();
+    for (int r = 0; r < n; r++) {
+      RankWindow w = byRank.get(r);
+      if (w != null && w.getCalls() > 0 && w.getPeerWaitUs().size() == n) present.add(r);
+      else missing.add(r);
+    }
+
+    List<RankPhases> table = new ArrayList<>();
+    int maxWaitRank = -1;
+    double maxWait = 0;
+    for (int r : present) {
+      RankWindow w = byRank.get(r);
+      table.add(
+          new RankPhases(
+              r,
+              w.getCalls(),
+              w.getGuardUs(),
+              w.getCopyUs(),
+              w.getPublishUs(),
+              w.getWaitUs(),
+              w.getReduceUs(),
+              w.getP99Us()));
+      if (maxWaitRank < 0 || w.getWaitUs() > maxWait) {
+        maxWait = w.getWaitUs();
+        maxWaitRank = r;
+      }
+    }
+
+    Attribution.Builder out =
+        Attribution.newBuilder()
+            .setCommunicator(communicator)
+            .setWindowStartMs(Instant.ofEpochMilli(startMs))
+            .setWindowEndMs(Instant.ofEpochMilli(endMs))
+            .setWorldSize(n)
+            .setRanks(table)
+            .setMaxWaitRank(maxWaitRank)
+            .setMaxWaitUs(maxWait)
+            .setMissingRanks(missing);
+    if (present.size() < 2) {
+      // One rank waits on nobody; with the others missing there is nothing to compare.
+      return out.setVerdict("NONE")
+          .setFindings(List.of())
+          .setConfidence(n == 1 ? 1.0 : 0.0)
+          .build();
+    }
+
+    int k = present.size();
+    double[][] m = new double[k][k];
+    List<Double> cells = new ArrayList<>();
+    for (int i = 0; i < k; i++) {
+      List<Double> row = byRank.get(present.get(i)).getPeerWaitUs();
+      for (int j = 0; j < k; j++) {
+        if (i == j) continue;
+        m[i][j] = row.get(present.get(j));
+        cells.add(m[i][j]);
+      }
+    }
+    double base = k <= 2 ? 0 : lowerQuartile(cells);
+    double[][] e = new double[k][k];
+    boolean[][] high = new boolean[k][k];
+    double maxExcess = 0;
+    for (int i = 0; i < k; i++) {
+      for (int j = 0; j < k; j++) {
+        if (i == j) continue;
+        e[i][j] = Math.max(0, m[i][j] - base);
+        high[i][j] = e[i][j] >= t.minExcessUs() && m[i][j] >= t.cellFactor() * base;
+        maxExcess = Math.max(maxExcess, e[i][j]);
+      }
+    }
+
+    List<Finding> findings = new ArrayList<>();
+    boolean[] slow = new boolean[k];
+    for (int j = 0; j < k; j++) {
+      int highCount = 0;
+      double colExcess = 0;
+      double lastShare = 0;
+      for (int i = 0; i < k; i++) {
+        if (i == j) continue;
+        if (high[i][j]) highCount++;
+        colExcess += e[i][j];
+        RankWindow wi = byRank.get(present.get(i));
+        lastShare += (double) wi.getPeerArrivedLast().get(present.get(j)) / wi.getCalls();
+      }
+      colExcess /= (k - 1);
+      lastShare /= (k - 1);
+      double highFrac = (double) highCount / (k - 1);
+      double rowExcess = 0;
+      for (int q = 0; q < k; q++) if (q != j) rowExcess += e[j][q];
+      if (highFrac >= t.columnFraction()
+          && colExcess >= t.minExcessUs()
+          && rowExcess <= t.rowRatio() * colExcess) {
+        slow[j] = true;
+        RankWindow w = byRank.get(present.get(j));
+        String cause = cause(w, present, byRank, colExcess, t);
+        double conf = clamp(highFrac * colExcess / (colExcess + base + rowExcess));
+        findings.add(
+            new Finding(
+                "SLOW_RANK",
+                present.get(j),
+                -1,
+                cause,
+                conf,
+                colExcess,
+                String.format(
+                    Locale.ROOT,
+                    "%d of %d peers waited on rank %d, %.1fus/call over the %.1fus floor; it waited %.1fus itself and arrived last in %.0f%% of its peers' collectives; %s",
+                    highCount,
+                    k - 1,
+                    present.get(j),
+                    colExcess,
+                    base,
+                    rowExcess,
+                    100 * lastShare,
+                    causeEvidence(w, present, byRank))));
+      }
+    }
+
+    List<Finding> links = new ArrayList<>();
+    for (int j = 0; j < k; j++) {
+      if (slow[j]) continue;
+      for (int i = 0; i < k; i++) {
+        if (i == j || !high[i][j]) continue;
+        List<Double> others = new ArrayList<>();
+        for (int q = 0; q < k; q++) if (q != i && q != j) others.add(e[q][j]);
+        double med = others.isEmpty() ? 0 : median(others);
+        boolean standsOut = e[i][j] - med >= t.minExcessUs() && e[i][j] >= t.cellFactor() * med;
+        if (!standsOut) continue;
+        double conf = clamp(e[i][j] / (e[i][j] + base + med)) * (k == 2 ? 0.5 : 1.0);
+        links.add(
+            new Finding(
+                "SLOW_LINK",
+                present.get(i),
+                present.get(j),
+                "LINK",
+                conf,
+                e[i][j],
+                String.format(
+                    Locale.ROOT,
+                    "rank %d waited %.1fus/call on rank %d over the %.1fus floor while the other ranks waited %.1fus on it%s",
+                    present.get(i),
+                    e[i][j],
+                    present.get(j),
+                    base,
+                    med,
+                    k == 2
+                        ? "; with 2 ranks the link's direction cannot be told from waits alone"
+                        : "")));
+      }
+    }
+    if (k == 2 && links.size() == 2) {
+      // Both directions of the only link look alike: report it once, larger cell first.
+      links.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
+      links = links.subList(0, 1);
+    }
+    findings.addAll(links);
+    findings.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
+
+    double confidence =
+        findings.isEmpty()
+            ? clamp(1.0 - maxExcess / (2 * t.minExcessUs()))
+            : findings.get(0).getConfidence();
+    return out.setVerdict(findings.isEmpty() ? "NONE" : findings.get(0).getKind())
+        .setFindings(findings)
+        .setConfidence(confidence)
+        .build();
+  }
+
+  private static String cause(
+      RankWindow w,
+      List<Integer> present,
+      TreeMap<Integer, RankWindow> byRank,
+      double excess,
+      Thresholds t) {
+    double guard = w.getGuardUs() - medianOf(present, byRank, w.getRank(), RankWindow::getGuardUs);
+    double publish =
+        w.getPublishUs() - medianOf(present, byRank, w.getRank(), RankWindow::getPublishUs);
+    double copyReduce =
+        w.getCopyUs()
+            + w.getReduceUs()
+            - medianOf(present, byRank, w.getRank(), x -> x.getCopyUs() + x.getReduceUs());
+    double best = Math.max(guard, Math.max(publish, copyReduce));
+    if (best < t.causeShare() * excess || best < t.minExcessUs() / 2) {
+      return "ARRIVED_LATE";
+    }
+    if (best == guard) return "RING_FULL";
+    if (best == publish) return "SLOW_PUBLISH";
+    return "SLOW_COPY_REDUCE";
+  }
+
+  private static String causeEvidence(
+      RankWindow w, List<Integer> present, TreeMap<Integer, RankWindow> byRank) {
+    return String.format(
+        Locale.ROOT,
+        "its guard/publish/copy+reduce %.1f/%.1f/%.1fus vs peers' median %.1f/%.1f/%.1fus",
+        w.getGuardUs(),
+        w.getPublishUs(),
+        w.getCopyUs() + w.getReduceUs(),
+        medianOf(present, byRank, w.getRank(), RankWindow::getGuardUs),
+        medianOf(present, byRank, w.getRank(), RankWindow::getPublishUs),
+        medianOf(present, byRank, w.getRank(), x -> x.getCopyUs() + x.getReduceUs()));
+  }
+
+  private static double medianOf(
+      List<Integer> present,
+      TreeMap<Integer, RankWindow> byRank,
+      int except,
+      java.util.function.ToDoubleFunction<RankWindow> f) {
+    List<Double> v = new ArrayList<>();
+    for (int r : present) if (r != except) v.add(f.applyAsDouble(byRank.get(r)));
+    return median(v);
+  }
+
+  static double median(List<Double> v) {
+    double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    if (a.length == 0) return 0;
+    return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+  }
+
+  /** Nearest-rank 25th percentile. */
+  static double lowerQuartile(List<Double> v) {
+    double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    return a[Math.max(0, (int) Math.ceil(0.25 * a.length) - 1)];
+  }
+
+  private static double clamp(double x) {
+    return Double.isNaN(x) ? 0 : Math.max(0, Math.min(1, x));
+  }
+}

@@ -1,0 +1,26 @@
+package io.collscope.flink.window;
+
+/** Quantiles from the counter block's log2 latency histogram. */
+public final class Histograms {
+
+  private Histograms() {}
+
+  /**
+   * The upper edge, in microseconds, of the bucket holding quantile {@code q} (bucket i covers
+   * [2^i, 2^(i+1)) cycles). An upper bound, exact to a factor of two; 0 for an empty histogram.
+   */
+  public static double quantileUs(long[] histogram, double q, long cyclesPerSecond) {
+    long total = 0;
+    for (long c : histogram) total += c;
+    if (total == 0 || cyclesPerSecond <= 0) return 0;
+    long rank = (long) Math.ceil(q * total);
+    long seen = 0;
+    for (int i = 0; i < histogram.length; i++) {
+      seen += histogram[i];
+      if (seen >= Math.max(rank, 1)) {
+        return Math.scalb(1.0, i + 1) / cyclesPerSecond * 1e6;
+      }
+    }
+    return Math.scalb(1.0, histogram.length) / cyclesPerSecond * 1e6;
+  }
+}
