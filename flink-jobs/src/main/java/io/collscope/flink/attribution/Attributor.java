@@ -131,7 +131,8 @@ public final class Attributor {
       lastShare /= (k - 1);
       double highFrac = (double) highCount / (k - 1);
       double rowExcess = 0;
-      for (int q = 0; q < k; q++) if (q != j) rowExcess += e[j][q];
+      // Only its high cells count: summed noise over many small cells is not waiting.
+      for (int q = 0; q < k; q++) if (q != j && high[j][q]) rowExcess += e[j][q];
       if (highFrac >= t.columnFraction()
           && colExcess >= t.minExcessUs()
           && rowExcess <= t.rowRatio() * colExcess) {
