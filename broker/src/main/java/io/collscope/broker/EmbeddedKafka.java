@@ -225,6 +225,22 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
   }
 
+  /** Creates topics that do not exist yet (one replica each). */
+  public void createTopics(int partitions, String... names) {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
+      java.util.Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+      List<org.apache.kafka.clients.admin.NewTopic> fresh = new ArrayList<>();
+      for (String n : names) {
+        if (!existing.contains(n))
+          fresh.add(new org.apache.kafka.clients.admin.NewTopic(n, partitions, (short) 1));
+      }
+      admin.createTopics(fresh).all().get(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException("creating topics " + List.of(names) + ": " + e, e);
+    }
+  }
+
   /** A topic name unique to one test: {@code prefix-<random>}. */
   public static String freshTopic(String prefix) {
     return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);

@@ -247,9 +247,9 @@ public final class CpuCollective implements CollectiveBackend {
 
     /**
      * Waits for every peer's flag, billing each arrival interval to the peer that ended it. Peers
-     * first seen in the same poll pass arrived within the same observation interval; which of
-     * them was last cannot be told, so they share it equally (billing it to the first in index
-     * order would bias the matrix towards low ranks).
+     * first seen in the same poll pass arrived within the same observation interval; which of them
+     * was last cannot be told, so they share it equally (billing it to the first in index order
+     * would bias the matrix towards low ranks).
      */
     private boolean awaitPeers(long seq, int slot, long start) {
       java.util.Arrays.fill(seen, false);

@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
     version = "collscope 0.1.0",
     description =
         "Where the time inside collective operations goes, and which rank or link is to blame.",
-    subcommands = {EmitCommand.class, KafkaCommand.class, TailCommand.class})
+    subcommands = {DemoCommand.class, EmitCommand.class, KafkaCommand.class, TailCommand.class})
 public final class Collscope implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
