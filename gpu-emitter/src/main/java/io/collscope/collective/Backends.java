@@ -34,6 +34,6 @@ public final class Backends {
     if (CudaProbe.gpuCount() == 0) {
       throw new IllegalStateException("--backend cuda: " + CudaProbe.reason());
     }
-    throw new IllegalStateException("--backend cuda: the CUDA backend is not built yet");
+    return io.collscope.cuda.CudaCollective.open(cfg, plan);
   }
 }

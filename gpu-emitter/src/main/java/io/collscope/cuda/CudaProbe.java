@@ -33,6 +33,19 @@ public final class CudaProbe {
     return reason;
   }
 
+  /** JCuda's link errors carry whole nested stack traces; keep the line that says why. */
+  static String firstCause(Throwable t) {
+    String m = String.valueOf(t.getMessage());
+    int i = m.lastIndexOf("UnsatisfiedLinkError: ");
+    if (i >= 0) {
+      String tail = m.substring(i + "UnsatisfiedLinkError: ".length());
+      int nl = tail.indexOf('\n');
+      return nl < 0 ? tail.trim() : tail.substring(0, nl).trim();
+    }
+    int nl = m.indexOf('\n');
+    return t.getClass().getSimpleName() + ": " + (nl < 0 ? m : m.substring(0, nl));
+  }
+
   private static int probe() {
     try {
       JCudaDriver.setExceptionsEnabled(true);
@@ -42,7 +55,7 @@ public final class CudaProbe {
       reason = n[0] + " CUDA device(s)";
       return n[0];
     } catch (Throwable t) {
-      reason = "no usable CUDA driver or device: " + t;
+      reason = "no usable CUDA driver or device (" + firstCause(t) + ")";
       return 0;
     }
   }

@@ -11,7 +11,14 @@ import picocli.CommandLine.Command;
     version = "collscope 0.1.0",
     description =
         "Where the time inside collective operations goes, and which rank or link is to blame.",
-    subcommands = {DemoCommand.class, EmitCommand.class, KafkaCommand.class, TailCommand.class})
+    subcommands = {
+      DemoCommand.class,
+      EmitCommand.class,
+      KafkaCommand.class,
+      TailCommand.class,
+      ReplayCommand.class,
+      BenchCommand.class
+    })
 public final class Collscope implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -34,7 +41,11 @@ public final class Collscope implements Runnable {
   }
 
   static CommandLine commandLine() {
-    CommandLine cl = new CommandLine(new Collscope());
+    return configure(new CommandLine(new Collscope()));
+  }
+
+  /** One-line usage errors with exit code 2, for every collscope command line. */
+  static CommandLine configure(CommandLine cl) {
     cl.setParameterExceptionHandler(
         (ex, args) -> {
           PrintWriter err = ex.getCommandLine().getErr();

@@ -90,6 +90,12 @@ final class DemoCommand implements Callable<Integer> {
       description = "auto, cpu or cuda. Default: ${DEFAULT-VALUE}")
   String backend;
 
+  @Option(
+      names = "--replay",
+      description =
+          "Instead of running ranks, replay a recording from 'collscope emit --record' (e.g. made on a GPU node).")
+  java.nio.file.Path replay;
+
   @Option(names = "--json", description = "One JSON object per attribution window on stdout.")
   boolean json;
 
@@ -128,6 +134,15 @@ final class DemoCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw usage(e.getMessage());
     }
+    java.util.List<io.collscope.avro.CounterSnapshot> recording = null;
+    if (replay != null) {
+      if (!inject.isEmpty())
+        throw usage("--inject and --replay exclude each other: faults are in the recording");
+      recording = io.collscope.emitter.SnapshotRecording.read(replay);
+      if (recording.isEmpty()) throw usage(replay + " holds no snapshots");
+      communicator = recording.get(0).getCommunicator();
+      ranks = recording.get(0).getWorldSize();
+    }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     JobOptions options =
@@ -141,7 +156,8 @@ final class DemoCommand implements Callable<Integer> {
     err.println("collscope demo: starting Kafka...");
     err.flush();
     try (EmbeddedKafka kafka = EmbeddedKafka.startTemporary();
-        CollectiveBackend ranksBackend = Backends.create(kind, configFor(ranks), plan)) {
+        CollectiveBackend ranksBackend =
+            recording == null ? Backends.create(kind, configFor(ranks), plan) : null) {
       JobOptions opts = options.with(JobOptions.BOOTSTRAP, kafka.bootstrapServers());
       kafka.createTopics(
           4,
@@ -183,25 +199,39 @@ final class DemoCommand implements Callable<Integer> {
       reader.start();
 
       span[0] = Instant.now();
-      Emitter emitter =
-          new Emitter(
-              ranksBackend,
-              Identity.of("local", "demo", communicator),
-              KafkaSnapshotSink.connect(
-                  kafka.bootstrapServers(),
-                  opts.get(JobOptions.SNAPSHOT_TOPIC),
-                  4,
-                  Duration.ofSeconds(30)),
-              interval);
-      Thread hook = new Thread(emitter::requestStop, "collscope-demo-sigint");
-      Runtime.getRuntime().addShutdownHook(hook);
-      Emitter.Result result = emitter.run(Duration.ofSeconds(seconds));
-      span[1] = Instant.now();
-      try {
-        Runtime.getRuntime().removeShutdownHook(hook);
-      } catch (IllegalStateException shuttingDown) {
-        // already shutting down: carry on with the cleanup
+      Emitter.Result result;
+      if (recording == null) {
+        Emitter emitter =
+            new Emitter(
+                ranksBackend,
+                Identity.of("local", "demo", communicator),
+                KafkaSnapshotSink.connect(
+                    kafka.bootstrapServers(),
+                    opts.get(JobOptions.SNAPSHOT_TOPIC),
+                    4,
+                    Duration.ofSeconds(30)),
+                interval);
+        Thread hook = new Thread(emitter::requestStop, "collscope-demo-sigint");
+        Runtime.getRuntime().addShutdownHook(hook);
+        result = emitter.run(Duration.ofSeconds(seconds));
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+          // already shutting down: carry on with the cleanup
+        }
+      } else {
+        try (KafkaSnapshotSink sink =
+            KafkaSnapshotSink.connect(
+                kafka.bootstrapServers(),
+                opts.get(JobOptions.SNAPSHOT_TOPIC),
+                4,
+                Duration.ofSeconds(30))) {
+          io.collscope.emitter.Replayer.replay(recording, sink, true);
+          result =
+              new Emitter.Result(recording.size(), sink.failed(), 0, java.util.Optional.empty());
+        }
       }
+      span[1] = Instant.now();
 
       // The window that holds the last snapshots closes once the watermark passes its end.
       long lastFull = span[1].toEpochMilli() / window.toMillis() * window.toMillis();

@@ -100,6 +100,12 @@ final class EmitCommand implements Callable<Integer> {
   Duration brokerTimeout;
 
   @Option(
+      names = "--record",
+      description =
+          "Write snapshots to this file instead of Kafka (analyse elsewhere with 'collscope replay' or 'collscope demo --replay').")
+  java.nio.file.Path record;
+
+  @Option(
       names = "--cluster",
       defaultValue = Defaults.CLUSTER,
       description = "Cluster name. Default: ${DEFAULT-VALUE}")
@@ -146,7 +152,10 @@ final class EmitCommand implements Callable<Integer> {
 
     SnapshotSink sink;
     try {
-      sink = KafkaSnapshotSink.connect(bootstrap, topic, partitions, brokerTimeout);
+      sink =
+          record != null
+              ? new io.collscope.emitter.SnapshotRecording.Writer(record)
+              : KafkaSnapshotSink.connect(bootstrap, topic, partitions, brokerTimeout);
     } catch (BrokerUnreachableException e) {
       err().println("collscope emit: " + e.getMessage());
       err().flush();
@@ -172,7 +181,13 @@ final class EmitCommand implements Callable<Integer> {
       err()
           .printf(
               "collscope emit: %d %s ranks of %s, boot %s, faults %s -> %s %s%n",
-              ranks, b.name(), communicator, id.bootId(), plan, bootstrap, topic);
+              ranks,
+              b.name(),
+              communicator,
+              id.bootId(),
+              plan,
+              record != null ? "file" : bootstrap,
+              record != null ? record : topic);
       Emitter.Result r;
       try {
         r = emitter.run(seconds > 0 ? Duration.ofSeconds(seconds) : null);

@@ -1,0 +1,361 @@
+// collscope: an instrumented one-shot all-reduce (sum) for N ranks.
+//
+// Each rank is one kernel launch per collective (one stream per rank; ranks may share a GPU,
+// sit on peer GPUs, or in other processes through CUDA IPC: the kernel only sees pointers).
+// Per collective and per data block:
+//   guard   wait until every peer acked the ring slot this collective reuses
+//   copy    this block's chunk of the input into this rank's slot
+//   publish until this rank's flag (= seq) is visible: the last local block to finish its copy
+//           publishes it, so this is local grid completion
+//   wait    from this rank's publication until every peer's flag is seen; billed per peer as
+//           critical-path shares (counters/README.md)
+//   reduce  sum every rank's slot into the output; the last block acks the slot
+// Every interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
+// Counters are accumulated in registers and device memory and published once per collective
+// into the counter block (mapped host memory) by a separate publisher block that overlaps the
+// data blocks, so the data path carries no system-scope fence for instrumentation.
+// Every wait backs off (hot spins, then __nanosleep 128 ns doubling to 4096 ns) and is bounded:
+// past its budget the kernel counts a timeout, raises S_ABORT and returns; it never hangs.
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include "counter_block.h"
+#include "osar_params.h"
+
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u64 globaltimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ u64 ld_volatile(const u64* p) { return *(volatile const u64*)p; }
+__device__ __forceinline__ void st_volatile(u64* p, u64 v) { *(volatile u64*)p = v; }
+
+__device__ __forceinline__ void spin_ns(u64 ns) {
+  if (ns == 0) return;
+  u64 end = globaltimer() + ns;
+  while (globaltimer() < end) __nanosleep(256);
+}
+
+// Bounded back-off: returns false once the deadline (globaltimer) has passed.
+struct Backoff {
+  unsigned spins = 0;
+  unsigned sleep = 128;
+  __device__ __forceinline__ bool pause(u64 deadline) {
+    if (spins < 32) {
+      ++spins;
+    } else {
+      __nanosleep(sleep);
+      sleep = sleep < 4096 ? sleep * 2 : 4096;
+    }
+    return globaltimer() <= deadline;
+  }
+};
+
+__device__ __forceinline__ int bucket_of(u64 cycles, int buckets) {
+  int b = cycles <= 1 ? 0 : 63 - __clzll((long long)cycles);
+  return b < buckets ? b : buckets - 1;
+}
+
+template <typename T>
+__device__ __forceinline__ float to_f(T v);
+template <>
+__device__ __forceinline__ float to_f<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+
+// Writes the totals into the counter block under its sequence lock. One warp.
+__device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
+  const int lane = threadIdx.x & 31;
+  const int world = (int)P[P_WORLD];
+  const int buckets = (int)P[P_HIST_BUCKETS];
+  const int blocks = (int)P[P_WORK_BLOCKS];
+  u64* cb = (u64*)P[P_COUNTER_BLOCK];
+  u64* lock = cb + CB_OFF_SEQLOCK / 8;
+  u64 s = 0;
+  if (lane == 0) {
+    s = ld_volatile(lock);
+    st_volatile(lock, s + 1);
+  }
+  __syncwarp();
+  __threadfence_system();
+  const u64* tot = st + S_TOT;
+  // phases are summed over data blocks: publish their mean so a phase is time, not CTA-time
+  if (lane == 0) {
+    cb[CB_OFF_CPS / 8] = ld_volatile(st + S_CPS);
+    cb[CB_OFF_CALLS / 8 + 0] = ld_volatile(tot + T_CALLS);
+    cb[CB_OFF_CALLS / 8 + 1] = ld_volatile(tot + T_BYTES);
+    cb[CB_OFF_CALLS / 8 + 7] = ld_volatile(tot + T_TIMEOUTS);
+  }
+  if (lane < 5) cb[CB_OFF_CALLS / 8 + 2 + lane] = ld_volatile(tot + T_GUARD + lane) / blocks;
+  for (int p = lane; p < world; p += 32) {
+    cb[CB_OFF_PEER_WAIT / 8 + p] = ld_volatile(tot + T_PEER_WAIT + p) / blocks;
+    cb[CB_OFF_PEER_WAIT / 8 + world + p] = ld_volatile(tot + T_PEER_LAST + p);
+  }
+  for (int i = lane; i < buckets; i += 32) {
+    cb[CB_OFF_PEER_WAIT / 8 + 2 * world + i] = ld_volatile(tot + T_HIST + i);
+  }
+  __syncwarp();
+  __threadfence_system();
+  if (lane == 0) st_volatile(lock, s + 2);
+}
+
+template <typename T, bool INSTR>
+__device__ void osar(const u64* __restrict__ P) {
+  const int rank = (int)P[P_RANK];
+  const int world = (int)P[P_WORLD];
+  const int nslots = (int)P[P_SLOTS];
+  const long long elems = (long long)P[P_ELEMS];
+  const int blocks = (int)P[P_WORK_BLOCKS];
+  u64* st = (u64*)P[P_STATE];
+
+  __shared__ u64 s_seq;
+  __shared__ int s_abort;
+  __shared__ u64 s_arrival[OSAR_MAX_RANKS];
+  __shared__ u64 s_first_round;
+
+  if (threadIdx.x == 0) {
+    s_seq = ld_volatile(st + S_NEXT_SEQ);
+    s_abort = 0;
+  }
+  __syncthreads();
+  const u64 seq = s_seq;
+
+  if (INSTR && blockIdx.x == blocks) {
+    // Publisher block: the totals of every collective before this one, off the data path.
+    if (threadIdx.x < 32) {
+      publish_counter_block(P, st);
+      if (threadIdx.x == 0) {
+        __threadfence();
+        st_volatile(st + S_PUBLISHED, seq - 1);
+      }
+    }
+    return;
+  }
+
+  const int slot = (int)(seq % (u64)nslots);
+  if (threadIdx.x == 0) spin_ns(P[P_ARRIVAL_DELAY_NS]);
+  __syncthreads();
+
+  const u64 deadline = globaltimer() + P[P_BUDGET_NS];
+  const long long chunk = (elems + blocks - 1) / blocks;
+  const long long lo = (long long)blockIdx.x * chunk;
+  const long long hi = lo + chunk < elems ? lo + chunk : elems;
+  u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
+
+  // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
+  if (threadIdx.x == 0 && seq > (u64)nslots) {
+    const u64 need = seq - nslots;
+    const u64 ack_delay = P[P_ACK_DELAY_NS];
+    Backoff bo;
+    for (;;) {
+      bool ok = true;
+      u64 now = ack_delay ? globaltimer() : 0;
+      for (int p = 0; p < world && ok; ++p) {
+        if (p == rank) continue;
+        if (ld_volatile((const u64*)P[P_ACK_PTR + p]) < need) ok = false;
+        else if (ack_delay &&
+                 ld_volatile((const u64*)P[P_ACKTIME_PTR + p] + need % OSAR_ACK_HISTORY) + ack_delay > now)
+          ok = false;
+      }
+      if (ok) break;
+      if (!bo.pause(deadline)) { s_abort = 1; break; }
+    }
+  }
+  __syncthreads();
+  if (INSTR) t1 = clock64();
+
+  // ---- copy -----------------------------------------------------------------------------
+  T* mine = (T*)P[P_SLOT_PTR + rank] + (long long)slot * elems;
+  const T* in = (const T*)P[P_INPUT];
+  if (!s_abort) {
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = in[i];
+  }
+  __syncthreads();
+  if (INSTR) t2 = clock64();
+
+  // ---- publish: the last block to finish copying publishes the rank's flag -----------------
+  if (threadIdx.x == 0 && !s_abort) {
+    __threadfence_system();  // this block's slot data before the flag (peers may be remote)
+    u64 before = atomicAdd(st + S_ARRIVED, 1ull);
+    u64* flag = (u64*)P[P_FLAG_PTR + rank];
+    if (before + 1 == seq * (u64)blocks) {
+      spin_ns(P[P_PUBLISH_DELAY_NS]);
+      st_volatile((u64*)P[P_PUBTIME_PTR + rank] + slot, globaltimer());
+      __threadfence_system();
+      st_volatile(flag, seq);
+    } else {
+      Backoff bo;
+      while (ld_volatile(flag) < seq) {
+        if (!bo.pause(deadline)) { s_abort = 1; break; }
+      }
+    }
+  }
+  __syncthreads();
+  if (INSTR) t3 = clock64();
+
+  // ---- wait: warp 0 polls every peer; each lane owns peers lane, lane+32, ... ---------------
+  if (threadIdx.x < 32 && !s_abort) {
+    const int lane = threadIdx.x;
+    unsigned pending = 0;  // bit k: peer lane + 32k not yet seen
+    for (int k = 0; lane + 32 * k < world; ++k)
+      if (lane + 32 * k != rank) pending |= 1u << k;
+    Backoff bo;
+    for (;;) {
+      // one timestamp per poll round, taken by lane 0: peers seen in one round are tied
+      u64 now = INSTR ? clock64() : 0;
+      now = __shfl_sync(0xffffffffu, now, 0);
+      if (INSTR && lane == 0 && bo.spins == 0) s_first_round = now;
+      u64 gt = globaltimer();
+      unsigned left = pending;
+      while (left) {
+        int k = __ffs(left) - 1;
+        left &= left - 1;
+        int p = lane + 32 * k;
+        if (ld_volatile((const u64*)P[P_FLAG_PTR + p]) >= seq) {
+          u64 link = P[P_LINK_DELAY_NS + p];
+          if (link == 0 || ld_volatile((const u64*)P[P_PUBTIME_PTR + p] + slot) + link <= gt) {
+            pending &= ~(1u << k);
+            if (INSTR) s_arrival[p] = now;
+          }
+        }
+      }
+      if (__all_sync(0xffffffffu, pending == 0)) break;
+      bool in_budget = bo.pause(deadline);
+      if (!__all_sync(0xffffffffu, in_budget)) {
+        if (lane == 0) s_abort = 1;
+        break;
+      }
+    }
+  }
+  __syncthreads();
+  // Peers' slots were written by other SMs (or GPUs): order their flags before the data reads,
+  // and read the data past this SM's L1, which may hold the slot from nslots collectives ago.
+  __threadfence();
+  if (INSTR) t4 = clock64();
+
+  // ---- reduce -----------------------------------------------------------------------------
+  if (!s_abort) {
+    T* out = (T*)P[P_OUTPUT];
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      float acc = 0.f;
+      for (int p = 0; p < world; ++p)
+        acc += to_f<T>(__ldcg((const T*)P[P_SLOT_PTR + p] + (long long)slot * elems + i));
+      out[i] = from_f<T>(acc);
+    }
+  }
+  __syncthreads();
+  if (INSTR) t5 = clock64();
+
+  if (threadIdx.x != 0) return;
+  if (s_abort) {
+    // Count the timeout once per collective and tell the host; the data path is abandoned.
+    if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
+      atomicAdd(st + S_TOT + T_TIMEOUTS, 1ull);
+      atomicAdd(st + S_TOT + T_CALLS, 1ull);
+    }
+    return;
+  }
+  u64* cur = st + S_CUR;
+  if (INSTR) {
+    atomicAdd(cur + C_PHASES + 0, t1 - t0);
+    atomicAdd(cur + C_PHASES + 1, t2 - t1);
+    atomicAdd(cur + C_PHASES + 2, t3 - t2);
+    atomicAdd(cur + C_PHASES + 3, t4 - t3);
+    atomicAdd(cur + C_PHASES + 4, t5 - t4);
+    // critical-path shares: walk arrivals in time order; a tie splits its interval
+    u64 prev = t3, tmax = 0;
+    unsigned long long done = 1ull << rank;
+    for (;;) {
+      u64 tmin = ~0ull;
+      for (int p = 0; p < world; ++p)
+        if (!(done >> p & 1) && s_arrival[p] < tmin) tmin = s_arrival[p];
+      if (tmin == ~0ull) break;
+      int n = 0;
+      for (int p = 0; p < world; ++p)
+        if (!(done >> p & 1) && s_arrival[p] == tmin) ++n;
+      const u64 share = tmin > prev ? (tmin - prev) / n : 0;
+      for (int p = 0; p < world; ++p) {
+        if (!(done >> p & 1) && s_arrival[p] == tmin) {
+          done |= 1ull << p;
+          if (share) atomicAdd(cur + C_PEER_WAIT + p, share);
+        }
+      }
+      if (tmin > prev) prev = tmin;
+      tmax = tmin;
+    }
+    if (blockIdx.x == 0) {
+      // Arrived last, from block 0's view: the peers of the round that ended the wait, or this
+      // rank itself when every peer was already there at the first round.
+      if (world == 1 || tmax <= s_first_round) {
+        atomicAdd(st + S_TOT + T_PEER_LAST + rank, 1ull);
+      } else {
+        for (int p = 0; p < world; ++p)
+          if (p != rank && s_arrival[p] == tmax) atomicAdd(st + S_TOT + T_PEER_LAST + p, 1ull);
+      }
+    }
+  }
+  __threadfence();
+  u64 before = atomicAdd(st + S_FINISHED, 1ull);
+  if (before + 1 != seq * (u64)blocks) return;
+
+  // ---- last block: every block has read every peer's slot: ack it -------------------------
+  st_volatile((u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY, globaltimer());
+  __threadfence_system();
+  st_volatile((u64*)P[P_ACK_PTR + rank], seq);
+  if (INSTR) {
+    // Fold this collective into the totals once the publisher block has read them.
+    Backoff bo;
+    while (ld_volatile(st + S_PUBLISHED) + 1 < seq) {
+      if (!bo.pause(deadline + 1000000000ull)) break;
+    }
+    u64* tot = st + S_TOT;
+    for (int i = 0; i < 5; ++i) {
+      tot[T_GUARD + i] += cur[C_PHASES + i];
+      cur[C_PHASES + i] = 0;
+    }
+    for (int p = 0; p < world; ++p) {
+      tot[T_PEER_WAIT + p] += cur[C_PEER_WAIT + p];
+      cur[C_PEER_WAIT + p] = 0;
+    }
+    tot[T_CALLS] += 1;
+    tot[T_BYTES] += (u64)elems * sizeof(T);
+    tot[T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS])] += 1;
+  }
+  __threadfence();
+  st_volatile(st + S_NEXT_SEQ, seq + 1);
+}
+
+extern "C" __global__ void osar_f32(const u64* P) { osar<float, true>(P); }
+extern "C" __global__ void osar_f32_plain(const u64* P) { osar<float, false>(P); }
+extern "C" __global__ void osar_bf16(const u64* P) { osar<__nv_bfloat16, true>(P); }
+extern "C" __global__ void osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false>(P); }
+
+// Publishes the totals now (after the last collective, or after a graph replay). One warp.
+extern "C" __global__ void osar_flush(const u64* P) {
+  u64* st = (u64*)P[P_STATE];
+  if (threadIdx.x < 32) publish_counter_block(P, st);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    st_volatile(st + S_PUBLISHED, ld_volatile(st + S_NEXT_SEQ) - 1);
+  }
+}
+
+// clock64 cycles per second against %globaltimer over ~20 ms. out[0] = cycles, out[1] = ns.
+extern "C" __global__ void osar_calibrate(u64* out) {
+  if (threadIdx.x != 0) return;
+  u64 g0 = globaltimer(), c0 = clock64();
+  while (globaltimer() - g0 < 20000000ull) {
+  }
+  u64 c1 = clock64(), g1 = globaltimer();
+  out[0] = c1 - c0;
+  out[1] = g1 - g0;
+}

@@ -1,0 +1,61 @@
+// collscope one-shot all-reduce: kernel parameter and state layouts shared with the Java host
+// side (io.collscope.cuda.OsarLayout). Everything is an array of u64 words so no C struct
+// padding rules are involved.
+#pragma once
+
+#define OSAR_MAX_RANKS 32
+#define OSAR_ACK_HISTORY 64
+#define OSAR_HIST_MAX 64
+
+// ---- Params: one u64 array per rank, in device memory --------------------------------------
+#define P_RANK 0
+#define P_WORLD 1
+#define P_SLOTS 2            // ring slots per rank
+#define P_ELEMS 3            // elements per rank per collective
+#define P_BUDGET_NS 4        // bound on any single wait
+#define P_ARRIVAL_DELAY_NS 5 // injected: rank arrives late (before guard; in no phase)
+#define P_PUBLISH_DELAY_NS 6 // injected: flag published late (publish phase)
+#define P_ACK_DELAY_NS 7     // injected: peers' acks reach this rank late (guard phase)
+#define P_INPUT 8            // const T* input (elems)
+#define P_OUTPUT 9           // T* output (elems)
+#define P_STATE 10           // u64* state (see S_*)
+#define P_COUNTER_BLOCK 11   // u64* counter block (mapped host memory, device pointer)
+#define P_HIST_BUCKETS 12
+#define P_WORK_BLOCKS 13     // blocks that move data; instrumented launches add one publisher block
+#define P_LINK_DELAY_NS 16   // [OSAR_MAX_RANKS] delay of peer p's flag as seen by this rank
+#define P_SLOT_PTR 48        // [OSAR_MAX_RANKS] peer p's ring base (slot s at + s*elems)
+#define P_FLAG_PTR 80        // [OSAR_MAX_RANKS] peer p's flag word (last published seq)
+#define P_ACK_PTR 112        // [OSAR_MAX_RANKS] peer p's ack word (last seq fully reduced)
+#define P_PUBTIME_PTR 144    // [OSAR_MAX_RANKS] peer p's publish %globaltimer per slot
+#define P_ACKTIME_PTR 176    // [OSAR_MAX_RANKS] peer p's ack %globaltimer per seq % 64
+#define P_WORDS 208
+
+// ---- State: one u64 array per rank, in device memory, zeroed at start ----------------------
+#define S_NEXT_SEQ 0     // sequence of the next collective (host sets 1); the kernel advances it
+#define S_ARRIVED 1      // blocks done copying, cumulative (publish = last of seq*B)
+#define S_FINISHED 2     // blocks done reducing, cumulative
+#define S_PUBLISHED 3    // last seq whose totals the publisher block has written out
+#define S_ABORT 4        // sticky: a wait passed its budget; the host stops
+#define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
+#define S_TOT 8          // totals, mirrored into the counter block (see T_*): 136 words
+#define S_CUR 152        // this collective's per-block sums, folded into the totals (see C_*)
+#define S_WORDS 192
+
+// totals, relative to S_TOT; the same order as the counter block from offset 32
+#define T_CALLS 0
+#define T_BYTES 1
+#define T_GUARD 2
+#define T_COPY 3
+#define T_PUBLISH 4
+#define T_WAIT 5
+#define T_REDUCE 6
+#define T_TIMEOUTS 7
+#define T_PEER_WAIT 8                        // [world]
+#define T_PEER_LAST (8 + OSAR_MAX_RANKS)     // [world]
+#define T_HIST (8 + 2 * OSAR_MAX_RANKS)      // [buckets]
+#define T_WORDS (T_HIST + OSAR_HIST_MAX)  // 136: S_TOT + T_WORDS <= S_CUR
+
+// per-collective sums over blocks, relative to S_CUR: 5 phases then per-peer waits
+#define C_PHASES 0
+#define C_PEER_WAIT 5
+#define C_WORDS (5 + OSAR_MAX_RANKS)

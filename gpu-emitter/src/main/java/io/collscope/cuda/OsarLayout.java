@@ -1,0 +1,48 @@
+package io.collscope.cuda;
+
+/**
+ * Word indices of the kernel's parameter and state arrays; mirrors {@code
+ * src/main/cuda/osar_params.h} (a test checks the two agree).
+ */
+final class OsarLayout {
+  private OsarLayout() {}
+
+  static final int MAX_RANKS = 32;
+  static final int ACK_HISTORY = 64;
+  static final int HIST_MAX = 64;
+
+  static final int P_RANK = 0;
+  static final int P_WORLD = 1;
+  static final int P_SLOTS = 2;
+  static final int P_ELEMS = 3;
+  static final int P_BUDGET_NS = 4;
+  static final int P_ARRIVAL_DELAY_NS = 5;
+  static final int P_PUBLISH_DELAY_NS = 6;
+  static final int P_ACK_DELAY_NS = 7;
+  static final int P_INPUT = 8;
+  static final int P_OUTPUT = 9;
+  static final int P_STATE = 10;
+  static final int P_COUNTER_BLOCK = 11;
+  static final int P_HIST_BUCKETS = 12;
+  static final int P_WORK_BLOCKS = 13;
+  static final int P_LINK_DELAY_NS = 16;
+  static final int P_SLOT_PTR = 48;
+  static final int P_FLAG_PTR = 80;
+  static final int P_ACK_PTR = 112;
+  static final int P_PUBTIME_PTR = 144;
+  static final int P_ACKTIME_PTR = 176;
+  static final int P_WORDS = 208;
+
+  static final int S_NEXT_SEQ = 0;
+  static final int S_ABORT = 4;
+  static final int S_CPS = 5;
+  static final int S_WORDS = 192;
+
+  /** Per-rank sync region: flag, ack, publish times per slot, ack times per seq % 64. */
+  static final int SYNC_FLAG = 0;
+
+  static final int SYNC_ACK = 128;
+  static final int SYNC_PUBTIME = 256;
+  static final int SYNC_ACKTIME = 1024;
+  static final int SYNC_BYTES = SYNC_ACKTIME + 8 * ACK_HISTORY;
+}

@@ -1,0 +1,113 @@
+package io.collscope.emitter;
+
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.schema.DecodeException;
+import io.collscope.schema.Snapshots;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A recording of snapshots in a file, so a run on a GPU node can be analysed elsewhere: a sequence
+ * of frames, each a big-endian u32 length then one Avro single-object {@code CounterSnapshot}. A
+ * torn last frame (the recorder was killed mid-write) is ignored on reading; an undecodable frame
+ * is an error naming its position.
+ */
+public final class SnapshotRecording {
+
+  private SnapshotRecording() {}
+
+  /** A sink that appends frames; {@link #flush()} forces them to disk. */
+  public static final class Writer implements SnapshotSink {
+    private final DataOutputStream out;
+    private final java.io.FileOutputStream file;
+
+    public Writer(Path path) {
+      try {
+        file = new java.io.FileOutputStream(path.toFile(), true);
+        out = new DataOutputStream(new BufferedOutputStream(file));
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot record to " + path, e);
+      }
+    }
+
+    @Override
+    public synchronized void send(CounterSnapshot s) {
+      byte[] b = Snapshots.encode(s);
+      try {
+        out.writeInt(b.length);
+        out.write(b);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    public synchronized void flush() {
+      try {
+        out.flush();
+        file.getFD().sync();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    public long failed() {
+      return 0;
+    }
+
+    @Override
+    public synchronized void close() {
+      try {
+        out.close();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  /** Every complete frame of a recording, in order. */
+  public static List<CounterSnapshot> read(Path path) throws IOException, DecodeException {
+    List<CounterSnapshot> out = new ArrayList<>();
+    try (DataInputStream in =
+        new DataInputStream(
+            new BufferedInputStream(Files.newInputStream(path, StandardOpenOption.READ)))) {
+      long offset = 0;
+      while (true) {
+        int len;
+        try {
+          len = in.readInt();
+        } catch (EOFException end) {
+          return out;
+        }
+        if (len <= 0 || len > 1 << 20) {
+          throw new IOException(
+              path + ": frame at byte " + offset + " has impossible length " + len);
+        }
+        byte[] b = new byte[len];
+        try {
+          in.readFully(b);
+        } catch (EOFException torn) {
+          return out; // torn tail
+        }
+        try {
+          out.add(Snapshots.decode(b));
+        } catch (DecodeException e) {
+          throw new DecodeException(
+              e.reason(), path + ": frame at byte " + offset + ": " + e.getMessage(), e);
+        }
+        offset += 4 + len;
+      }
+    }
+  }
+}

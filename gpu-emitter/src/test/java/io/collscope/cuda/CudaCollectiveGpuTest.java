@@ -1,0 +1,166 @@
+package io.collscope.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.FaultPlan;
+import io.collscope.counters.Counters;
+import io.collscope.counters.SnapshotReader;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The GPU backend on a real GPU. Skipped (not failed) where no CUDA driver or device is present, as
+ * in CI.
+ */
+class CudaCollectiveGpuTest {
+
+  @BeforeAll
+  static void needsAGpu() {
+    assumeTrue(CudaProbe.gpuCount() > 0, "no GPU: " + CudaProbe.reason());
+  }
+
+  private static CollectiveConfig config(int ranks, long bytes, DType dtype) {
+    return CollectiveConfig.of(ranks).withElements((int) (bytes / dtype.bytes));
+  }
+
+  private static Counters counters(CudaCollective c, int rank) throws Exception {
+    return new SnapshotReader(c.block(rank)).read();
+  }
+
+  static Stream<Arguments> shapes() {
+    return Stream.of(DType.F32, DType.BF16)
+        .flatMap(
+            d ->
+                Stream.of(2, 4, 8)
+                    .flatMap(
+                        n ->
+                            Stream.of(4L << 10, 256L << 10, 1L << 20, 16L << 20)
+                                .map(b -> Arguments.of(d, n, b))));
+  }
+
+  @ParameterizedTest(name = "{0} x {1} ranks x {2} bytes")
+  @MethodSource("shapes")
+  void sumsMatchTheHostSumAndCountersCountEveryCollective(DType dtype, int ranks, long bytes)
+      throws Exception {
+    CollectiveConfig cfg = config(ranks, bytes, dtype);
+    try (CudaCollective c =
+        CudaCollective.open(
+            cfg, FaultPlan.NONE, CudaCollective.Options.defaults(ranks).withDType(dtype))) {
+      c.runCollectives(20, true);
+      try (CudaCollective.Graphs g = c.captureGraphs(10, true)) {
+        g.replay(3);
+      }
+      c.flush();
+      for (int r = 0; r < ranks; r++) {
+        c.verifyOutput(r);
+        Counters k = counters(c, r);
+        assertThat(k.calls()).as("rank %d calls", r).isEqualTo(20 + 30);
+        assertThat(k.bytes()).isEqualTo(50 * bytes);
+        assertThat(k.timeouts()).isZero();
+        assertThat(k.cyclesPerSecond()).isBetween(500_000_000L, 5_000_000_000L);
+        assertThat(k.copyCycles()).isPositive();
+        assertThat(k.reduceCycles()).isPositive();
+        assertThat(java.util.Arrays.stream(k.histogram()).sum()).isEqualTo(50);
+        assertThat(k.peerWaitCycles()[r]).isZero();
+      }
+    }
+  }
+
+  @Test
+  void graphReplaysAdvanceTheCountersByExactlyTheReplayedCollectives() throws Exception {
+    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), FaultPlan.NONE)) {
+      c.runCollectives(5, true);
+      c.flush();
+      long before = counters(c, 2).calls();
+      try (CudaCollective.Graphs g = c.captureGraphs(25, true)) {
+        g.replay(8);
+        c.flush();
+        assertThat(counters(c, 2).calls() - before).isEqualTo(200);
+        g.replay(2);
+      }
+      c.flush();
+      assertThat(counters(c, 2).calls() - before).isEqualTo(250);
+      for (int r = 0; r < 4; r++) c.verifyOutput(r);
+    }
+  }
+
+  @Test
+  void anInjectedSlowRankDominatesEveryPeersPerPeerWait() throws Exception {
+    FaultPlan plan = FaultPlan.parse(List.of("slow-rank=1:200us"), 4);
+    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan)) {
+      c.runCollectives(300, true);
+      c.flush();
+      for (int r = 0; r < 4; r++) {
+        if (r == 1) continue;
+        long[] w = counters(c, r).peerWaitCycles();
+        for (int p = 0; p < 4; p++) {
+          if (p != 1 && p != r) {
+            assertThat(w[1])
+                .as("rank %d waits %s", r, java.util.Arrays.toString(w))
+                .isGreaterThan(10 * w[p]);
+          }
+        }
+        // ~200us per collective on rank 1, in cycles
+        double us = w[1] * 1e6 / c.cyclesPerSecond(r) / 300;
+        assertThat(us).isBetween(150.0, 400.0);
+      }
+      assertThat(counters(c, 1).peerArrivedLast()[1]).isGreaterThan(250); // it arrived last
+    }
+  }
+
+  @Test
+  void aDeadPeerIsATimeoutAndACleanErrorNotAHang() throws Exception {
+    CollectiveConfig cfg = config(2, 4 << 10, DType.F32).withWaitBudgetNanos(50_000_000L);
+    try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.parse(List.of("dead-rank=1"), 2))) {
+      c.start(); // rank 1 never launches
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (c.failure().isEmpty() && System.nanoTime() < deadline) Thread.sleep(20);
+      c.stop();
+      assertThat(c.failure()).isPresent();
+      assertThat(c.failure().get()).hasMessageContaining("passed its budget of 50 ms");
+      Counters k = counters(c, 0);
+      assertThat(k.timeouts()).isEqualTo(1);
+      assertThat(c.reports(1)).isFalse();
+    }
+  }
+
+  @Test
+  void anInjectedSlowLinkIsOneCellAndSlowPublishIsPublishTime() throws Exception {
+    FaultPlan plan = FaultPlan.parse(List.of("slow-link=0->3:200us", "slow-publish=2:100us"), 4);
+    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan)) {
+      c.runCollectives(200, true);
+      c.flush();
+      long[] w3 = counters(c, 3).peerWaitCycles();
+      assertThat(w3[0]).as(java.util.Arrays.toString(w3)).isGreaterThan(w3[1]);
+      Counters k2 = counters(c, 2);
+      double publishUs = k2.publishCycles() * 1e6 / c.cyclesPerSecond(2) / 200;
+      assertThat(publishUs).isGreaterThan(90);
+      assertThat(counters(c, 1).publishCycles()).isLessThan(k2.publishCycles() / 10);
+    }
+  }
+
+  @Test
+  void uninstrumentedKernelsComputeTheSameSumAndPublishNothing() throws Exception {
+    try (CudaCollective c =
+        CudaCollective.open(
+            config(4, 1 << 20, DType.BF16),
+            FaultPlan.NONE,
+            CudaCollective.Options.defaults(4).withDType(DType.BF16).withInstrumented(false))) {
+      c.runCollectives(30, false);
+      for (int r = 0; r < 4; r++) {
+        c.verifyOutput(r);
+        assertThat(counters(c, r).calls()).isZero();
+      }
+      assertThatThrownBy(() -> c.verifyOutput(7))
+          .isInstanceOf(ArrayIndexOutOfBoundsException.class);
+    }
+  }
+}

@@ -1,0 +1,62 @@
+package io.collscope.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** The committed kernel image matches its sources, and the Java layout matches the C header. */
+class KernelSourcesTest {
+
+  private static final Path CUDA = Path.of("src/main/cuda");
+
+  @Test
+  void theCommittedFatbinWasBuiltFromTheseSources() throws Exception {
+    MessageDigest sha = MessageDigest.getInstance("SHA-256");
+    for (String f : new String[] {"osar.cu", "osar_params.h", "counter_block.h"}) {
+      sha.update(Files.readAllBytes(CUDA.resolve(f)));
+    }
+    String recorded =
+        Files.readString(Path.of("src/main/resources/collscope/cuda/osar.fatbin.sha256")).trim();
+    assertThat(HexFormat.of().formatHex(sha.digest()))
+        .as(
+            "osar.fatbin is stale: run gpu-emitter/src/main/cuda/build-fatbin.sh with nvcc and commit it")
+        .isEqualTo(recorded);
+    assertThat(OsarModule.fatbin().length).isGreaterThan(10_000);
+  }
+
+  @Test
+  void osarLayoutMirrorsTheHeader() throws Exception {
+    Map<String, Long> header = new HashMap<>();
+    Matcher m =
+        Pattern.compile("#define\\s+(\\w+)\\s+(\\d+)")
+            .matcher(Files.readString(CUDA.resolve("osar_params.h")));
+    while (m.find()) header.put(m.group(1), Long.parseLong(m.group(2)));
+    int checked = 0;
+    for (Field f : OsarLayout.class.getDeclaredFields()) {
+      if (!Modifier.isStatic(f.getModifiers()) || f.getType() != int.class) continue;
+      String name = f.getName();
+      String cName =
+          name.startsWith("SYNC_")
+              ? null
+              : name.equals("MAX_RANKS") || name.equals("ACK_HISTORY") || name.equals("HIST_MAX")
+                  ? "OSAR_" + name
+                  : name;
+      if (cName == null) continue;
+      f.setAccessible(true);
+      assertThat(header).as(cName).containsKey(cName);
+      assertThat((long) f.getInt(null)).as(cName).isEqualTo(header.get(cName));
+      checked++;
+    }
+    assertThat(checked).isGreaterThan(25);
+  }
+}

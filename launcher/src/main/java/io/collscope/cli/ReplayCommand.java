@@ -1,0 +1,73 @@
+package io.collscope.cli;
+
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.emitter.BrokerUnreachableException;
+import io.collscope.emitter.KafkaSnapshotSink;
+import io.collscope.emitter.Replayer;
+import io.collscope.emitter.SnapshotRecording;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code collscope replay FILE}: publish a recording (from {@code emit --record}) to Kafka. */
+@Command(
+    name = "replay",
+    mixinStandardHelpOptions = true,
+    description =
+        "Publish a recorded run to Kafka with its original pacing, event times moved to now.")
+final class ReplayCommand implements Callable<Integer> {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Parameters(index = "0", description = "A file written by 'collscope emit --record'.")
+  Path file;
+
+  @Option(
+      names = "--bootstrap",
+      defaultValue = Defaults.BOOTSTRAP,
+      description = "Default: ${DEFAULT-VALUE}")
+  String bootstrap;
+
+  @Option(
+      names = "--topic",
+      defaultValue = Defaults.SNAPSHOT_TOPIC,
+      description = "Default: ${DEFAULT-VALUE}")
+  String topic;
+
+  @Option(
+      names = "--no-pace",
+      description = "Publish as fast as possible (event times still spaced as recorded).")
+  boolean noPace;
+
+  @Option(
+      names = "--broker-timeout",
+      defaultValue = Defaults.BROKER_TIMEOUT,
+      converter = DurationConverter.class)
+  Duration brokerTimeout;
+
+  @Override
+  public Integer call() throws Exception {
+    if (!Files.isReadable(file)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "cannot read " + file);
+    }
+    List<CounterSnapshot> rec = SnapshotRecording.read(file);
+    try (KafkaSnapshotSink sink = KafkaSnapshotSink.connect(bootstrap, topic, 4, brokerTimeout)) {
+      Replayer.replay(rec, sink, !noPace);
+      spec.commandLine()
+          .getErr()
+          .printf(
+              "collscope replay: %d snapshots to %s %s, %d failed%n",
+              rec.size(), bootstrap, topic, sink.failed());
+      return sink.failed() > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
+    } catch (BrokerUnreachableException e) {
+      spec.commandLine().getErr().println("collscope replay: " + e.getMessage());
+      return Defaults.EXIT_BROKER_UNREACHABLE;
+    }
+  }
+}
