@@ -31,6 +31,8 @@ rm -rf "$tmp"
 cat > "$out/bin/collscope" <<'SH'
 #!/usr/bin/env bash
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Emulated ranks put one stream each on a GPU; give every stream its own hardware queue.
+export CUDA_DEVICE_MAX_CONNECTIONS="${CUDA_DEVICE_MAX_CONNECTIONS:-32}"
 exec "$here/jre/bin/java" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -Dorg.slf4j.simpleLogger.log.io.collscope=info -Dorg.slf4j.simpleLogger.logFile=System.err \
   ${COLLSCOPE_JAVA_OPTS:-} -cp "$here/lib/*" io.collscope.cli.NodeCli "$@"

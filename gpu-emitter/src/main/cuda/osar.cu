@@ -72,7 +72,10 @@ __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
-// Writes the totals into the counter block under its sequence lock. One warp.
+__device__ __forceinline__ u64* totals(u64* st, u64 buf) { return st + (buf ? S_TOT1 : S_TOT0); }
+
+// Writes the current totals into the counter block under its sequence lock. One warp. The lock
+// value is mirrored in device memory, so the only PCIe traffic is posted writes and two fences.
 __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   const int lane = threadIdx.x & 31;
   const int world = (int)P[P_WORLD];
@@ -80,14 +83,11 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   const int blocks = (int)P[P_WORK_BLOCKS];
   u64* cb = (u64*)P[P_COUNTER_BLOCK];
   u64* lock = cb + CB_OFF_SEQLOCK / 8;
-  u64 s = 0;
-  if (lane == 0) {
-    s = ld_volatile(lock);
-    st_volatile(lock, s + 1);
-  }
+  const u64 s = ld_volatile(st + S_LOCK);
+  if (lane == 0) st_volatile(lock, s + 1);
   __syncwarp();
   __threadfence_system();
-  const u64* tot = st + S_TOT;
+  const u64* tot = totals(st, ld_volatile(st + S_TOT_BUF));
   // phases are summed over data blocks: publish their mean so a phase is time, not CTA-time
   if (lane == 0) {
     cb[CB_OFF_CPS / 8] = ld_volatile(st + S_CPS);
@@ -105,7 +105,10 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   }
   __syncwarp();
   __threadfence_system();
-  if (lane == 0) st_volatile(lock, s + 2);
+  if (lane == 0) {
+    st_volatile(lock, s + 2);
+    st_volatile(st + S_LOCK, s + 2);
+  }
 }
 
 template <typename T, bool INSTR>
@@ -121,6 +124,7 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ int s_abort;
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
   __shared__ u64 s_first_round;
+  __shared__ int s_last;
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -131,13 +135,7 @@ __device__ void osar(const u64* __restrict__ P) {
 
   if (INSTR && blockIdx.x == blocks) {
     // Publisher block: the totals of every collective before this one, off the data path.
-    if (threadIdx.x < 32) {
-      publish_counter_block(P, st);
-      if (threadIdx.x == 0) {
-        __threadfence();
-        st_volatile(st + S_PUBLISHED, seq - 1);
-      }
-    }
+    if (threadIdx.x < 32) publish_counter_block(P, st);
     return;
   }
 
@@ -235,6 +233,34 @@ __device__ void osar(const u64* __restrict__ P) {
         break;
       }
     }
+    __syncwarp();  // lane 0 may have raised s_abort
+    if (INSTR && !s_abort) {
+      // Critical-path shares, one lane per peer: peer p is billed the interval from the latest
+      // earlier arrival (or this rank's publication) to its own, split among peers tied with it.
+      __syncwarp();
+      u64 latest = 0;
+      for (int q = 0; q < world; ++q)
+        if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
+      for (int p = lane; p < world; p += 32) {
+        if (p == rank) continue;
+        const u64 tp = s_arrival[p];
+        u64 prev = t3;
+        int ties = 0;
+        for (int q = 0; q < world; ++q) {
+          if (q == rank) continue;
+          const u64 tq = s_arrival[q];
+          if (tq == tp) ++ties;
+          else if (tq < tp && tq > prev) prev = tq;
+        }
+        if (tp > prev) atomicAdd(st + S_CUR + C_PEER_WAIT + p, (tp - prev) / ties);
+        // arrived last, from block 0's view: the peers of the round that ended the wait
+        if (blockIdx.x == 0 && latest > s_first_round && tp == latest)
+          atomicAdd(st + S_CUR + C_PEER_LAST + p, 1ull);
+      }
+      // ...or this rank itself, when every peer was already there at the first round
+      if (blockIdx.x == 0 && lane == 0 && (world == 1 || latest <= s_first_round))
+        atomicAdd(st + S_CUR + C_PEER_LAST + rank, 1ull);
+    }
   }
   __syncthreads();
   // Peers' slots were written by other SMs (or GPUs): order their flags before the data reads,
@@ -255,83 +281,79 @@ __device__ void osar(const u64* __restrict__ P) {
   __syncthreads();
   if (INSTR) t5 = clock64();
 
-  if (threadIdx.x != 0) return;
-  if (s_abort) {
-    // Count the timeout once per collective and tell the host; the data path is abandoned.
-    if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
-      atomicAdd(st + S_TOT + T_TIMEOUTS, 1ull);
-      atomicAdd(st + S_TOT + T_CALLS, 1ull);
-    }
-    return;
-  }
-  u64* cur = st + S_CUR;
-  if (INSTR) {
-    atomicAdd(cur + C_PHASES + 0, t1 - t0);
-    atomicAdd(cur + C_PHASES + 1, t2 - t1);
-    atomicAdd(cur + C_PHASES + 2, t3 - t2);
-    atomicAdd(cur + C_PHASES + 3, t4 - t3);
-    atomicAdd(cur + C_PHASES + 4, t5 - t4);
-    // critical-path shares: walk arrivals in time order; a tie splits its interval
-    u64 prev = t3, tmax = 0;
-    unsigned long long done = 1ull << rank;
-    for (;;) {
-      u64 tmin = ~0ull;
-      for (int p = 0; p < world; ++p)
-        if (!(done >> p & 1) && s_arrival[p] < tmin) tmin = s_arrival[p];
-      if (tmin == ~0ull) break;
-      int n = 0;
-      for (int p = 0; p < world; ++p)
-        if (!(done >> p & 1) && s_arrival[p] == tmin) ++n;
-      const u64 share = tmin > prev ? (tmin - prev) / n : 0;
-      for (int p = 0; p < world; ++p) {
-        if (!(done >> p & 1) && s_arrival[p] == tmin) {
-          done |= 1ull << p;
-          if (share) atomicAdd(cur + C_PEER_WAIT + p, share);
-        }
+  if (threadIdx.x == 0) {
+    s_last = 0;
+    if (s_abort) {
+      // Count the timeout once per collective and tell the host; the data path is abandoned.
+      if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
+        u64* tot = totals(st, ld_volatile(st + S_TOT_BUF));
+        atomicAdd(tot + T_TIMEOUTS, 1ull);
+        atomicAdd(tot + T_CALLS, 1ull);
       }
-      if (tmin > prev) prev = tmin;
-      tmax = tmin;
-    }
-    if (blockIdx.x == 0) {
-      // Arrived last, from block 0's view: the peers of the round that ended the wait, or this
-      // rank itself when every peer was already there at the first round.
-      if (world == 1 || tmax <= s_first_round) {
-        atomicAdd(st + S_TOT + T_PEER_LAST + rank, 1ull);
-      } else {
-        for (int p = 0; p < world; ++p)
-          if (p != rank && s_arrival[p] == tmax) atomicAdd(st + S_TOT + T_PEER_LAST + p, 1ull);
+    } else {
+      if (INSTR) {
+        u64* cur = st + S_CUR;
+        atomicAdd(cur + C_PHASES + 0, t1 - t0);
+        atomicAdd(cur + C_PHASES + 1, t2 - t1);
+        atomicAdd(cur + C_PHASES + 2, t3 - t2);
+        atomicAdd(cur + C_PHASES + 3, t4 - t3);
+        atomicAdd(cur + C_PHASES + 4, t5 - t4);
       }
+      __threadfence();
+      s_last = atomicAdd(st + S_FINISHED, 1ull) + 1 == seq * (u64)blocks;
     }
   }
-  __threadfence();
-  u64 before = atomicAdd(st + S_FINISHED, 1ull);
-  if (before + 1 != seq * (u64)blocks) return;
+  __syncthreads();
+  if (!s_last) return;
 
-  // ---- last block: every block has read every peer's slot: ack it -------------------------
-  st_volatile((u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY, globaltimer());
-  __threadfence_system();
-  st_volatile((u64*)P[P_ACK_PTR + rank], seq);
-  if (INSTR) {
-    // Fold this collective into the totals once the publisher block has read them.
-    Backoff bo;
-    while (ld_volatile(st + S_PUBLISHED) + 1 < seq) {
-      if (!bo.pause(deadline + 1000000000ull)) break;
-    }
-    u64* tot = st + S_TOT;
-    for (int i = 0; i < 5; ++i) {
-      tot[T_GUARD + i] += cur[C_PHASES + i];
-      cur[C_PHASES + i] = 0;
-    }
-    for (int p = 0; p < world; ++p) {
-      tot[T_PEER_WAIT + p] += cur[C_PEER_WAIT + p];
-      cur[C_PEER_WAIT + p] = 0;
-    }
-    tot[T_CALLS] += 1;
-    tot[T_BYTES] += (u64)elems * sizeof(T);
-    tot[T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS])] += 1;
-  }
+  // ---- last block: every block has read every peer's slot, so ack it ----------------------
   __threadfence();
-  st_volatile(st + S_NEXT_SEQ, seq + 1);
+  if (threadIdx.x == 0) {
+    st_volatile((u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY, globaltimer());
+    __threadfence_system();
+    st_volatile((u64*)P[P_ACK_PTR + rank], seq);
+  }
+  if (INSTR && threadIdx.x < 32) {
+    // Fold this collective into the other totals buffer, one warp; the publisher block of this
+    // launch reads only the current buffer, so nothing waits.
+    const int lane = threadIdx.x;
+    const u64 buf = ld_volatile(st + S_TOT_BUF);
+    const u64* old = totals(st, buf);
+    u64* nxt = totals(st, buf ^ 1);
+    u64* cur = st + S_CUR;
+    const int buckets = (int)P[P_HIST_BUCKETS];
+    // this block's own clock, one value for the warp
+    const int bucket = __shfl_sync(0xffffffffu, bucket_of(t5 - t0, buckets), 0);
+    for (int i = lane; i < T_WORDS; i += 32) {
+      u64 v = ld_volatile(old + i);
+      if (i >= T_GUARD && i <= T_REDUCE) {
+        v += ld_volatile(cur + C_PHASES + i - T_GUARD);
+        cur[C_PHASES + i - T_GUARD] = 0;
+      } else if (i >= T_PEER_WAIT && i < T_PEER_WAIT + world) {
+        v += ld_volatile(cur + C_PEER_WAIT + i - T_PEER_WAIT);
+        cur[C_PEER_WAIT + i - T_PEER_WAIT] = 0;
+      } else if (i >= T_PEER_LAST && i < T_PEER_LAST + world) {
+        v += ld_volatile(cur + C_PEER_LAST + i - T_PEER_LAST);
+        cur[C_PEER_LAST + i - T_PEER_LAST] = 0;
+      } else if (i == T_CALLS) {
+        v += 1;
+      } else if (i == T_BYTES) {
+        v += (u64)elems * sizeof(T);
+      } else if (i == T_HIST + bucket) {
+        v += 1;
+      }
+      nxt[i] = v;
+    }
+    __syncwarp();
+    if (lane == 0) {
+      __threadfence();
+      st_volatile(st + S_TOT_BUF, buf ^ 1);
+    }
+  }
+  if (threadIdx.x == 0) {
+    __threadfence();
+    st_volatile(st + S_NEXT_SEQ, seq + 1);
+  }
 }
 
 extern "C" __global__ void osar_f32(const u64* P) { osar<float, true>(P); }
@@ -341,12 +363,7 @@ extern "C" __global__ void osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, f
 
 // Publishes the totals now (after the last collective, or after a graph replay). One warp.
 extern "C" __global__ void osar_flush(const u64* P) {
-  u64* st = (u64*)P[P_STATE];
-  if (threadIdx.x < 32) publish_counter_block(P, st);
-  if (threadIdx.x == 0) {
-    __threadfence();
-    st_volatile(st + S_PUBLISHED, ld_volatile(st + S_NEXT_SEQ) - 1);
-  }
+  if (threadIdx.x < 32) publish_counter_block(P, (u64*)P[P_STATE]);
 }
 
 // clock64 cycles per second against %globaltimer over ~20 ms. out[0] = cycles, out[1] = ns.

@@ -86,6 +86,7 @@ public final class CudaCollective implements CollectiveBackend {
     OsarModule module;
     String name;
     int sms;
+    int smemPerBlock;
     long cyclesPerSecond;
   }
 
@@ -157,7 +158,19 @@ public final class CudaCollective implements CollectiveBackend {
       rr.blocks =
           opt.blocksPerRank() > 0
               ? opt.blocksPerRank()
+              // every rank's blocks plus its publisher block must be resident at once
               : Math.max(1, Math.min(16, d.sms / perDevice[d.ordinal] - 1));
+      if (perDevice[d.ordinal] * (rr.blocks + 1) > d.sms) {
+        throw new IllegalArgumentException(
+            perDevice[d.ordinal]
+                + " ranks of "
+                + (rr.blocks + 1)
+                + " blocks do not fit on the "
+                + d.sms
+                + " SMs of GPU "
+                + d.ordinal
+                + ": the collective would wait on blocks never scheduled");
+      }
       ranks[r] = rr;
       cuCtxSetCurrent(d.ctx);
       allocRank(rr);
@@ -182,6 +195,20 @@ public final class CudaCollective implements CollectiveBackend {
     cuDeviceGetAttribute(a, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.dev);
     d.sms = a[0];
     d.module = new OsarModule();
+    // Ask for just over half an SM's shared memory: one collective block per SM, so no data
+    // block shares an SM with another (or with a publisher block) and bandwidth is even.
+    cuDeviceGetAttribute(
+        a, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, d.dev);
+    int perSm = a[0];
+    cuDeviceGetAttribute(
+        a, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d.dev);
+    d.smemPerBlock = Math.min(a[0], perSm / 2 + 1024);
+    for (jcuda.driver.CUfunction f : d.module.collectives()) {
+      cuFuncSetAttribute(
+          f,
+          jcuda.driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+          d.smemPerBlock);
+    }
     d.cyclesPerSecond = calibrate(d);
     return d;
   }
@@ -340,27 +367,40 @@ public final class CudaCollective implements CollectiveBackend {
     return n;
   }
 
+  /**
+   * Starts one dispatcher thread per GPU. It launches every live rank's collective k before any
+   * rank's collective k+1: streams beyond CUDA_DEVICE_MAX_CONNECTIONS share hardware queues, and a
+   * queue holding rank A's k+1 ahead of rank B's k would stall A until its wait budget ran out.
+   */
   @Override
   public synchronized void start() {
     if (running || closed) return;
     running = true;
-    for (RankRes r : ranks) {
-      if (faults.isDead(r.rank)) continue;
-      Thread t = new Thread(() -> rankLoop(r), "collscope-cuda-rank-" + r.rank);
+    for (Device d : devices.values()) {
+      List<RankRes> live = new ArrayList<>();
+      for (RankRes r : ranks) {
+        if (r.device == d && !faults.isDead(r.rank)) live.add(r);
+      }
+      if (live.isEmpty()) continue;
+      Thread t = new Thread(() -> dispatch(d, live), "collscope-cuda-gpu-" + d.ordinal);
       t.setDaemon(true);
       threads.add(t);
       t.start();
     }
   }
 
-  private void rankLoop(RankRes r) {
+  private void dispatch(Device d, List<RankRes> live) {
     try {
-      cuCtxSetCurrent(r.device.ctx);
+      cuCtxSetCurrent(d.ctx);
       for (long batch = 0; running; batch++) {
-        for (int i = 0; i < BATCH; i++) launch(r, opt.instrumented());
-        cuStreamSynchronize(r.stream);
-        checkAbort(r);
-        if (batch % opt.checkEveryBatches() == 0) verifyOutput(r);
+        for (int i = 0; i < BATCH; i++) {
+          for (RankRes r : live) launch(r, opt.instrumented());
+        }
+        for (RankRes r : live) {
+          cuStreamSynchronize(r.stream);
+          checkAbort(r);
+          if (batch % opt.checkEveryBatches() == 0) verifyOutput(r);
+        }
       }
     } catch (Throwable t) {
       failure.compareAndSet(null, t);

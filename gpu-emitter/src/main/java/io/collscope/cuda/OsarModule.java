@@ -46,6 +46,10 @@ final class OsarModule {
     };
   }
 
+  jcuda.driver.CUfunction[] collectives() {
+    return new jcuda.driver.CUfunction[] {f32, f32Plain, bf16, bf16Plain};
+  }
+
   static byte[] fatbin() {
     try (InputStream in = OsarModule.class.getResourceAsStream(FATBIN_RESOURCE)) {
       if (in == null) {

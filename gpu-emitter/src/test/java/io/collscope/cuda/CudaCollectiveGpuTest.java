@@ -117,6 +117,25 @@ class CudaCollectiveGpuTest {
   }
 
   @Test
+  void theDispatcherRunsEightRanksForSecondsWithoutAStall() throws Exception {
+    FaultPlan plan = FaultPlan.parse(List.of("slow-link=3->6:100us"), 8);
+    try (CudaCollective c = CudaCollective.open(config(8, 64 << 10, DType.F32), plan)) {
+      c.start();
+      Thread.sleep(3_000);
+      c.stop();
+      assertThat(c.failure()).isEmpty();
+      for (int r = 0; r < 8; r++) {
+        Counters k = counters(c, r);
+        assertThat(k.calls()).isGreaterThan(1_000);
+        assertThat(k.timeouts()).isZero();
+        c.verifyOutput(r);
+      }
+      long[] w6 = counters(c, 6).peerWaitCycles();
+      assertThat(w6[3]).as(java.util.Arrays.toString(w6)).isGreaterThan(5 * w6[2]);
+    }
+  }
+
+  @Test
   void aDeadPeerIsATimeoutAndACleanErrorNotAHang() throws Exception {
     CollectiveConfig cfg = config(2, 4 << 10, DType.F32).withWaitBudgetNanos(50_000_000L);
     try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.parse(List.of("dead-rank=1"), 2))) {
