@@ -72,36 +72,47 @@ __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
-__device__ __forceinline__ u64* totals(u64* st, u64 buf) { return st + (buf ? S_TOT1 : S_TOT0); }
-
-// Writes the current totals into the counter block under its sequence lock. One warp. The lock
-// value is mirrored in device memory, so the only PCIe traffic is posted writes and two fences.
-__device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
+// Reads the totals (lanes in parallel), marks them read (S_SNAP = seq), then writes them into
+// the counter block under its sequence lock. One warp. The lock value is mirrored in device
+// memory, so the only PCIe traffic is posted writes and two fences, off the data path.
+__device__ void publish_counter_block(const u64* __restrict__ P, u64* st, u64 seq) {
   const int lane = threadIdx.x & 31;
   const int world = (int)P[P_WORLD];
   const int buckets = (int)P[P_HIST_BUCKETS];
   const int blocks = (int)P[P_WORK_BLOCKS];
+  const u64* tot = st + S_TOT;
+  u64 v[(T_WORDS + 31) / 32];
+#pragma unroll
+  for (int k = 0; k < (T_WORDS + 31) / 32; ++k) {
+    const int i = lane + 32 * k;
+    v[k] = i < T_WORDS ? ld_volatile(tot + i) : 0;
+  }
+  __syncwarp();
+  __threadfence();  // the reads above are performed before S_SNAP lets blocks add again
+  if (lane == 0) st_volatile(st + S_SNAP, seq);
+
   u64* cb = (u64*)P[P_COUNTER_BLOCK];
   u64* lock = cb + CB_OFF_SEQLOCK / 8;
   const u64 s = ld_volatile(st + S_LOCK);
   if (lane == 0) st_volatile(lock, s + 1);
   __syncwarp();
   __threadfence_system();
-  const u64* tot = totals(st, ld_volatile(st + S_TOT_BUF));
-  // phases are summed over data blocks: publish their mean so a phase is time, not CTA-time
-  if (lane == 0) {
-    cb[CB_OFF_CPS / 8] = ld_volatile(st + S_CPS);
-    cb[CB_OFF_CALLS / 8 + 0] = ld_volatile(tot + T_CALLS);
-    cb[CB_OFF_CALLS / 8 + 1] = ld_volatile(tot + T_BYTES);
-    cb[CB_OFF_CALLS / 8 + 7] = ld_volatile(tot + T_TIMEOUTS);
-  }
-  if (lane < 5) cb[CB_OFF_CALLS / 8 + 2 + lane] = ld_volatile(tot + T_GUARD + lane) / blocks;
-  for (int p = lane; p < world; p += 32) {
-    cb[CB_OFF_PEER_WAIT / 8 + p] = ld_volatile(tot + T_PEER_WAIT + p) / blocks;
-    cb[CB_OFF_PEER_WAIT / 8 + world + p] = ld_volatile(tot + T_PEER_LAST + p);
-  }
-  for (int i = lane; i < buckets; i += 32) {
-    cb[CB_OFF_PEER_WAIT / 8 + 2 * world + i] = ld_volatile(tot + T_HIST + i);
+  if (lane == 0) cb[CB_OFF_CPS / 8] = ld_volatile(st + S_CPS);
+#pragma unroll
+  for (int k = 0; k < (T_WORDS + 31) / 32; ++k) {
+    const int i = lane + 32 * k;
+    if (i <= T_BYTES || i == T_TIMEOUTS) {
+      cb[CB_OFF_CALLS / 8 + i] = v[k];
+    } else if (i <= T_REDUCE) {
+      // phases are summed over data blocks: publish their mean, so a phase is time
+      cb[CB_OFF_CALLS / 8 + i] = v[k] / blocks;
+    } else if (i >= T_PEER_WAIT && i < T_PEER_WAIT + world) {
+      cb[CB_OFF_PEER_WAIT / 8 + (i - T_PEER_WAIT)] = v[k] / blocks;
+    } else if (i >= T_PEER_LAST && i < T_PEER_LAST + world) {
+      cb[CB_OFF_PEER_WAIT / 8 + world + (i - T_PEER_LAST)] = v[k];
+    } else if (i >= T_HIST && i < T_HIST + buckets) {
+      cb[CB_OFF_PEER_WAIT / 8 + 2 * world + (i - T_HIST)] = v[k];
+    }
   }
   __syncwarp();
   __threadfence_system();
@@ -124,7 +135,6 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ int s_abort;
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
   __shared__ u64 s_first_round;
-  __shared__ int s_last;
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -135,7 +145,7 @@ __device__ void osar(const u64* __restrict__ P) {
 
   if (INSTR && blockIdx.x == blocks) {
     // Publisher block: the totals of every collective before this one, off the data path.
-    if (threadIdx.x < 32) publish_counter_block(P, st);
+    if (threadIdx.x < 32) publish_counter_block(P, st, seq);
     return;
   }
 
@@ -148,6 +158,8 @@ __device__ void osar(const u64* __restrict__ P) {
   const long long lo = (long long)blockIdx.x * chunk;
   const long long hi = lo + chunk < elems ? lo + chunk : elems;
   u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
+  u64 my_share[OSAR_MAX_RANKS / 32] = {0};
+  bool my_last[OSAR_MAX_RANKS / 32] = {false};
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
   if (threadIdx.x == 0 && seq > (u64)nslots) {
@@ -237,29 +249,33 @@ __device__ void osar(const u64* __restrict__ P) {
     if (INSTR && !s_abort) {
       // Critical-path shares, one lane per peer: peer p is billed the interval from the latest
       // earlier arrival (or this rank's publication) to its own, split among peers tied with it.
-      __syncwarp();
       u64 latest = 0;
       for (int q = 0; q < world; ++q)
         if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
-      for (int p = lane; p < world; p += 32) {
-        if (p == rank) continue;
-        const u64 tp = s_arrival[p];
-        u64 prev = t3;
-        int ties = 0;
-        for (int q = 0; q < world; ++q) {
-          if (q == rank) continue;
-          const u64 tq = s_arrival[q];
-          if (tq == tp) ++ties;
-          else if (tq < tp && tq > prev) prev = tq;
+      const bool self_last = world == 1 || latest <= s_first_round;
+      for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
+        const int p = lane + 32 * k;
+        if (p >= world) break;
+        u64 share = 0;
+        bool last = false;
+        if (p == rank) {
+          last = self_last;  // every peer was already there at the first round
+        } else {
+          const u64 tp = s_arrival[p];
+          u64 prev = t3;
+          int ties = 0;
+          for (int q = 0; q < world; ++q) {
+            if (q == rank) continue;
+            const u64 tq = s_arrival[q];
+            if (tq == tp) ++ties;
+            else if (tq < tp && tq > prev) prev = tq;
+          }
+          share = tp > prev ? (tp - prev) / ties : 0;
+          last = !self_last && tp == latest;  // in the round that ended the wait
         }
-        if (tp > prev) atomicAdd(st + S_CUR + C_PEER_WAIT + p, (tp - prev) / ties);
-        // arrived last, from block 0's view: the peers of the round that ended the wait
-        if (blockIdx.x == 0 && latest > s_first_round && tp == latest)
-          atomicAdd(st + S_CUR + C_PEER_LAST + p, 1ull);
+        my_share[k] = share;
+        my_last[k] = last && blockIdx.x == 0;  // arrived-last from block 0's view
       }
-      // ...or this rank itself, when every peer was already there at the first round
-      if (blockIdx.x == 0 && lane == 0 && (world == 1 || latest <= s_first_round))
-        atomicAdd(st + S_CUR + C_PEER_LAST + rank, 1ull);
     }
   }
   __syncthreads();
@@ -281,79 +297,56 @@ __device__ void osar(const u64* __restrict__ P) {
   __syncthreads();
   if (INSTR) t5 = clock64();
 
-  if (threadIdx.x == 0) {
-    s_last = 0;
-    if (s_abort) {
-      // Count the timeout once per collective and tell the host; the data path is abandoned.
-      if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
-        u64* tot = totals(st, ld_volatile(st + S_TOT_BUF));
-        atomicAdd(tot + T_TIMEOUTS, 1ull);
-        atomicAdd(tot + T_CALLS, 1ull);
+  if (INSTR && !s_abort) {
+    // Add this block's part of the collective to the totals, once the publisher block of this
+    // launch has read them (normally long ago: it read them when the launch began).
+    if (threadIdx.x == 0) {
+      Backoff bo;
+      while (ld_volatile(st + S_SNAP) < seq && bo.pause(deadline + 1000000000ull)) {
       }
-    } else {
-      if (INSTR) {
-        u64* cur = st + S_CUR;
-        atomicAdd(cur + C_PHASES + 0, t1 - t0);
-        atomicAdd(cur + C_PHASES + 1, t2 - t1);
-        atomicAdd(cur + C_PHASES + 2, t3 - t2);
-        atomicAdd(cur + C_PHASES + 3, t4 - t3);
-        atomicAdd(cur + C_PHASES + 4, t5 - t4);
+    }
+    __syncthreads();
+    u64* tot = st + S_TOT;
+    if (threadIdx.x < 32) {
+      for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
+        const int p = threadIdx.x + 32 * k;
+        if (p >= world) break;
+        if (my_share[k]) atomicAdd(tot + T_PEER_WAIT + p, my_share[k]);
+        if (my_last[k]) atomicAdd(tot + T_PEER_LAST + p, 1ull);
       }
-      __threadfence();
-      s_last = atomicAdd(st + S_FINISHED, 1ull) + 1 == seq * (u64)blocks;
+    }
+    if (threadIdx.x == 0) {
+      atomicAdd(tot + T_GUARD, t1 - t0);
+      atomicAdd(tot + T_COPY, t2 - t1);
+      atomicAdd(tot + T_PUBLISH, t3 - t2);
+      atomicAdd(tot + T_WAIT, t4 - t3);
+      atomicAdd(tot + T_REDUCE, t5 - t4);
     }
   }
-  __syncthreads();
-  if (!s_last) return;
+  if (threadIdx.x != 0) return;
+  if (s_abort) {
+    // Count the timeout once per collective and tell the host; the data path is abandoned.
+    if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
+      atomicAdd(st + S_TOT + T_TIMEOUTS, 1ull);
+      atomicAdd(st + S_TOT + T_CALLS, 1ull);
+    }
+    return;
+  }
+  __threadfence();
+  if (atomicAdd(st + S_FINISHED, 1ull) + 1 != seq * (u64)blocks) return;
 
   // ---- last block: every block has read every peer's slot, so ack it ----------------------
-  __threadfence();
-  if (threadIdx.x == 0) {
-    st_volatile((u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY, globaltimer());
-    __threadfence_system();
-    st_volatile((u64*)P[P_ACK_PTR + rank], seq);
-  }
-  if (INSTR && threadIdx.x < 32) {
-    // Fold this collective into the other totals buffer, one warp; the publisher block of this
-    // launch reads only the current buffer, so nothing waits.
-    const int lane = threadIdx.x;
-    const u64 buf = ld_volatile(st + S_TOT_BUF);
-    const u64* old = totals(st, buf);
-    u64* nxt = totals(st, buf ^ 1);
-    u64* cur = st + S_CUR;
-    const int buckets = (int)P[P_HIST_BUCKETS];
-    // this block's own clock, one value for the warp
-    const int bucket = __shfl_sync(0xffffffffu, bucket_of(t5 - t0, buckets), 0);
-    for (int i = lane; i < T_WORDS; i += 32) {
-      u64 v = ld_volatile(old + i);
-      if (i >= T_GUARD && i <= T_REDUCE) {
-        v += ld_volatile(cur + C_PHASES + i - T_GUARD);
-        cur[C_PHASES + i - T_GUARD] = 0;
-      } else if (i >= T_PEER_WAIT && i < T_PEER_WAIT + world) {
-        v += ld_volatile(cur + C_PEER_WAIT + i - T_PEER_WAIT);
-        cur[C_PEER_WAIT + i - T_PEER_WAIT] = 0;
-      } else if (i >= T_PEER_LAST && i < T_PEER_LAST + world) {
-        v += ld_volatile(cur + C_PEER_LAST + i - T_PEER_LAST);
-        cur[C_PEER_LAST + i - T_PEER_LAST] = 0;
-      } else if (i == T_CALLS) {
-        v += 1;
-      } else if (i == T_BYTES) {
-        v += (u64)elems * sizeof(T);
-      } else if (i == T_HIST + bucket) {
-        v += 1;
-      }
-      nxt[i] = v;
-    }
-    __syncwarp();
-    if (lane == 0) {
-      __threadfence();
-      st_volatile(st + S_TOT_BUF, buf ^ 1);
-    }
-  }
-  if (threadIdx.x == 0) {
+  st_volatile((u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY, globaltimer());
+  __threadfence_system();
+  st_volatile((u64*)P[P_ACK_PTR + rank], seq);
+  if (INSTR) {
+    u64* tot = st + S_TOT;
+    atomicAdd(tot + T_CALLS, 1ull);
+    atomicAdd(tot + T_BYTES, (u64)elems * sizeof(T));
+    atomicAdd(tot + T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS]), 1ull);
     __threadfence();
-    st_volatile(st + S_NEXT_SEQ, seq + 1);
   }
+  st_volatile(st + S_NEXT_SEQ, seq + 1);
 }
 
 extern "C" __global__ void osar_f32(const u64* P) { osar<float, true>(P); }
@@ -363,7 +356,8 @@ extern "C" __global__ void osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, f
 
 // Publishes the totals now (after the last collective, or after a graph replay). One warp.
 extern "C" __global__ void osar_flush(const u64* P) {
-  if (threadIdx.x < 32) publish_counter_block(P, (u64*)P[P_STATE]);
+  u64* st = (u64*)P[P_STATE];
+  if (threadIdx.x < 32) publish_counter_block(P, st, ld_volatile(st + S_NEXT_SEQ) - 1);
 }
 
 // clock64 cycles per second against %globaltimer over ~20 ms. out[0] = cycles, out[1] = ns.

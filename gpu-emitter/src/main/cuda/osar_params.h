@@ -34,18 +34,17 @@
 #define S_NEXT_SEQ 0     // sequence of the next collective (host sets 1); the kernel advances it
 #define S_ARRIVED 1      // blocks done copying, cumulative (publish = last of seq*B)
 #define S_FINISHED 2     // blocks done reducing, cumulative
-#define S_TOT_BUF 3      // which totals buffer (0/1) holds the totals through the last collective
+#define S_SNAP 3         // last seq whose publisher block has read the totals into registers
 #define S_ABORT 4        // sticky: a wait passed its budget; the host stops
 #define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
 #define S_LOCK 6         // the counter block's seqlock value, mirrored here: no PCIe read
-// Two totals buffers: a collective's publisher block reads the current one while its last
-// block writes current + this collective into the other, so neither ever waits for the other.
-#define S_TOT0 8         // totals buffer 0 (T_WORDS), mirrored into the counter block
-#define S_TOT1 144       // totals buffer 1
-#define S_CUR 280        // this collective's sums over blocks, folded into the totals (C_*)
-#define S_WORDS 352
+// Totals through the last collective. Data blocks add to them with fire-and-forget atomics at
+// the very end of a collective, but only after this launch's publisher block has read them
+// (S_SNAP): a published snapshot never holds part of a collective.
+#define S_TOT 8
+#define S_WORDS 144
 
-// totals, relative to a totals buffer; the same order as the counter block from offset 32
+// totals, relative to S_TOT; the same order as the counter block from offset 32
 #define T_CALLS 0
 #define T_BYTES 1
 #define T_GUARD 2
@@ -54,13 +53,7 @@
 #define T_WAIT 5
 #define T_REDUCE 6
 #define T_TIMEOUTS 7
-#define T_PEER_WAIT 8                        // [world]
-#define T_PEER_LAST (8 + OSAR_MAX_RANKS)     // [world]
+#define T_PEER_WAIT 8                        // [world], summed over data blocks
+#define T_PEER_LAST (8 + OSAR_MAX_RANKS)     // [world], block 0's view
 #define T_HIST (8 + 2 * OSAR_MAX_RANKS)      // [buckets]
 #define T_WORDS 136
-
-// per-collective sums over blocks, relative to S_CUR
-#define C_PHASES 0                           // 5 phases, summed over data blocks
-#define C_PEER_WAIT 5                        // [world], summed over data blocks
-#define C_PEER_LAST (5 + OSAR_MAX_RANKS)     // [world], block 0's view
-#define C_WORDS (5 + 2 * OSAR_MAX_RANKS)

@@ -181,9 +181,13 @@ final class DemoCommand implements Callable<Integer> {
           job.getJobID(),
           uiPort,
           ranks,
-          ranksBackend.name(),
-          plan,
-          seconds);
+          ranksBackend == null ? "recorded" : ranksBackend.name(),
+          recording == null ? plan.toString() : "as recorded in " + replay,
+          recording == null
+              ? seconds
+              : (recording.get(recording.size() - 1).getEventTimeMs().toEpochMilli()
+                      - recording.get(0).getEventTimeMs().toEpochMilli())
+                  / 1000);
       err.flush();
 
       AtomicLong lastWindowEnd = new AtomicLong();
