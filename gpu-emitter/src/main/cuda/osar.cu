@@ -145,7 +145,14 @@ __device__ void osar(const u64* __restrict__ P) {
 
   if (INSTR && blockIdx.x == blocks) {
     // Publisher block: the totals of every collective before this one, off the data path.
-    if (threadIdx.x < 32) publish_counter_block(P, st, seq);
+    // Writing mapped host memory costs PCIe traffic that every kernel end must drain; the
+    // totals stay exact in device memory, so publishing every k-th collective loses nothing.
+    const u64 every = P[P_PUBLISH_EVERY] ? P[P_PUBLISH_EVERY] : 1;
+    if (seq % every == 0) {
+      if (threadIdx.x < 32) publish_counter_block(P, st, seq);
+    } else if (threadIdx.x == 0) {
+      st_volatile(st + S_SNAP, seq);  // nothing read: the blocks may add at once
+    }
     return;
   }
 
@@ -297,9 +304,32 @@ __device__ void osar(const u64* __restrict__ P) {
   __syncthreads();
   if (INSTR) t5 = clock64();
 
+  // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
+  // The totals are read by the next launch's publisher, after this launch has completed, so
+  // the atomics below are fire-and-forget: nothing in this launch waits for them.
+  __shared__ int s_last;
+  if (threadIdx.x == 0) {
+    s_last = 0;
+    if (s_abort) {
+      // Count the timeout once per collective and tell the host; the data path is abandoned.
+      if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
+        atomicAdd(st + S_TOT + T_TIMEOUTS, 1ull);
+        atomicAdd(st + S_TOT + T_CALLS, 1ull);
+      }
+    } else {
+      __threadfence();  // this block's reads of the peers' slots are done before the ack
+      if (atomicAdd(st + S_FINISHED, 1ull) + 1 == seq * (u64)blocks) {
+        // last block: every block has read every peer's slot, so ack it
+        st_volatile((u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY, globaltimer());
+        __threadfence_system();
+        st_volatile((u64*)P[P_ACK_PTR + rank], seq);
+        s_last = 1;
+      }
+    }
+  }
   if (INSTR && !s_abort) {
-    // Add this block's part of the collective to the totals, once the publisher block of this
-    // launch has read them (normally long ago: it read them when the launch began).
+    // Add this block's part once this launch's publisher block has read the totals (normally
+    // long ago: it read them when the launch began), so no snapshot holds part of a collective.
     if (threadIdx.x == 0) {
       Backoff bo;
       while (ld_volatile(st + S_SNAP) < seq && bo.pause(deadline + 1000000000ull)) {
@@ -321,32 +351,15 @@ __device__ void osar(const u64* __restrict__ P) {
       atomicAdd(tot + T_PUBLISH, t3 - t2);
       atomicAdd(tot + T_WAIT, t4 - t3);
       atomicAdd(tot + T_REDUCE, t5 - t4);
+      if (s_last) {
+        atomicAdd(tot + T_CALLS, 1ull);
+        atomicAdd(tot + T_BYTES, (u64)elems * sizeof(T));
+        atomicAdd(tot + T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS]), 1ull);
+      }
     }
   }
-  if (threadIdx.x != 0) return;
-  if (s_abort) {
-    // Count the timeout once per collective and tell the host; the data path is abandoned.
-    if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
-      atomicAdd(st + S_TOT + T_TIMEOUTS, 1ull);
-      atomicAdd(st + S_TOT + T_CALLS, 1ull);
-    }
-    return;
-  }
-  __threadfence();
-  if (atomicAdd(st + S_FINISHED, 1ull) + 1 != seq * (u64)blocks) return;
-
-  // ---- last block: every block has read every peer's slot, so ack it ----------------------
-  st_volatile((u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY, globaltimer());
-  __threadfence_system();
-  st_volatile((u64*)P[P_ACK_PTR + rank], seq);
-  if (INSTR) {
-    u64* tot = st + S_TOT;
-    atomicAdd(tot + T_CALLS, 1ull);
-    atomicAdd(tot + T_BYTES, (u64)elems * sizeof(T));
-    atomicAdd(tot + T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS]), 1ull);
-    __threadfence();
-  }
-  st_volatile(st + S_NEXT_SEQ, seq + 1);
+  // read by the next launch only, after this one completed: no fence needed
+  if (threadIdx.x == 0 && s_last) st_volatile(st + S_NEXT_SEQ, seq + 1);
 }
 
 extern "C" __global__ void osar_f32(const u64* P) { osar<float, true>(P); }

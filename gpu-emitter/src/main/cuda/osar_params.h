@@ -22,6 +22,7 @@
 #define P_COUNTER_BLOCK 11   // u64* counter block (mapped host memory, device pointer)
 #define P_HIST_BUCKETS 12
 #define P_WORK_BLOCKS 13     // blocks that move data; instrumented launches add one publisher block
+#define P_PUBLISH_EVERY 14   // the publisher block writes the counter block every this many collectives
 #define P_LINK_DELAY_NS 16   // [OSAR_MAX_RANKS] delay of peer p's flag as seen by this rank
 #define P_SLOT_PTR 48        // [OSAR_MAX_RANKS] peer p's ring base (slot s at + s*elems)
 #define P_FLAG_PTR 80        // [OSAR_MAX_RANKS] peer p's flag word (last published seq)

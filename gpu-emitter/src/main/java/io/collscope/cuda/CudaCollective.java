@@ -45,7 +45,16 @@ public final class CudaCollective implements CollectiveBackend {
       int blocksPerRank,
       int threadsPerBlock,
       int[] deviceOfRank,
-      int checkEveryBatches) {
+      int checkEveryBatches,
+      int publishEvery) {
+
+    /**
+     * Collectives between counter-block publications. The totals are exact in device memory either
+     * way (and {@link CudaCollective#flush()} publishes them); publishing less often spares kernels
+     * the PCIe writes to mapped host memory that each kernel end must drain. At 1 s snapshots,
+     * collectives of microseconds are published thousands of times per read.
+     */
+    public static final int DEFAULT_PUBLISH_EVERY = 16;
 
     public static Options defaults(int worldSize) {
       int gpus = CudaProbe.gpuCount();
@@ -53,16 +62,28 @@ public final class CudaCollective implements CollectiveBackend {
       for (int r = 0; r < worldSize; r++) {
         dev[r] = gpus >= worldSize ? r : 0; // one rank per GPU when there are enough
       }
-      return new Options(DType.F32, true, 0, 512, dev, 64);
+      return new Options(DType.F32, true, 0, 512, dev, 64, DEFAULT_PUBLISH_EVERY);
     }
 
     public Options withDType(DType d) {
       return new Options(
-          d, instrumented, blocksPerRank, threadsPerBlock, deviceOfRank, checkEveryBatches);
+          d,
+          instrumented,
+          blocksPerRank,
+          threadsPerBlock,
+          deviceOfRank,
+          checkEveryBatches,
+          publishEvery);
     }
 
     public Options withInstrumented(boolean i) {
-      return new Options(dtype, i, blocksPerRank, threadsPerBlock, deviceOfRank, checkEveryBatches);
+      return new Options(
+          dtype, i, blocksPerRank, threadsPerBlock, deviceOfRank, checkEveryBatches, publishEvery);
+    }
+
+    public Options withPublishEvery(int k) {
+      return new Options(
+          dtype, instrumented, blocksPerRank, threadsPerBlock, deviceOfRank, checkEveryBatches, k);
     }
   }
 
@@ -311,6 +332,7 @@ public final class CudaCollective implements CollectiveBackend {
     p[OsarLayout.P_ACK_DELAY_NS] = faults.ackDelayNanos(r.rank);
     p[OsarLayout.P_HIST_BUCKETS] = cfg.histogramBuckets();
     p[OsarLayout.P_WORK_BLOCKS] = r.blocks;
+    p[OsarLayout.P_PUBLISH_EVERY] = Math.max(1, opt.publishEvery());
     for (int q = 0; q < n; q++)
       p[OsarLayout.P_LINK_DELAY_NS + q] = faults.linkDelayNanos(q, r.rank);
     cuMemcpyHtoD(r.params, Pointer.to(p), 8L * p.length);
@@ -327,6 +349,18 @@ public final class CudaCollective implements CollectiveBackend {
           r, OsarLayout.P_PUBTIME_PTR + q, peer.sync.withByteOffset(OsarLayout.SYNC_PUBTIME));
       putPointer(
           r, OsarLayout.P_ACKTIME_PTR + q, peer.sync.withByteOffset(OsarLayout.SYNC_ACKTIME));
+    }
+  }
+
+  /** Changes how often the kernels publish (for benchmarks); takes effect at the next launch. */
+  public void setPublishEvery(int k) {
+    for (RankRes r : ranks) {
+      cuCtxSetCurrent(r.device.ctx);
+      cuStreamSynchronize(r.stream);
+      cuMemcpyHtoD(
+          r.params.withByteOffset(8L * OsarLayout.P_PUBLISH_EVERY),
+          Pointer.to(new long[] {Math.max(1, k)}),
+          8);
     }
   }
 

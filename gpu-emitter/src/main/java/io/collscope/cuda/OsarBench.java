@@ -59,8 +59,9 @@ public final class OsarBench {
       return 2;
     }
     out.printf(
-        "| dtype | ranks | bytes/rank | plain us | instrumented us | overhead | overhead ns | graph counters |%n");
-    out.printf("|---|---:|---:|---:|---:|---:|---:|---|%n");
+        "| dtype | ranks | bytes/rank | plain us | instrumented us (publish every %d) | overhead | overhead ns | instrumented us (publish every 1) | overhead | graph counters |%n",
+        CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
+    out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|%n");
     double worst = 0;
     for (DType t : types) {
       for (int n : ranks) {
@@ -69,7 +70,7 @@ public final class OsarBench {
           worst = Math.max(worst, r[2]);
           out.printf(
               Locale.ROOT,
-              "| %s | %d | %s | %.2f | %.2f | %+.2f%% | %+.0f | %s |%n",
+              "| %s | %d | %s | %.2f | %.2f | %+.2f%% | %+.0f | %.2f | %+.2f%% | %s |%n",
               t.suffix,
               n,
               human(b),
@@ -77,6 +78,8 @@ public final class OsarBench {
               r[1],
               100 * r[2],
               (r[1] - r[0]) * 1000,
+              r[4],
+              100 * (r[4] - r[0]) / r[0],
               r[3] == 1 ? "exact" : "MISMATCH");
           out.flush();
         }
@@ -86,7 +89,10 @@ public final class OsarBench {
     return 0;
   }
 
-  /** Returns {plain us, instrumented us, relative overhead, graph counters exact (1/0)}. */
+  /**
+   * Returns {plain us, instrumented us (default publication), relative overhead, graph counters
+   * exact (1/0), instrumented us publishing every collective}.
+   */
   static double[] measure(int n, long bytes, DType t) throws Exception {
     CollectiveConfig cfg = CollectiveConfig.of(n).withElements((int) (bytes / t.bytes));
     try (CudaCollective c =
@@ -100,14 +106,21 @@ public final class OsarBench {
       long before = new SnapshotReader(c.block(0)).read().calls();
       double[] p = new double[ROUNDS];
       double[] q = new double[ROUNDS];
+      double[] e1 = new double[ROUNDS];
       for (int i = 0; i < ROUNDS; i++) {
-        // alternate which goes first so drift and clocks hurt both alike
-        if (i % 2 == 0) {
-          p[i] = time(plain);
-          q[i] = time(instr);
-        } else {
-          q[i] = time(instr);
-          p[i] = time(plain);
+        // rotate which goes first so drift and clocks hurt all alike
+        for (int j = 0; j < 3; j++) {
+          switch ((i + j) % 3) {
+            case 0 -> p[i] = time(plain);
+            case 1 -> {
+              c.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
+              q[i] = time(instr);
+            }
+            default -> {
+              c.setPublishEvery(1);
+              e1[i] = time(instr);
+            }
+          }
         }
       }
       c.flush();
@@ -116,7 +129,11 @@ public final class OsarBench {
       double mp = median(p);
       double mq = median(q);
       return new double[] {
-        mp, mq, (mq - mp) / mp, after - before == (long) ROUNDS * REPLAYS * PER_GRAPH ? 1 : 0
+        mp,
+        mq,
+        (mq - mp) / mp,
+        after - before == 2L * ROUNDS * REPLAYS * PER_GRAPH ? 1 : 0,
+        median(e1)
       };
     }
   }
