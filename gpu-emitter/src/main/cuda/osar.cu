@@ -11,9 +11,11 @@
 //           critical-path shares (counters/README.md)
 //   reduce  sum every rank's slot into the output; the last block acks the slot
 // Every interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
-// Counters are accumulated in registers and device memory and published once per collective
-// into the counter block (mapped host memory) by a separate publisher block that overlaps the
-// data blocks, so the data path carries no system-scope fence for instrumentation.
+// Counters are accumulated in registers and added to per-rank totals in device memory with
+// fire-and-forget atomics. A separate one-warp kernel (osar_publish), which the host enqueues
+// on the rank's stream after every k-th collective, copies the totals into the counter block
+// (mapped host memory) under its sequence lock: the kernel boundary makes every copy whole,
+// and the collective itself carries no PCIe traffic or fence for instrumentation.
 // Every wait backs off (hot spins, then __nanosleep 128 ns doubling to 4096 ns) and is bounded:
 // past its budget the kernel counts a timeout, raises S_ABORT and returns; it never hangs.
 #include <cuda_bf16.h>
@@ -72,25 +74,15 @@ __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
-// Reads the totals (lanes in parallel), marks them read (S_SNAP = seq), then writes them into
-// the counter block under its sequence lock. One warp. The lock value is mirrored in device
-// memory, so the only PCIe traffic is posted writes and two fences, off the data path.
-__device__ void publish_counter_block(const u64* __restrict__ P, u64* st, u64 seq) {
+// Copies the totals into the counter block under its sequence lock. One warp, in a kernel of
+// its own: no collective of this rank runs meanwhile. The lock value is mirrored in device
+// memory, so the only PCIe traffic is posted writes and two fences.
+__device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   const int lane = threadIdx.x & 31;
   const int world = (int)P[P_WORLD];
   const int buckets = (int)P[P_HIST_BUCKETS];
   const int blocks = (int)P[P_WORK_BLOCKS];
   const u64* tot = st + S_TOT;
-  u64 v[(T_WORDS + 31) / 32];
-#pragma unroll
-  for (int k = 0; k < (T_WORDS + 31) / 32; ++k) {
-    const int i = lane + 32 * k;
-    v[k] = i < T_WORDS ? ld_volatile(tot + i) : 0;
-  }
-  __syncwarp();
-  __threadfence();  // the reads above are performed before S_SNAP lets blocks add again
-  if (lane == 0) st_volatile(st + S_SNAP, seq);
-
   u64* cb = (u64*)P[P_COUNTER_BLOCK];
   u64* lock = cb + CB_OFF_SEQLOCK / 8;
   const u64 s = ld_volatile(st + S_LOCK);
@@ -98,20 +90,19 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st, u64 se
   __syncwarp();
   __threadfence_system();
   if (lane == 0) cb[CB_OFF_CPS / 8] = ld_volatile(st + S_CPS);
-#pragma unroll
-  for (int k = 0; k < (T_WORDS + 31) / 32; ++k) {
-    const int i = lane + 32 * k;
+  for (int i = lane; i < T_WORDS; i += 32) {
+    const u64 v = ld_volatile(tot + i);
     if (i <= T_BYTES || i == T_TIMEOUTS) {
-      cb[CB_OFF_CALLS / 8 + i] = v[k];
+      cb[CB_OFF_CALLS / 8 + i] = v;
     } else if (i <= T_REDUCE) {
       // phases are summed over data blocks: publish their mean, so a phase is time
-      cb[CB_OFF_CALLS / 8 + i] = v[k] / blocks;
+      cb[CB_OFF_CALLS / 8 + i] = v / blocks;
     } else if (i >= T_PEER_WAIT && i < T_PEER_WAIT + world) {
-      cb[CB_OFF_PEER_WAIT / 8 + (i - T_PEER_WAIT)] = v[k] / blocks;
+      cb[CB_OFF_PEER_WAIT / 8 + (i - T_PEER_WAIT)] = v / blocks;
     } else if (i >= T_PEER_LAST && i < T_PEER_LAST + world) {
-      cb[CB_OFF_PEER_WAIT / 8 + world + (i - T_PEER_LAST)] = v[k];
+      cb[CB_OFF_PEER_WAIT / 8 + world + (i - T_PEER_LAST)] = v;
     } else if (i >= T_HIST && i < T_HIST + buckets) {
-      cb[CB_OFF_PEER_WAIT / 8 + 2 * world + (i - T_HIST)] = v[k];
+      cb[CB_OFF_PEER_WAIT / 8 + 2 * world + (i - T_HIST)] = v;
     }
   }
   __syncwarp();
@@ -142,19 +133,6 @@ __device__ void osar(const u64* __restrict__ P) {
   }
   __syncthreads();
   const u64 seq = s_seq;
-
-  if (INSTR && blockIdx.x == blocks) {
-    // Publisher block: the totals of every collective before this one, off the data path.
-    // Writing mapped host memory costs PCIe traffic that every kernel end must drain; the
-    // totals stay exact in device memory, so publishing every k-th collective loses nothing.
-    const u64 every = P[P_PUBLISH_EVERY] ? P[P_PUBLISH_EVERY] : 1;
-    if (seq % every == 0) {
-      if (threadIdx.x < 32) publish_counter_block(P, st, seq);
-    } else if (threadIdx.x == 0) {
-      st_volatile(st + S_SNAP, seq);  // nothing read: the blocks may add at once
-    }
-    return;
-  }
 
   const int slot = (int)(seq % (u64)nslots);
   if (threadIdx.x == 0) spin_ns(P[P_ARRIVAL_DELAY_NS]);
@@ -305,8 +283,8 @@ __device__ void osar(const u64* __restrict__ P) {
   if (INSTR) t5 = clock64();
 
   // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
-  // The totals are read by the next launch's publisher, after this launch has completed, so
-  // the atomics below are fire-and-forget: nothing in this launch waits for them.
+  // The totals are read only by osar_publish, after this launch has completed, so the atomics
+  // below are fire-and-forget: nothing in this launch waits for them.
   __shared__ int s_last;
   if (threadIdx.x == 0) {
     s_last = 0;
@@ -328,14 +306,6 @@ __device__ void osar(const u64* __restrict__ P) {
     }
   }
   if (INSTR && !s_abort) {
-    // Add this block's part once this launch's publisher block has read the totals (normally
-    // long ago: it read them when the launch began), so no snapshot holds part of a collective.
-    if (threadIdx.x == 0) {
-      Backoff bo;
-      while (ld_volatile(st + S_SNAP) < seq && bo.pause(deadline + 1000000000ull)) {
-      }
-    }
-    __syncthreads();
     u64* tot = st + S_TOT;
     if (threadIdx.x < 32) {
       for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
@@ -367,10 +337,9 @@ extern "C" __global__ void osar_f32_plain(const u64* P) { osar<float, false>(P);
 extern "C" __global__ void osar_bf16(const u64* P) { osar<__nv_bfloat16, true>(P); }
 extern "C" __global__ void osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false>(P); }
 
-// Publishes the totals now (after the last collective, or after a graph replay). One warp.
-extern "C" __global__ void osar_flush(const u64* P) {
-  u64* st = (u64*)P[P_STATE];
-  if (threadIdx.x < 32) publish_counter_block(P, st, ld_volatile(st + S_NEXT_SEQ) - 1);
+// Publishes the totals of every collective before it on this stream. One warp.
+extern "C" __global__ void osar_publish(const u64* P) {
+  if (threadIdx.x < 32) publish_counter_block(P, (u64*)P[P_STATE]);
 }
 
 // clock64 cycles per second against %globaltimer over ~20 ms. out[0] = cycles, out[1] = ns.

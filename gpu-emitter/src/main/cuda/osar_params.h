@@ -21,8 +21,7 @@
 #define P_STATE 10           // u64* state (see S_*)
 #define P_COUNTER_BLOCK 11   // u64* counter block (mapped host memory, device pointer)
 #define P_HIST_BUCKETS 12
-#define P_WORK_BLOCKS 13     // blocks that move data; instrumented launches add one publisher block
-#define P_PUBLISH_EVERY 14   // the publisher block writes the counter block every this many collectives
+#define P_WORK_BLOCKS 13     // blocks per collective launch
 #define P_LINK_DELAY_NS 16   // [OSAR_MAX_RANKS] delay of peer p's flag as seen by this rank
 #define P_SLOT_PTR 48        // [OSAR_MAX_RANKS] peer p's ring base (slot s at + s*elems)
 #define P_FLAG_PTR 80        // [OSAR_MAX_RANKS] peer p's flag word (last published seq)
@@ -35,13 +34,11 @@
 #define S_NEXT_SEQ 0     // sequence of the next collective (host sets 1); the kernel advances it
 #define S_ARRIVED 1      // blocks done copying, cumulative (publish = last of seq*B)
 #define S_FINISHED 2     // blocks done reducing, cumulative
-#define S_SNAP 3         // last seq whose publisher block has read the totals into registers
 #define S_ABORT 4        // sticky: a wait passed its budget; the host stops
 #define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
 #define S_LOCK 6         // the counter block's seqlock value, mirrored here: no PCIe read
-// Totals through the last collective. Data blocks add to them with fire-and-forget atomics at
-// the very end of a collective, but only after this launch's publisher block has read them
-// (S_SNAP): a published snapshot never holds part of a collective.
+// Totals through the last collective. Data blocks add to them with fire-and-forget atomics;
+// osar_publish, a kernel of its own on the same stream, copies them out whole.
 #define S_TOT 8
 #define S_WORDS 144
 

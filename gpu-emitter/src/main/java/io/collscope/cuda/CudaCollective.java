@@ -98,6 +98,7 @@ public final class CudaCollective implements CollectiveBackend {
   private final List<Thread> threads = new ArrayList<>();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile boolean running;
+  private volatile int publishEvery;
   private boolean closed;
 
   private static final class Device {
@@ -115,6 +116,7 @@ public final class CudaCollective implements CollectiveBackend {
     int rank;
     Device device;
     int blocks;
+    int sincePublish;
     CUstream stream = new CUstream();
     CUdeviceptr slots = new CUdeviceptr();
     CUdeviceptr sync = new CUdeviceptr();
@@ -134,6 +136,7 @@ public final class CudaCollective implements CollectiveBackend {
     this.opt = opt;
     this.n = cfg.worldSize();
     this.ranks = new RankRes[n];
+    this.publishEvery = Math.max(1, opt.publishEvery());
   }
 
   public static CudaCollective open(CollectiveConfig cfg, FaultPlan faults) {
@@ -332,7 +335,6 @@ public final class CudaCollective implements CollectiveBackend {
     p[OsarLayout.P_ACK_DELAY_NS] = faults.ackDelayNanos(r.rank);
     p[OsarLayout.P_HIST_BUCKETS] = cfg.histogramBuckets();
     p[OsarLayout.P_WORK_BLOCKS] = r.blocks;
-    p[OsarLayout.P_PUBLISH_EVERY] = Math.max(1, opt.publishEvery());
     for (int q = 0; q < n; q++)
       p[OsarLayout.P_LINK_DELAY_NS + q] = faults.linkDelayNanos(q, r.rank);
     cuMemcpyHtoD(r.params, Pointer.to(p), 8L * p.length);
@@ -352,16 +354,13 @@ public final class CudaCollective implements CollectiveBackend {
     }
   }
 
-  /** Changes how often the kernels publish (for benchmarks); takes effect at the next launch. */
+  /**
+   * Changes how often {@code osar_publish} follows a collective; applies to launches and graph
+   * captures from now on (benchmarks compare rates).
+   */
   public void setPublishEvery(int k) {
-    for (RankRes r : ranks) {
-      cuCtxSetCurrent(r.device.ctx);
-      cuStreamSynchronize(r.stream);
-      cuMemcpyHtoD(
-          r.params.withByteOffset(8L * OsarLayout.P_PUBLISH_EVERY),
-          Pointer.to(new long[] {Math.max(1, k)}),
-          8);
-    }
+    publishEvery = Math.max(1, k);
+    for (RankRes r : ranks) r.sincePublish = 0;
   }
 
   /** Writes a device address into word {@code index} of the rank's parameter array. */
@@ -374,10 +373,30 @@ public final class CudaCollective implements CollectiveBackend {
   private void launch(RankRes r, boolean instrumented) {
     cuLaunchKernel(
         r.device.module.kernel(opt.dtype(), instrumented),
-        r.blocks + (instrumented ? 1 : 0),
+        r.blocks,
         1,
         1,
         opt.threadsPerBlock(),
+        1,
+        1,
+        r.device.smemPerBlock,
+        r.stream,
+        Pointer.to(Pointer.to(r.params)),
+        null);
+    if (instrumented && ++r.sincePublish >= publishEvery) {
+      launchPublish(r);
+      r.sincePublish = 0;
+    }
+  }
+
+  /** Enqueues osar_publish: the counter block gets the totals of every collective before it. */
+  private static void launchPublish(RankRes r) {
+    cuLaunchKernel(
+        r.device.module.publish,
+        1,
+        1,
+        1,
+        32,
         1,
         1,
         0,
@@ -514,18 +533,8 @@ public final class CudaCollective implements CollectiveBackend {
       cuCtxSetCurrent(r.device.ctx);
       cuStreamSynchronize(r.stream);
       if (opt.instrumented()) {
-        cuLaunchKernel(
-            r.device.module.flush,
-            1,
-            1,
-            1,
-            32,
-            1,
-            1,
-            0,
-            r.stream,
-            Pointer.to(Pointer.to(r.params)),
-            null);
+        launchPublish(r);
+        r.sincePublish = 0;
         cuStreamSynchronize(r.stream);
       }
     }

@@ -96,45 +96,51 @@ public final class OsarBench {
   static double[] measure(int n, long bytes, DType t) throws Exception {
     CollectiveConfig cfg = CollectiveConfig.of(n).withElements((int) (bytes / t.bytes));
     try (CudaCollective c =
-            CudaCollective.open(
-                cfg, FaultPlan.NONE, CudaCollective.Options.defaults(n).withDType(t));
-        CudaCollective.Graphs plain = c.captureGraphs(PER_GRAPH, false);
-        CudaCollective.Graphs instr = c.captureGraphs(PER_GRAPH, true)) {
-      plain.replay(1); // warm up
-      instr.replay(1);
-      c.flush();
-      long before = new SnapshotReader(c.block(0)).read().calls();
-      double[] p = new double[ROUNDS];
-      double[] q = new double[ROUNDS];
-      double[] e1 = new double[ROUNDS];
-      for (int i = 0; i < ROUNDS; i++) {
-        // rotate which goes first so drift and clocks hurt all alike
-        for (int j = 0; j < 3; j++) {
-          switch ((i + j) % 3) {
-            case 0 -> p[i] = time(plain);
-            case 1 -> {
-              c.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
-              q[i] = time(instr);
-            }
-            default -> {
-              c.setPublishEvery(1);
-              e1[i] = time(instr);
+        CudaCollective.open(cfg, FaultPlan.NONE, CudaCollective.Options.defaults(n).withDType(t))) {
+      c.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
+      try (CudaCollective.Graphs plain = c.captureGraphs(PER_GRAPH, false);
+          CudaCollective.Graphs instr = c.captureGraphs(PER_GRAPH, true);
+          CudaCollective.Graphs every1 = withPublishEvery(c, 1)) {
+        plain.replay(1); // warm up
+        instr.replay(1);
+        every1.replay(1);
+        c.flush();
+        long before = new SnapshotReader(c.block(0)).read().calls();
+        double[] p = new double[ROUNDS];
+        double[] q = new double[ROUNDS];
+        double[] e1 = new double[ROUNDS];
+        for (int i = 0; i < ROUNDS; i++) {
+          // rotate which goes first so drift and clocks hurt all alike
+          for (int j = 0; j < 3; j++) {
+            switch ((i + j) % 3) {
+              case 0 -> p[i] = time(plain);
+              case 1 -> q[i] = time(instr);
+              default -> e1[i] = time(every1);
             }
           }
         }
+        c.flush();
+        long after = new SnapshotReader(c.block(0)).read().calls();
+        for (int r = 0; r < n; r++) c.verifyOutput(r);
+        double mp = median(p);
+        double mq = median(q);
+        return new double[] {
+          mp,
+          mq,
+          (mq - mp) / mp,
+          after - before == 2L * ROUNDS * REPLAYS * PER_GRAPH ? 1 : 0,
+          median(e1)
+        };
       }
-      c.flush();
-      long after = new SnapshotReader(c.block(0)).read().calls();
-      for (int r = 0; r < n; r++) c.verifyOutput(r);
-      double mp = median(p);
-      double mq = median(q);
-      return new double[] {
-        mp,
-        mq,
-        (mq - mp) / mp,
-        after - before == 2L * ROUNDS * REPLAYS * PER_GRAPH ? 1 : 0,
-        median(e1)
-      };
+    }
+  }
+
+  private static CudaCollective.Graphs withPublishEvery(CudaCollective c, int k) {
+    c.setPublishEvery(k);
+    try {
+      return c.captureGraphs(PER_GRAPH, true);
+    } finally {
+      c.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
     }
   }
 

@@ -22,7 +22,7 @@ final class OsarModule {
   final CUfunction f32Plain = new CUfunction();
   final CUfunction bf16 = new CUfunction();
   final CUfunction bf16Plain = new CUfunction();
-  final CUfunction flush = new CUfunction();
+  final CUfunction publish = new CUfunction();
   final CUfunction calibrate = new CUfunction();
 
   /** Loads into the calling thread's current context. */
@@ -35,7 +35,7 @@ final class OsarModule {
     cuModuleGetFunction(f32Plain, module, "osar_f32_plain");
     cuModuleGetFunction(bf16, module, "osar_bf16");
     cuModuleGetFunction(bf16Plain, module, "osar_bf16_plain");
-    cuModuleGetFunction(flush, module, "osar_flush");
+    cuModuleGetFunction(publish, module, "osar_publish");
     cuModuleGetFunction(calibrate, module, "osar_calibrate");
   }
 
