@@ -332,10 +332,10 @@ __device__ void osar(const u64* __restrict__ P) {
   if (threadIdx.x == 0 && s_last) st_volatile(st + S_NEXT_SEQ, seq + 1);
 }
 
-extern "C" __global__ void osar_f32(const u64* P) { osar<float, true>(P); }
-extern "C" __global__ void osar_f32_plain(const u64* P) { osar<float, false>(P); }
-extern "C" __global__ void osar_bf16(const u64* P) { osar<__nv_bfloat16, true>(P); }
-extern "C" __global__ void osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P) { osar<float, false>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16(const u64* P) { osar<__nv_bfloat16, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false>(P); }
 
 // Publishes the totals of every collective before it on this stream. One warp.
 extern "C" __global__ void osar_publish(const u64* P) {
