@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -55,11 +54,7 @@ final class DemoCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(
-      names = "--ranks",
-      defaultValue = Defaults.RANKS,
-      description = "Ranks. Default: ${DEFAULT-VALUE}")
-  int ranks;
+  @CommandLine.Mixin RankOptions rankOptions;
 
   @Option(
       names = "--seconds",
@@ -73,22 +68,6 @@ final class DemoCommand implements Callable<Integer> {
       converter = DurationConverter.class,
       description = "Event-time window. Default: ${DEFAULT-VALUE}")
   Duration window;
-
-  @Option(
-      names = "--interval",
-      defaultValue = Defaults.INTERVAL,
-      converter = DurationConverter.class,
-      description = "Snapshot interval. Default: ${DEFAULT-VALUE}")
-  Duration interval;
-
-  @Option(names = "--inject", description = "Fault(s) to inject, as for 'collscope emit'.")
-  List<String> inject = new ArrayList<>();
-
-  @Option(
-      names = "--backend",
-      defaultValue = Defaults.BACKEND,
-      description = "auto, cpu or cuda. Default: ${DEFAULT-VALUE}")
-  String backend;
 
   @Option(
       names = "--replay",
@@ -112,32 +91,22 @@ final class DemoCommand implements Callable<Integer> {
       description = "Smallest excess wait (us/collective) attributed. Default: ${DEFAULT-VALUE}")
   double minExcessUs;
 
-  @Option(
-      names = "--communicator",
-      defaultValue = Defaults.COMMUNICATOR,
-      description = "Communicator id. Default: ${DEFAULT-VALUE}")
-  String communicator;
-
   @Override
   public Integer call() throws Exception {
-    if (ranks < 1 || ranks > 256) throw usage("--ranks must be in 1..256");
     if (seconds < 1) throw usage("--seconds must be >= 1");
     if (window.toMillis() < 1000) throw usage("--window must be at least 1s");
-    if (interval.toMillis() < 10 || interval.compareTo(window) >= 0) {
-      throw usage("--interval must be at least 10ms and shorter than --window");
-    }
-    Backends.Kind kind;
-    FaultPlan plan;
-    try {
-      kind = Backends.Kind.parse(backend);
-      plan = FaultPlan.parse(inject, ranks);
-    } catch (IllegalArgumentException e) {
-      throw usage(e.getMessage());
-    }
+    Duration interval = rankOptions.interval;
+    if (interval.compareTo(window) >= 0) throw usage("--interval must be shorter than --window");
+    Backends.Kind kind = rankOptions.kind();
+    FaultPlan plan = rankOptions.faults();
+    CollectiveConfig config = rankOptions.config();
+    int ranks = rankOptions.ranks;
+    String communicator = rankOptions.communicator;
     java.util.List<io.collscope.avro.CounterSnapshot> recording = null;
     if (replay != null) {
-      if (!inject.isEmpty())
+      if (!rankOptions.inject.isEmpty()) {
         throw usage("--inject and --replay exclude each other: faults are in the recording");
+      }
       recording = io.collscope.emitter.SnapshotRecording.read(replay);
       if (recording.isEmpty()) throw usage(replay + " holds no snapshots");
       communicator = recording.get(0).getCommunicator();
@@ -157,7 +126,7 @@ final class DemoCommand implements Callable<Integer> {
     err.flush();
     try (EmbeddedKafka kafka = EmbeddedKafka.startTemporary();
         CollectiveBackend ranksBackend =
-            recording == null ? Backends.create(kind, configFor(ranks), plan) : null) {
+            recording == null ? Backends.create(kind, config, plan) : null) {
       JobOptions opts = options.with(JobOptions.BOOTSTRAP, kafka.bootstrapServers());
       kafka.createTopics(
           4,
@@ -190,6 +159,7 @@ final class DemoCommand implements Callable<Integer> {
                   / 1000);
       err.flush();
 
+      String shownCommunicator = communicator;
       AtomicLong lastWindowEnd = new AtomicLong();
       AtomicBoolean stopReader = new AtomicBoolean();
       Instant[] span = new Instant[2];
@@ -197,7 +167,14 @@ final class DemoCommand implements Callable<Integer> {
           new Thread(
               () ->
                   readAttributions(
-                      kafka.bootstrapServers(), opts, out, err, stopReader, lastWindowEnd, span),
+                      shownCommunicator,
+                      kafka.bootstrapServers(),
+                      opts,
+                      out,
+                      err,
+                      stopReader,
+                      lastWindowEnd,
+                      span),
               "collscope-demo-reader");
       reader.setDaemon(true);
       reader.start();
@@ -258,11 +235,8 @@ final class DemoCommand implements Callable<Integer> {
     }
   }
 
-  private static CollectiveConfig configFor(int ranks) {
-    return CollectiveConfig.of(ranks);
-  }
-
   private void readAttributions(
+      String communicator,
       String bootstrap,
       JobOptions options,
       PrintWriter out,

@@ -4,15 +4,12 @@ import io.collscope.collective.Backends;
 import io.collscope.collective.CollectiveBackend;
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
-import io.collscope.counters.CounterBlock;
 import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.Emitter;
 import io.collscope.emitter.Identity;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.emitter.SnapshotSink;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
@@ -28,6 +25,8 @@ import picocli.CommandLine.Option;
 final class EmitCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @CommandLine.Mixin RankOptions rankOptions;
 
   @Option(
       names = "--bootstrap",
@@ -48,49 +47,10 @@ final class EmitCommand implements Callable<Integer> {
   int partitions;
 
   @Option(
-      names = "--ranks",
-      defaultValue = Defaults.RANKS,
-      description = "Ranks (world size). Default: ${DEFAULT-VALUE}")
-  int ranks;
-
-  @Option(
-      names = "--backend",
-      defaultValue = Defaults.BACKEND,
-      description = "auto, cpu or cuda. Default: ${DEFAULT-VALUE}")
-  String backend;
-
-  @Option(
-      names = "--interval",
-      defaultValue = Defaults.INTERVAL,
-      converter = DurationConverter.class,
-      description = "Snapshot interval. Default: ${DEFAULT-VALUE}")
-  Duration interval;
-
-  @Option(
       names = "--seconds",
       defaultValue = "0",
       description = "Stop after this many seconds; 0 runs until SIGTERM. Default: ${DEFAULT-VALUE}")
   int seconds;
-
-  @Option(
-      names = "--inject",
-      description =
-          "Fault to inject; repeatable or comma-separated: slow-rank=R:D, slow-link=P->R:D, slow-publish=R:D, slow-ack=R:D, dead-rank=R")
-  List<String> inject = new ArrayList<>();
-
-  @Option(
-      names = "--elements",
-      defaultValue = "1024",
-      description = "fp32 elements per rank per all-reduce. Default: ${DEFAULT-VALUE}")
-  int elements;
-
-  @Option(
-      names = "--wait-budget",
-      defaultValue = "1s",
-      converter = DurationConverter.class,
-      description =
-          "Bound on any one wait; past it the collective aborts and counts a timeout. Default: ${DEFAULT-VALUE}")
-  Duration waitBudget;
 
   @Option(
       names = "--broker-timeout",
@@ -117,38 +77,13 @@ final class EmitCommand implements Callable<Integer> {
       description = "Job name. Default: ${DEFAULT-VALUE}")
   String job;
 
-  @Option(
-      names = "--communicator",
-      defaultValue = Defaults.COMMUNICATOR,
-      description = "Communicator id. Default: ${DEFAULT-VALUE}")
-  String communicator;
-
   @Override
   public Integer call() throws Exception {
-    if (ranks < 1 || ranks > 1024) throw usage("--ranks must be in 1..1024, got " + ranks);
     if (seconds < 0) throw usage("--seconds must be >= 0");
-    if (interval.toMillis() < 10) throw usage("--interval must be at least 10ms");
     if (partitions < 1) throw usage("--partitions must be >= 1");
-    Backends.Kind kind;
-    try {
-      kind = Backends.Kind.parse(backend);
-    } catch (IllegalArgumentException e) {
-      throw usage(e.getMessage());
-    }
-    FaultPlan plan;
-    CollectiveConfig cfg;
-    try {
-      plan = FaultPlan.parse(inject, ranks);
-      cfg =
-          new CollectiveConfig(
-              ranks,
-              elements,
-              CollectiveConfig.DEFAULT_RING_SLOTS,
-              waitBudget.toNanos(),
-              CounterBlock.DEFAULT_HISTOGRAM_BUCKETS);
-    } catch (IllegalArgumentException e) {
-      throw usage(e.getMessage());
-    }
+    Backends.Kind kind = rankOptions.kind();
+    FaultPlan plan = rankOptions.faults();
+    CollectiveConfig cfg = rankOptions.config();
 
     SnapshotSink sink;
     try {
@@ -161,10 +96,10 @@ final class EmitCommand implements Callable<Integer> {
       err().flush();
       return Defaults.EXIT_BROKER_UNREACHABLE;
     }
-    Identity id = Identity.of(cluster, job, communicator);
+    Identity id = Identity.of(cluster, job, rankOptions.communicator);
     try (sink;
         CollectiveBackend b = Backends.create(kind, cfg, plan)) {
-      Emitter emitter = new Emitter(b, id, sink, interval);
+      Emitter emitter = new Emitter(b, id, sink, rankOptions.interval);
       CountDownLatch finished = new CountDownLatch(1);
       Thread hook =
           new Thread(
@@ -181,9 +116,9 @@ final class EmitCommand implements Callable<Integer> {
       err()
           .printf(
               "collscope emit: %d %s ranks of %s, boot %s, faults %s -> %s %s%n",
-              ranks,
+              rankOptions.ranks,
               b.name(),
-              communicator,
+              rankOptions.communicator,
               id.bootId(),
               plan,
               record != null ? "file" : bootstrap,
