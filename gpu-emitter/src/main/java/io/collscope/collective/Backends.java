@@ -30,6 +30,40 @@ public final class Backends {
     };
   }
 
+  /**
+   * One rank of a communicator run as one process per GPU, meeting its peers' processes in {@code
+   * rendezvous}. CUDA only: CPU ranks are threads of one process.
+   */
+  public static CollectiveBackend createProcessRank(
+      Kind kind,
+      CollectiveConfig cfg,
+      FaultPlan plan,
+      int rank,
+      Integer device,
+      java.nio.file.Path rendezvous,
+      java.time.Duration timeout) {
+    if (kind == Kind.CPU) {
+      throw new IllegalArgumentException(
+          "--rank/--rendezvous run one process per GPU: use --backend cuda");
+    }
+    if (rendezvous == null) {
+      throw new IllegalArgumentException(
+          "--rank needs --rendezvous DIR, shared by every rank's process");
+    }
+    if (CudaProbe.gpuCount() == 0) {
+      throw new IllegalStateException("--backend cuda: " + CudaProbe.reason());
+    }
+    int dev = device != null ? device : rank % CudaProbe.gpuCount();
+    return io.collscope.cuda.CudaCollective.openProcessRank(
+        cfg,
+        plan,
+        io.collscope.cuda.CudaCollective.Options.defaults(cfg.worldSize()),
+        rank,
+        dev,
+        rendezvous,
+        timeout);
+  }
+
   private static CollectiveBackend cuda(CollectiveConfig cfg, FaultPlan plan) {
     if (CudaProbe.gpuCount() == 0) {
       throw new IllegalStateException("--backend cuda: " + CudaProbe.reason());

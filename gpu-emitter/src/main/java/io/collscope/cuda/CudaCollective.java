@@ -99,6 +99,11 @@ public final class CudaCollective implements CollectiveBackend {
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile boolean running;
   private volatile int publishEvery;
+  // One process per GPU: this process runs only onlyRank and maps its peers' memory by IPC.
+  private int onlyRank = -1;
+  private int onlyDevice;
+  private java.nio.file.Path rendezvous;
+  private java.time.Duration rendezvousTimeout;
   private boolean closed;
 
   private static final class Device {
@@ -114,6 +119,7 @@ public final class CudaCollective implements CollectiveBackend {
 
   private static final class RankRes {
     int rank;
+    boolean local = true; // false: a peer process's rank, known only by its IPC-mapped memory
     Device device;
     int blocks;
     int sincePublish;
@@ -162,6 +168,105 @@ public final class CudaCollective implements CollectiveBackend {
       c.free();
       throw e;
     }
+  }
+
+  /**
+   * One rank of a communicator whose ranks are separate processes, one per GPU (production): this
+   * process allocates its own rank on GPU {@code device}, swaps CUDA IPC handles with the other
+   * ranks' processes through {@code rendezvous} (see {@link IpcRendezvous}) and maps their ring
+   * slots and flags. Only this rank runs and reports here.
+   */
+  public static CudaCollective openProcessRank(
+      CollectiveConfig cfg,
+      FaultPlan faults,
+      Options opt,
+      int rank,
+      int device,
+      java.nio.file.Path rendezvous,
+      java.time.Duration timeout) {
+    if (rank < 0 || rank >= cfg.worldSize()) {
+      throw new IllegalArgumentException(
+          "--rank " + rank + " is outside the world of " + cfg.worldSize());
+    }
+    if (device < 0 || device >= CudaProbe.gpuCount()) {
+      throw new IllegalArgumentException(
+          "--device " + device + ": this machine has " + CudaProbe.gpuCount() + " GPU(s)");
+    }
+    CudaCollective c = new CudaCollective(cfg, faults, opt);
+    c.onlyRank = rank;
+    c.onlyDevice = device;
+    c.rendezvous = rendezvous;
+    c.rendezvousTimeout = timeout;
+    try {
+      c.allocateProcessRank();
+      return c;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      c.free();
+      throw new IllegalStateException("interrupted during the rendezvous", e);
+    } catch (RuntimeException | Error e) {
+      c.free();
+      throw e;
+    }
+  }
+
+  private void allocateProcessRank() throws InterruptedException {
+    JCudaDriver.setExceptionsEnabled(true);
+    cuInit(0);
+    Device d = openDevice(onlyDevice);
+    RankRes me = new RankRes();
+    me.rank = onlyRank;
+    me.device = d;
+    me.blocks = opt.blocksPerRank() > 0 ? opt.blocksPerRank() : Math.min(16, d.sms);
+    ranks[onlyRank] = me;
+    cuCtxSetCurrent(d.ctx);
+    allocRank(me);
+    jcuda.driver.CUipcMemHandle slots = new jcuda.driver.CUipcMemHandle();
+    jcuda.driver.CUipcMemHandle sync = new jcuda.driver.CUipcMemHandle();
+    cuIpcGetMemHandle(slots, me.slots);
+    cuIpcGetMemHandle(sync, me.sync);
+    IpcRendezvous rv = new IpcRendezvous(rendezvous, onlyRank, n, rendezvousTimeout);
+    rv.publish(
+        new IpcRendezvous.Published(
+            onlyRank,
+            ProcessHandle.current().pid(),
+            onlyDevice,
+            IpcRendezvous.bytes(slots),
+            IpcRendezvous.bytes(sync)));
+    IpcRendezvous.Published[] all = rv.awaitAll();
+    for (int q = 0; q < n; q++) {
+      if (q == onlyRank) continue;
+      RankRes peer = new RankRes();
+      peer.rank = q;
+      peer.device = d; // the mapping lives in this process's context
+      peer.local = false;
+      ranks[q] = peer;
+      cuIpcOpenMemHandle(
+          peer.slots,
+          IpcRendezvous.handle(all[q].slots()),
+          jcuda.driver.CUipcMem_flags.CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+      peer.owned.add(new IpcMapping(peer.slots));
+      cuIpcOpenMemHandle(
+          peer.sync,
+          IpcRendezvous.handle(all[q].sync()),
+          jcuda.driver.CUipcMem_flags.CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+      peer.owned.add(new IpcMapping(peer.sync));
+    }
+    writeParams(me);
+    rv.ready();
+    rv.awaitReady();
+  }
+
+  /** Peer memory mapped by {@code cuIpcOpenMemHandle}: closed, not freed. */
+  private record IpcMapping(CUdeviceptr pointer) {}
+
+  /** The ranks that run in this process. */
+  private List<RankRes> localRanks() {
+    List<RankRes> out = new ArrayList<>();
+    for (RankRes r : ranks) {
+      if (r != null && r.local) out.add(r);
+    }
+    return out;
   }
 
   private void allocate() {
@@ -360,7 +465,7 @@ public final class CudaCollective implements CollectiveBackend {
    */
   public void setPublishEvery(int k) {
     publishEvery = Math.max(1, k);
-    for (RankRes r : ranks) r.sincePublish = 0;
+    for (RankRes r : localRanks()) r.sincePublish = 0;
   }
 
   /** Writes a device address into word {@code index} of the rank's parameter array. */
@@ -431,7 +536,7 @@ public final class CudaCollective implements CollectiveBackend {
     running = true;
     for (Device d : devices.values()) {
       List<RankRes> live = new ArrayList<>();
-      for (RankRes r : ranks) {
+      for (RankRes r : localRanks()) {
         if (r.device == d && !faults.isDead(r.rank)) live.add(r);
       }
       if (live.isEmpty()) continue;
@@ -529,7 +634,7 @@ public final class CudaCollective implements CollectiveBackend {
    * collective in flight.
    */
   public void flush() {
-    for (RankRes r : ranks) {
+    for (RankRes r : localRanks()) {
       cuCtxSetCurrent(r.device.ctx);
       cuStreamSynchronize(r.stream);
       if (opt.instrumented()) {
@@ -545,8 +650,9 @@ public final class CudaCollective implements CollectiveBackend {
    * waits for them. For tests and benchmarks; not while {@link #start()}ed.
    */
   public void runCollectives(int count, boolean instrumented) {
+    List<RankRes> local = localRanks();
     for (int i = 0; i < count; i++) {
-      for (RankRes r : ranks) {
+      for (RankRes r : local) {
         cuCtxSetCurrent(r.device.ctx);
         launch(r, instrumented);
       }
@@ -555,7 +661,7 @@ public final class CudaCollective implements CollectiveBackend {
   }
 
   private void synchronizeAll() {
-    for (RankRes r : ranks) {
+    for (RankRes r : localRanks()) {
       cuCtxSetCurrent(r.device.ctx);
       cuStreamSynchronize(r.stream);
       checkAbort(r);
@@ -569,7 +675,7 @@ public final class CudaCollective implements CollectiveBackend {
 
     private Graphs(int collectives, boolean instrumented) {
       try {
-        for (RankRes r : ranks) {
+        for (RankRes r : localRanks()) {
           cuCtxSetCurrent(r.device.ctx);
           cuStreamSynchronize(r.stream);
           graphs[r.rank] = new CUgraph();
@@ -587,8 +693,9 @@ public final class CudaCollective implements CollectiveBackend {
 
     /** Replays every rank's graph {@code times} times and waits for them. */
     public void replay(int times) {
+      List<RankRes> local = localRanks();
       for (int t = 0; t < times; t++) {
-        for (RankRes r : ranks) {
+        for (RankRes r : local) {
           cuCtxSetCurrent(r.device.ctx);
           cuGraphLaunch(execs[r.rank], r.stream);
         }
@@ -618,7 +725,7 @@ public final class CudaCollective implements CollectiveBackend {
 
   @Override
   public boolean reports(int rank) {
-    return !faults.isDead(rank);
+    return ranks[rank] != null && ranks[rank].local && !faults.isDead(rank);
   }
 
   @Override
@@ -645,9 +752,33 @@ public final class CudaCollective implements CollectiveBackend {
     if (closed) return;
     try {
       stop();
+      awaitPeersDone();
     } finally {
       closed = true;
       free();
+    }
+  }
+
+  /**
+   * With ranks in other processes, their kernels may still be reducing out of this rank's slots
+   * when this one is done: wait (bounded) until every peer has acked this rank's last collective
+   * before the memory is freed under them.
+   */
+  private void awaitPeersDone() throws InterruptedException {
+    if (onlyRank < 0) return;
+    RankRes me = ranks[onlyRank];
+    cuCtxSetCurrent(me.device.ctx);
+    long[] v = new long[1];
+    cuMemcpyDtoH(Pointer.to(v), me.state.withByteOffset(8L * OsarLayout.S_NEXT_SEQ), 8);
+    long last = v[0] - 1;
+    long deadline = System.nanoTime() + rendezvousTimeout.toNanos();
+    for (RankRes peer : ranks) {
+      if (peer.local || faults.isDead(peer.rank)) continue;
+      while (true) {
+        cuMemcpyDtoH(Pointer.to(v), peer.sync.withByteOffset(OsarLayout.SYNC_ACK), 8);
+        if (v[0] >= last || System.nanoTime() > deadline) break;
+        Thread.sleep(5);
+      }
     }
   }
 
@@ -656,13 +787,14 @@ public final class CudaCollective implements CollectiveBackend {
       if (r == null) continue;
       try {
         cuCtxSetCurrent(r.device.ctx);
-        cuStreamSynchronize(r.stream);
+        if (r.local) cuStreamSynchronize(r.stream);
       } catch (RuntimeException ignored) {
         // best effort: free what we can
       }
       for (Object o : r.owned) {
         try {
-          if (o instanceof CUstream s) cuStreamDestroy(s);
+          if (o instanceof IpcMapping m) cuIpcCloseMemHandle(m.pointer());
+          else if (o instanceof CUstream s) cuStreamDestroy(s);
           else if (o instanceof CUdeviceptr p) cuMemFree(p);
           else if (o instanceof Pointer p) cuMemFreeHost(p);
         } catch (RuntimeException ignored) {
@@ -683,5 +815,8 @@ public final class CudaCollective implements CollectiveBackend {
       }
     }
     devices.clear();
+    if (rendezvous != null && onlyRank == 0) {
+      IpcRendezvous.clean(rendezvous, n);
+    }
   }
 }

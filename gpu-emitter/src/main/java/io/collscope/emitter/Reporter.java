@@ -36,7 +36,8 @@ public final class Reporter {
     this.readers = new SnapshotReader[n];
     this.seq = new long[n];
     for (int r = 0; r < n; r++) {
-      readers[r] = new SnapshotReader(backend.block(r));
+      // ranks that do not report here (dead, or run by another process) have no block to read
+      readers[r] = backend.reports(r) ? new SnapshotReader(backend.block(r)) : null;
     }
   }
 

@@ -29,6 +29,30 @@ final class EmitCommand implements Callable<Integer> {
   @CommandLine.Mixin RankOptions rankOptions;
 
   @Option(
+      names = "--rank",
+      description =
+          "Run only this rank here: one process per GPU, meeting the other ranks' processes in --rendezvous (CUDA IPC).")
+  Integer onlyRank;
+
+  @Option(
+      names = "--device",
+      description = "GPU of --rank. Default: the rank modulo the GPUs here.")
+  Integer device;
+
+  @Option(
+      names = "--rendezvous",
+      description =
+          "Directory every rank's process can see (e.g. /dev/shm/collscope-JOB), for --rank.")
+  java.nio.file.Path rendezvous;
+
+  @Option(
+      names = "--rendezvous-timeout",
+      defaultValue = "60s",
+      converter = DurationConverter.class,
+      description = "How long to wait for the other ranks' processes. Default: ${DEFAULT-VALUE}")
+  Duration rendezvousTimeout;
+
+  @Option(
       names = "--bootstrap",
       defaultValue = Defaults.BOOTSTRAP,
       description = "Kafka bootstrap servers (env COLLSCOPE_BOOTSTRAP). Default: ${DEFAULT-VALUE}")
@@ -85,6 +109,9 @@ final class EmitCommand implements Callable<Integer> {
     FaultPlan plan = rankOptions.faults();
     CollectiveConfig cfg = rankOptions.config();
 
+    if (onlyRank != null && (rendezvous == null || kind == Backends.Kind.CPU)) {
+      throw usage("--rank runs one process per GPU: it needs --rendezvous DIR and --backend cuda");
+    }
     SnapshotSink sink;
     try {
       sink =
@@ -98,7 +125,11 @@ final class EmitCommand implements Callable<Integer> {
     }
     Identity id = Identity.of(cluster, job, rankOptions.communicator);
     try (sink;
-        CollectiveBackend b = Backends.create(kind, cfg, plan)) {
+        CollectiveBackend b =
+            onlyRank == null
+                ? Backends.create(kind, cfg, plan)
+                : Backends.createProcessRank(
+                    kind, cfg, plan, onlyRank, device, rendezvous, rendezvousTimeout)) {
       Emitter emitter = new Emitter(b, id, sink, rankOptions.interval);
       CountDownLatch finished = new CountDownLatch(1);
       Thread hook =

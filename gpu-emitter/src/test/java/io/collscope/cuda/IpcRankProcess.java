@@ -1,0 +1,50 @@
+package io.collscope.cuda;
+
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.FaultPlan;
+import io.collscope.counters.Counters;
+import io.collscope.counters.SnapshotReader;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A child process of {@link ProcessPerGpuGpuTest}: one rank of a communicator whose ranks are
+ * processes. Arguments: RANK WORLD RENDEZVOUS_DIR COLLECTIVES [INJECT]. Prints one line "OK ..."
+ * and exits 0, or prints the error and exits 1.
+ */
+public final class IpcRankProcess {
+
+  public static void main(String[] a) {
+    int rank = Integer.parseInt(a[0]);
+    int world = Integer.parseInt(a[1]);
+    Path dir = Path.of(a[2]);
+    int count = Integer.parseInt(a[3]);
+    FaultPlan plan = a.length > 4 ? FaultPlan.parse(List.of(a[4]), world) : FaultPlan.NONE;
+    CollectiveConfig cfg = CollectiveConfig.of(world).withElements(64 << 10);
+    try (CudaCollective c =
+        CudaCollective.openProcessRank(
+            cfg,
+            plan,
+            CudaCollective.Options.defaults(world),
+            rank,
+            0,
+            dir,
+            Duration.ofSeconds(60))) {
+      c.runCollectives(count, true);
+      c.flush();
+      c.verifyOutput(rank);
+      Counters k = new SnapshotReader(c.block(rank)).read();
+      StringBuilder w = new StringBuilder();
+      for (long v : k.peerWaitCycles()) w.append(v).append(',');
+      System.out.printf(
+          "OK rank=%d calls=%d timeouts=%d peer_wait_cycles=%s%n",
+          rank, k.calls(), k.timeouts(), w);
+      System.exit(0);
+    } catch (Throwable t) {
+      t.printStackTrace(System.out);
+      System.out.println("FAILED rank=" + rank + ": " + t);
+      System.exit(1);
+    }
+  }
+}
