@@ -815,8 +815,9 @@ public final class CudaCollective implements CollectiveBackend {
       }
     }
     devices.clear();
-    if (rendezvous != null && onlyRank == 0) {
-      IpcRendezvous.clean(rendezvous, n);
+    if (rendezvous != null && onlyRank >= 0) {
+      // each rank removes its own files; every peer read them before the ready barrier
+      IpcRendezvous.clean(rendezvous, onlyRank);
     }
   }
 }

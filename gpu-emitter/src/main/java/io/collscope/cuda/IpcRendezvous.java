@@ -112,15 +112,13 @@ final class IpcRendezvous {
     return p;
   }
 
-  /** Removes this communicator's rendezvous files (the last rank to leave). */
-  static void clean(Path dir, int worldSize) {
+  /** Removes one rank's rendezvous files, when it leaves. */
+  static void clean(Path dir, int rank) {
     for (String suffix : List.of(".handles", ".ready")) {
-      for (int r = 0; r < worldSize; r++) {
-        try {
-          Files.deleteIfExists(dir.resolve("rank-" + r + suffix));
-        } catch (IOException ignored) {
-          // best effort
-        }
+      try {
+        Files.deleteIfExists(dir.resolve("rank-" + rank + suffix));
+      } catch (IOException ignored) {
+        // best effort: a stale file is overwritten by the next run's rank
       }
     }
   }

@@ -22,6 +22,7 @@ public final class IpcRankProcess {
     int count = Integer.parseInt(a[3]);
     FaultPlan plan = a.length > 4 ? FaultPlan.parse(List.of(a[4]), world) : FaultPlan.NONE;
     CollectiveConfig cfg = CollectiveConfig.of(world).withElements(64 << 10);
+    String result = null;
     try (CudaCollective c =
         CudaCollective.openProcessRank(
             cfg,
@@ -37,14 +38,24 @@ public final class IpcRankProcess {
       Counters k = new SnapshotReader(c.block(rank)).read();
       StringBuilder w = new StringBuilder();
       for (long v : k.peerWaitCycles()) w.append(v).append(',');
-      System.out.printf(
-          "OK rank=%d calls=%d timeouts=%d peer_wait_cycles=%s%n",
-          rank, k.calls(), k.timeouts(), w);
-      System.exit(0);
+      result =
+          String.format(
+              "OK rank=%d calls=%d timeouts=%d peer_wait_cycles=%s",
+              rank, k.calls(), k.timeouts(), w);
     } catch (Throwable t) {
       t.printStackTrace(System.out);
       System.out.println("FAILED rank=" + rank + ": " + t);
       System.exit(1);
+      return;
     }
+    // after close(): the peers have drained this rank's memory and it is freed
+    System.out.println(result);
+    try (var left = java.nio.file.Files.list(dir)) {
+      System.out.println(
+          "rank " + rank + " left in rendezvous: " + left.map(Path::getFileName).toList());
+    } catch (java.io.IOException e) {
+      System.out.println("rank " + rank + " cannot list rendezvous: " + e);
+    }
+    System.exit(0);
   }
 }

@@ -65,7 +65,7 @@ class ProcessPerGpuGpuTest {
     long onRank1 = Long.parseLong(waits.split(",")[1].trim());
     assertThat(onRank1).isPositive();
     try (var files = Files.list(rendezvous)) {
-      assertThat(files.count()).as("rank 0 cleans the rendezvous").isZero();
+      assertThat(files.count()).as("every rank removes its rendezvous files").isZero();
     }
   }
 }
