@@ -27,6 +27,11 @@ public final class CudaProbe {
     return c;
   }
 
+  /** Whether a GPU is usable here (tests are conditioned on it: skipped, not failed, in CI). */
+  public static boolean available() {
+    return gpuCount() > 0;
+  }
+
   /** Why {@link #gpuCount()} is zero, for skip messages and errors. */
   public static String reason() {
     gpuCount();

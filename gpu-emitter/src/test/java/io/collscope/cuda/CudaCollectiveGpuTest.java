@@ -2,7 +2,6 @@ package io.collscope.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
@@ -10,8 +9,8 @@ import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -20,12 +19,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The GPU backend on a real GPU. Skipped (not failed) where no CUDA driver or device is present, as
  * in CI.
  */
+@EnabledIf(value = "io.collscope.cuda.CudaProbe#available", disabledReason = "no usable GPU here")
 class CudaCollectiveGpuTest {
-
-  @BeforeAll
-  static void needsAGpu() {
-    assumeTrue(CudaProbe.gpuCount() > 0, "no GPU: " + CudaProbe.reason());
-  }
 
   private static CollectiveConfig config(int ranks, long bytes, DType dtype) {
     return CollectiveConfig.of(ranks).withElements((int) (bytes / dtype.bytes));

@@ -1,7 +1,6 @@
 package io.collscope.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -9,8 +8,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -18,14 +17,10 @@ import org.junit.jupiter.api.io.TempDir;
  * processes' contexts time-slice it, so this proves the handle exchange, the mapping and the
  * protocol across processes, not speed. Skipped without a GPU.
  */
+@EnabledIf(value = "io.collscope.cuda.CudaProbe#available", disabledReason = "no usable GPU here")
 class ProcessPerGpuGpuTest {
 
   @TempDir Path rendezvous;
-
-  @BeforeAll
-  static void needsAGpu() {
-    assumeTrue(CudaProbe.gpuCount() > 0, "no GPU: " + CudaProbe.reason());
-  }
 
   private static Process spawn(int rank, int world, Path dir, int count, String inject)
       throws Exception {
