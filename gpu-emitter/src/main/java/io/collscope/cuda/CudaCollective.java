@@ -29,9 +29,10 @@ import jcuda.driver.JCudaDriver;
 /**
  * The GPU backend: N ranks of the instrumented one-shot all-reduce ({@code osar.cu}) driven through
  * JCuda's driver API. Ranks are emulated on one GPU (one stream each in one context) when there are
- * fewer GPUs than ranks, or placed one per GPU with peer access. Each rank has a host thread that
- * only launches kernels and checks results; its counter block lives in mapped host memory,
- * published by the kernel and read by the reporter with the same {@link
+ * fewer GPUs than ranks, placed one per GPU with peer access, or run one per process with CUDA IPC
+ * ({@link #openProcessRank}). One dispatcher thread per GPU only launches kernels and checks
+ * results. Each rank's counter block lives in mapped host memory, written by {@code osar_publish}
+ * after every k-th collective and read by the reporter with the same {@link
  * io.collscope.counters.SnapshotReader} as the CPU backend.
  *
  * <p>Every allocation, stream and context is released by {@link #close()}, on every exit path.
@@ -287,13 +288,14 @@ public final class CudaCollective implements CollectiveBackend {
       rr.blocks =
           opt.blocksPerRank() > 0
               ? opt.blocksPerRank()
-              // every rank's blocks plus its publisher block must be resident at once
+              // every rank's blocks must be resident at once (one block per SM); one SM per rank
+              // is left spare for whatever else shares the GPU
               : Math.max(1, Math.min(16, d.sms / perDevice[d.ordinal] - 1));
-      if (perDevice[d.ordinal] * (rr.blocks + 1) > d.sms) {
+      if (perDevice[d.ordinal] * rr.blocks > d.sms) {
         throw new IllegalArgumentException(
             perDevice[d.ordinal]
                 + " ranks of "
-                + (rr.blocks + 1)
+                + rr.blocks
                 + " blocks do not fit on the "
                 + d.sms
                 + " SMs of GPU "
@@ -325,7 +327,7 @@ public final class CudaCollective implements CollectiveBackend {
     d.sms = a[0];
     d.module = new OsarModule();
     // Ask for just over half an SM's shared memory: one collective block per SM, so no data
-    // block shares an SM with another (or with a publisher block) and bandwidth is even.
+    // block shares an SM with another and bandwidth is even.
     cuDeviceGetAttribute(
         a, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, d.dev);
     int perSm = a[0];
