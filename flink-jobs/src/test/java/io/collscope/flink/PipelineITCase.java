@@ -4,24 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.DeadLetter;
-import io.collscope.avro.Finding;
 import io.collscope.avro.RankWindow;
 import io.collscope.broker.EmbeddedKafka;
 import io.collscope.broker.TopicDrainer;
-import io.collscope.collective.CollectiveConfig;
-import io.collscope.collective.CpuCollective;
-import io.collscope.collective.FaultPlan;
-import io.collscope.emitter.Emitter;
-import io.collscope.emitter.Identity;
 import io.collscope.emitter.KafkaSnapshotSink;
-import io.collscope.schema.AvroCodec;
-import io.collscope.schema.DecodeException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -60,23 +50,14 @@ class PipelineITCase {
   private static EmbeddedKafka kafka;
   private static JobOptions options;
   private static JobClient job;
+  private static AttributionScenarios scenarios;
 
   @BeforeAll
   static void startPipeline() throws Exception {
     kafka = EmbeddedKafka.startTemporary();
     String run = EmbeddedKafka.freshTopic("it");
-    options =
-        JobOptions.defaults()
-            .with(JobOptions.BOOTSTRAP, kafka.bootstrapServers())
-            .with(JobOptions.SNAPSHOT_TOPIC, run + ".snapshots")
-            .with(JobOptions.RANK_WINDOW_TOPIC, run + ".rank-windows")
-            .with(JobOptions.ATTRIBUTION_TOPIC, run + ".attribution")
-            .with(JobOptions.DEADLETTER_TOPIC, run + ".deadletter")
-            .with(JobOptions.TRANSACTIONAL_ID_PREFIX, run)
-            .with(JobOptions.WINDOW, WINDOW.toMillis() + "ms")
-            .with(JobOptions.OUT_OF_ORDERNESS, "500ms")
-            .with(JobOptions.IDLENESS, "2s")
-            .with(JobOptions.CHECKPOINT_INTERVAL, "1s");
+    options = AttributionScenarios.testOptions(kafka.bootstrapServers(), run, WINDOW);
+    scenarios = new AttributionScenarios(kafka.bootstrapServers(), options, INTERVAL, FULL_WINDOWS);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     env.setParallelism(2);
     AttributionJob.configure(env, options);
@@ -98,111 +79,29 @@ class PipelineITCase {
     if (kafka != null) kafka.close();
   }
 
-  /** Runs one communicator's ranks for a warm-up window plus FULL_WINDOWS windows. */
-  private static Instant[] emit(String communicator, int ranks, String... inject) throws Exception {
-    FaultPlan plan = FaultPlan.parse(List.of(inject), ranks);
-    Instant start = Instant.now();
-    try (CpuCollective backend = new CpuCollective(CollectiveConfig.of(ranks), plan);
-        KafkaSnapshotSink sink =
-            KafkaSnapshotSink.connect(
-                kafka.bootstrapServers(),
-                options.get(JobOptions.SNAPSHOT_TOPIC),
-                4,
-                Duration.ofSeconds(30))) {
-      Emitter.Result r =
-          new Emitter(backend, Identity.of("it", "it", communicator), sink, INTERVAL)
-              .run(WINDOW.multipliedBy(FULL_WINDOWS + 1));
-      assertThat(r.failure()).isEmpty();
-    }
-    return new Instant[] {start, Instant.now()};
-  }
-
-  /** The attributions of the communicator's full windows, in window order. */
-  private static List<Attribution> fullWindows(String communicator, Instant[] span) {
-    long firstStart = (span[0].toEpochMilli() / WINDOW.toMillis() + 1) * WINDOW.toMillis();
-    long lastEnd = span[1].toEpochMilli() / WINDOW.toMillis() * WINDOW.toMillis();
-    int expected = (int) ((lastEnd - firstStart) / WINDOW.toMillis());
-    Map<Long, Attribution> byStart = new TreeMap<>();
-    TopicDrainer.drain(
-        kafka.bootstrapServers(),
-        options.get(JobOptions.ATTRIBUTION_TOPIC),
-        Duration.ofSeconds(60),
-        recs -> {
-          byStart.clear();
-          for (ConsumerRecord<byte[], byte[]> rec : recs) {
-            Attribution a = decode(Attribution.class, rec.value());
-            long s = a.getWindowStartMs().toEpochMilli();
-            if (a.getCommunicator().equals(communicator)
-                && s >= firstStart
-                && s + WINDOW.toMillis() <= lastEnd) {
-              byStart.put(s, a);
-            }
-          }
-          return byStart.size() >= expected;
-        });
-    List<Attribution> out = new ArrayList<>(byStart.values());
-    for (Attribution a : out) {
-      System.out.printf(
-          "%s %s %s%n",
-          communicator,
-          a.getWindowStartMs(),
-          a.getFindings().isEmpty() ? "NONE conf=" + a.getConfidence() : a.getFindings());
-    }
-    assertThat(out)
-        .as("full windows of %s", communicator)
-        .hasSizeGreaterThanOrEqualTo(FULL_WINDOWS - 1);
-    return out;
-  }
-
-  private static <T extends org.apache.avro.specific.SpecificRecord> T decode(
-      Class<T> type, byte[] b) {
-    try {
-      return AvroCodec.of(type).decode(b);
-    } catch (DecodeException e) {
-      throw new AssertionError(e);
-    }
-  }
-
-  /** From the second full window on, the top finding names the culprit. */
-  private static void assertNamedFromSecondFullWindow(
-      List<Attribution> windows, String kind, int rank, int from) {
-    for (Attribution a : windows.subList(1, windows.size())) {
-      assertThat(a.getFindings()).as("window %s: %s", a.getWindowStartMs(), a).isNotEmpty();
-      Finding top = a.getFindings().get(0);
-      assertThat(top.getKind())
-          .as("window %s: %s", a.getWindowStartMs(), a.getFindings())
-          .isEqualTo(kind);
-      assertThat(top.getRank())
-          .as("window %s: %s", a.getWindowStartMs(), a.getFindings())
-          .isEqualTo(rank);
-      assertThat(top.getFromRank()).isEqualTo(from);
-      assertThat(a.getMissingRanks()).isEmpty();
-    }
-  }
-
   @Test
   void namesSlowRanksAndSlowLinksOn4And8RanksAndStaysQuietWhenClean() throws Exception {
-    Instant[] clean = emit("clean-4", 4);
-    Instant[] rank4 = emit("slow-rank-4", 4, "slow-rank=2:300us");
-    Instant[] link4 = emit("slow-link-4", 4, "slow-link=1->3:300us");
-    Instant[] rank8 = emit("slow-rank-8", 8, "slow-rank=5:300us");
-    Instant[] link8 = emit("slow-link-8", 8, "slow-link=3->6:300us");
+    Instant[] clean = scenarios.emit("clean-4", 4);
+    Instant[] rank4 = scenarios.emit("slow-rank-4", 4, "slow-rank=2:300us");
+    Instant[] link4 = scenarios.emit("slow-link-4", 4, "slow-link=1->3:300us");
+    Instant[] rank8 = scenarios.emit("slow-rank-8", 8, "slow-rank=5:300us");
+    Instant[] link8 = scenarios.emit("slow-link-8", 8, "slow-link=3->6:300us");
 
-    List<Attribution> c4 = fullWindows("clean-4", clean);
-    List<Attribution> r4 = fullWindows("slow-rank-4", rank4);
-    List<Attribution> l4 = fullWindows("slow-link-4", link4);
-    List<Attribution> r8 = fullWindows("slow-rank-8", rank8);
-    List<Attribution> l8 = fullWindows("slow-link-8", link8);
+    List<Attribution> c4 = scenarios.fullWindows("clean-4", clean);
+    List<Attribution> r4 = scenarios.fullWindows("slow-rank-4", rank4);
+    List<Attribution> l4 = scenarios.fullWindows("slow-link-4", link4);
+    List<Attribution> r8 = scenarios.fullWindows("slow-rank-8", rank8);
+    List<Attribution> l8 = scenarios.fullWindows("slow-link-8", link8);
     for (Attribution a : c4) {
       assertThat(a.getVerdict()).as("%s", a).isEqualTo("NONE");
       assertThat(a.getMissingRanks()).isEmpty();
       assertThat(a.getRanks()).hasSize(4);
     }
-    assertNamedFromSecondFullWindow(r4, "SLOW_RANK", 2, -1);
+    AttributionScenarios.assertNamedFromSecondFullWindow(r4, "SLOW_RANK", 2, -1);
     assertThat(r4.get(1).getFindings().get(0).getCause()).isEqualTo("ARRIVED_LATE");
-    assertNamedFromSecondFullWindow(l4, "SLOW_LINK", 3, 1);
-    assertNamedFromSecondFullWindow(r8, "SLOW_RANK", 5, -1);
-    assertNamedFromSecondFullWindow(l8, "SLOW_LINK", 6, 3);
+    AttributionScenarios.assertNamedFromSecondFullWindow(l4, "SLOW_LINK", 3, 1);
+    AttributionScenarios.assertNamedFromSecondFullWindow(r8, "SLOW_RANK", 5, -1);
+    AttributionScenarios.assertNamedFromSecondFullWindow(l8, "SLOW_LINK", 6, 3);
 
     List<ConsumerRecord<byte[], byte[]>> windows =
         TopicDrainer.drain(
@@ -210,7 +109,7 @@ class PipelineITCase {
             options.get(JobOptions.RANK_WINDOW_TOPIC),
             1,
             Duration.ofSeconds(30));
-    RankWindow w = decode(RankWindow.class, windows.get(0).value());
+    RankWindow w = AttributionScenarios.decode(RankWindow.class, windows.get(0).value());
     assertThat(w.getCalls()).isPositive();
     assertThat(w.getP99Us()).isGreaterThanOrEqualTo(w.getP50Us());
   }
@@ -236,10 +135,13 @@ class PipelineITCase {
             recs ->
                 recs.stream()
                     .anyMatch(
-                        r -> decode(DeadLetter.class, r.value()).getReason().equals("BAD_HEADER")));
+                        r ->
+                            AttributionScenarios.decode(DeadLetter.class, r.value())
+                                .getReason()
+                                .equals("BAD_HEADER")));
     DeadLetter d =
         dead.stream()
-            .map(r -> decode(DeadLetter.class, r.value()))
+            .map(r -> AttributionScenarios.decode(DeadLetter.class, r.value()))
             .filter(x -> x.getReason().equals("BAD_HEADER"))
             .findFirst()
             .orElseThrow();
