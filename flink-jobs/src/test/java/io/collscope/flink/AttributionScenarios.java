@@ -79,7 +79,9 @@ final class AttributionScenarios {
   List<Attribution> fullWindows(String communicator, Instant[] span) {
     long w = window.toMillis();
     long firstStart = (span[0].toEpochMilli() / w + 1) * w;
-    long lastEnd = span[1].toEpochMilli() / w * w;
+    // The watermark trails the last snapshot by the out-of-orderness: a window ending in the
+    // last second of the run may never fire, so it is not waited for.
+    long lastEnd = (span[1].toEpochMilli() - 1000) / w * w;
     int expected = (int) ((lastEnd - firstStart) / w);
     Map<Long, Attribution> byStart = new TreeMap<>();
     TopicDrainer.drain(

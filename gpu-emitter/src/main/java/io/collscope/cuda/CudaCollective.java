@@ -81,11 +81,6 @@ public final class CudaCollective implements CollectiveBackend {
       return new Options(
           dtype, i, blocksPerRank, threadsPerBlock, deviceOfRank, checkEveryBatches, publishEvery);
     }
-
-    public Options withPublishEvery(int k) {
-      return new Options(
-          dtype, instrumented, blocksPerRank, threadsPerBlock, deviceOfRank, checkEveryBatches, k);
-    }
   }
 
   private static final int BATCH = 16;
@@ -738,10 +733,6 @@ public final class CudaCollective implements CollectiveBackend {
 
   public long cyclesPerSecond(int rank) {
     return ranks[rank].device.cyclesPerSecond;
-  }
-
-  public int blocksPerRank(int rank) {
-    return ranks[rank].blocks;
   }
 
   @Override
