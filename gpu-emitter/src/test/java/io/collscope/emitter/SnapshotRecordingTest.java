@@ -20,14 +20,19 @@ class SnapshotRecordingTest {
 
   @TempDir Path dir;
 
-  @Test
-  void aRecordedRunReadsBackAndReplaysRebasedWithItsSpacing() throws Exception {
-    Path file = dir.resolve("run.snapshots");
+  /** Two CPU ranks recorded to a file for {@code run}, a snapshot every 100 ms. */
+  private Path record(String name, Duration run) throws Exception {
+    Path file = dir.resolve(name);
     try (CpuCollective b = new CpuCollective(CollectiveConfig.of(2), FaultPlan.NONE);
         SnapshotRecording.Writer w = new SnapshotRecording.Writer(file)) {
-      new Emitter(b, Identity.of("c", "j", "rec"), w, Duration.ofMillis(100))
-          .run(Duration.ofMillis(700));
+      new Emitter(b, Identity.of("c", "j", "rec"), w, Duration.ofMillis(100)).run(run);
     }
+    return file;
+  }
+
+  @Test
+  void aRecordedRunReadsBackAndReplaysRebasedWithItsSpacing() throws Exception {
+    Path file = record("run.snapshots", Duration.ofMillis(700));
     List<CounterSnapshot> got = SnapshotRecording.read(file);
     assertThat(got).hasSizeGreaterThanOrEqualTo(8);
     assertThat(got).allMatch(s -> s.getCommunicator().equals("rec"));
@@ -61,12 +66,7 @@ class SnapshotRecordingTest {
 
   @Test
   void aTornTailIsIgnoredAndGarbageIsNamed() throws Exception {
-    Path file = dir.resolve("torn.snapshots");
-    try (CpuCollective b = new CpuCollective(CollectiveConfig.of(2), FaultPlan.NONE);
-        SnapshotRecording.Writer w = new SnapshotRecording.Writer(file)) {
-      new Emitter(b, Identity.of("c", "j", "rec"), w, Duration.ofMillis(100))
-          .run(Duration.ofMillis(350));
-    }
+    Path file = record("torn.snapshots", Duration.ofMillis(350));
     int whole = SnapshotRecording.read(file).size();
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
       f.setLength(f.length() - 5);
