@@ -122,11 +122,12 @@ final class DemoCommand implements Callable<Integer> {
             .with(JobOptions.OUT_OF_ORDERNESS, "1s")
             .with(JobOptions.IDLENESS, "3s");
 
-    err.println("collscope demo: starting Kafka...");
+    err.println("collscope demo: starting the ranks and Kafka...");
     err.flush();
-    try (EmbeddedKafka kafka = EmbeddedKafka.startTemporary();
-        CollectiveBackend ranksBackend =
-            recording == null ? Backends.create(kind, config, plan) : null) {
+    // The ranks first: a backend that cannot start (no GPU for --backend cuda) fails fast.
+    try (CollectiveBackend ranksBackend =
+            recording == null ? Backends.create(kind, config, plan) : null;
+        EmbeddedKafka kafka = EmbeddedKafka.startTemporary()) {
       JobOptions opts = options.with(JobOptions.BOOTSTRAP, kafka.bootstrapServers());
       kafka.createTopics(
           4,
