@@ -180,7 +180,8 @@ public final class EmbeddedKafka implements AutoCloseable {
     return explicit != null ? explicit : System.getProperty("java.class.path");
   }
 
-  static int freePort() throws IOException {
+  /** A TCP port free right now on this host. */
+  public static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       s.setReuseAddress(true);
       return s.getLocalPort();

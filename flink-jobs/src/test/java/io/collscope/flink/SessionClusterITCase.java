@@ -7,7 +7,6 @@ import io.collscope.broker.EmbeddedKafka;
 import io.collscope.emitter.KafkaSnapshotSink;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,7 +70,7 @@ class SessionClusterITCase {
       }
     }
     kafka = EmbeddedKafka.startTemporary();
-    restPort = freePort();
+    restPort = EmbeddedKafka.freePort();
     Path conf = dir.resolve("conf");
     Files.createDirectories(conf);
     Files.writeString(
@@ -80,7 +79,7 @@ class SessionClusterITCase {
             "\n",
             "jobmanager.rpc.address: localhost",
             "jobmanager.bind-host: localhost",
-            "jobmanager.rpc.port: " + freePort(),
+            "jobmanager.rpc.port: " + EmbeddedKafka.freePort(),
             "rest.address: localhost",
             "rest.bind-address: localhost",
             "rest.port: " + restPort,
@@ -189,12 +188,6 @@ class SessionClusterITCase {
       if (!ours && !bundled) kept.add(e);
     }
     return String.join(File.pathSeparator, kept);
-  }
-
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 
   @Test

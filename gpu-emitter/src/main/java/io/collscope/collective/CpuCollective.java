@@ -136,7 +136,13 @@ public final class CpuCollective implements CollectiveBackend {
     private final float[] output;
     private final boolean[] seen;
     private final int[] justSeen;
+    // State of the wait in progress (thread-confined), read by pollPeers.
     private int lastGroup;
+    private int remaining;
+    private long lastArrival;
+    private int polls;
+    private long pollSeq;
+    private int pollSlot;
     private final long[] linkDelay;
     private final long ackDelay;
 
@@ -254,41 +260,16 @@ public final class CpuCollective implements CollectiveBackend {
     private boolean awaitPeers(long seq, int slot, long start) {
       java.util.Arrays.fill(seen, false);
       seen[r] = true;
-      int[] remaining = {n - 1};
-      long[] last = {start};
-      boolean[] firstPass = {true};
-      boolean[] allAtFirstPass = {false};
+      remaining = n - 1;
+      lastArrival = start;
+      polls = 0;
+      pollSeq = seq;
+      pollSlot = slot;
       boolean ok =
           Backoff.await(
-              () -> {
-                int fresh = 0;
-                long now = System.nanoTime();
-                for (int p = 0; p < n; p++) {
-                  if (seen[p] || flags.getAcquire(p) < seq) continue;
-                  if (linkDelay[p] > 0 && publishNanos[p][slot] + linkDelay[p] > now) continue;
-                  seen[p] = true;
-                  justSeen[fresh++] = p;
-                }
-                if (fresh > 0) {
-                  long share = (now - last[0]) / fresh;
-                  for (int i = 0; i < fresh; i++) {
-                    acc.peerWaitCycles[justSeen[i]] += share;
-                  }
-                  remaining[0] -= fresh;
-                  last[0] = now;
-                  lastGroup = fresh;
-                }
-                if (firstPass[0]) {
-                  firstPass[0] = false;
-                  allAtFirstPass[0] = remaining[0] == 0;
-                }
-                return remaining[0] == 0;
-              },
-              start,
-              cfg.waitBudgetNanos(),
-              CpuCollective.this::isRunning);
+              this::pollPeers, start, cfg.waitBudgetNanos(), CpuCollective.this::isRunning);
       if (ok) {
-        if (allAtFirstPass[0]) {
+        if (polls == 1) {
           acc.peerArrivedLast[r]++; // every peer was already there: this rank arrived last
         } else {
           for (int i = 0; i < lastGroup; i++) {
@@ -298,9 +279,8 @@ public final class CpuCollective implements CollectiveBackend {
         return true;
       }
       // Timed out: the time since the last arrival goes, split evenly, to the missing peers.
-      long now = System.nanoTime();
-      if (remaining[0] > 0) {
-        long share = (now - last[0]) / remaining[0];
+      if (remaining > 0) {
+        long share = (System.nanoTime() - lastArrival) / remaining;
         for (int p = 0; p < n; p++) {
           if (!seen[p]) {
             acc.peerWaitCycles[p] += share;
@@ -309,6 +289,29 @@ public final class CpuCollective implements CollectiveBackend {
         }
       }
       return false;
+    }
+
+    /** One poll round of {@link #awaitPeers}: true once every peer's flag has been seen. */
+    private boolean pollPeers() {
+      polls++;
+      int fresh = 0;
+      long now = System.nanoTime();
+      for (int p = 0; p < n; p++) {
+        if (seen[p] || flags.getAcquire(p) < pollSeq) continue;
+        if (linkDelay[p] > 0 && publishNanos[p][pollSlot] + linkDelay[p] > now) continue;
+        seen[p] = true;
+        justSeen[fresh++] = p;
+      }
+      if (fresh > 0) {
+        long share = (now - lastArrival) / fresh;
+        for (int i = 0; i < fresh; i++) {
+          acc.peerWaitCycles[justSeen[i]] += share;
+        }
+        remaining -= fresh;
+        lastArrival = now;
+        lastGroup = fresh;
+      }
+      return remaining == 0;
     }
 
     private void abort(long t0, long tEnd) {
