@@ -26,6 +26,10 @@
 
 typedef unsigned long long u64;
 
+static_assert(S_WORDS == S_TOT + T_WORDS, "state words: S_TOT plus the totals");
+static_assert(CB_OFF_PHASES == CB_OFF_COUNTERS + 8 * CB_N_COUNTERS, "phases follow counters");
+static_assert(CB_OFF_PEER_WAIT == CB_OFF_PHASES + 8 * CB_N_PHASES, "peer arrays follow phases");
+
 __device__ __forceinline__ u64 globaltimer() {
   u64 t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -92,12 +96,12 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   if (lane == 0) cb[CB_OFF_CPS / 8] = ld_volatile(st + S_CPS);
   for (int i = lane; i < T_WORDS; i += 32) {
     const u64 v = ld_volatile(tot + i);
-    if (i <= T_BYTES || i == T_TIMEOUTS) {
-      cb[CB_OFF_CALLS / 8 + i] = v;
-    } else if (i <= T_REDUCE) {
+    if (i < T_PHASES) {
+      cb[CB_OFF_COUNTERS / 8 + i] = v;
+    } else if (i < T_PEER_WAIT) {
       // phases are summed over data blocks: publish their mean, so a phase is time
-      cb[CB_OFF_CALLS / 8 + i] = v / blocks;
-    } else if (i >= T_PEER_WAIT && i < T_PEER_WAIT + world) {
+      cb[CB_OFF_PHASES / 8 + (i - T_PHASES)] = v / blocks;
+    } else if (i < T_PEER_WAIT + world) {
       cb[CB_OFF_PEER_WAIT / 8 + (i - T_PEER_WAIT)] = v / blocks;
     } else if (i >= T_PEER_LAST && i < T_PEER_LAST + world) {
       cb[CB_OFF_PEER_WAIT / 8 + world + (i - T_PEER_LAST)] = v;
@@ -143,6 +147,10 @@ __device__ void osar(const u64* __restrict__ P) {
   const long long lo = (long long)blockIdx.x * chunk;
   const long long hi = lo + chunk < elems ? lo + chunk : elems;
   u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
+  // The clock's own rate: block 0 times the whole collective on %globaltimer too, so consumers
+  // convert cycles with the rate of the very intervals they measured, whatever the SM clock did.
+  const bool clock_sampler = INSTR && blockIdx.x == 0 && threadIdx.x == 0;
+  const u64 g0 = clock_sampler ? globaltimer() : 0;
   u64 my_share[OSAR_MAX_RANKS / 32] = {0};
   bool my_last[OSAR_MAX_RANKS / 32] = {false};
 
@@ -281,6 +289,7 @@ __device__ void osar(const u64* __restrict__ P) {
   }
   __syncthreads();
   if (INSTR) t5 = clock64();
+  const u64 g5 = clock_sampler ? globaltimer() : 0;
 
   // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
   // The totals are read only by osar_publish, after this launch has completed, so the atomics
@@ -291,8 +300,8 @@ __device__ void osar(const u64* __restrict__ P) {
     if (s_abort) {
       // Count the timeout once per collective and tell the host; the data path is abandoned.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
-        atomicAdd(st + S_TOT + T_TIMEOUTS, 1ull);
-        atomicAdd(st + S_TOT + T_CALLS, 1ull);
+        atomicAdd(st + S_TOT + CB_C_TIMEOUTS, 1ull);
+        atomicAdd(st + S_TOT + CB_C_CALLS, 1ull);
       }
     } else {
       __threadfence();  // this block's reads of the peers' slots are done before the ack
@@ -316,14 +325,18 @@ __device__ void osar(const u64* __restrict__ P) {
       }
     }
     if (threadIdx.x == 0) {
-      atomicAdd(tot + T_GUARD, t1 - t0);
-      atomicAdd(tot + T_COPY, t2 - t1);
-      atomicAdd(tot + T_PUBLISH, t3 - t2);
-      atomicAdd(tot + T_WAIT, t4 - t3);
-      atomicAdd(tot + T_REDUCE, t5 - t4);
+      atomicAdd(tot + T_PHASES + CB_PH_GUARD, t1 - t0);
+      atomicAdd(tot + T_PHASES + CB_PH_COPY, t2 - t1);
+      atomicAdd(tot + T_PHASES + CB_PH_PUBLISH, t3 - t2);
+      atomicAdd(tot + T_PHASES + CB_PH_WAIT, t4 - t3);
+      atomicAdd(tot + T_PHASES + CB_PH_REDUCE, t5 - t4);
+      if (clock_sampler) {
+        atomicAdd(tot + CB_C_CLOCK_NS, g5 - g0);
+        atomicAdd(tot + CB_C_CLOCK_CYCLES, t5 - t0);
+      }
       if (s_last) {
-        atomicAdd(tot + T_CALLS, 1ull);
-        atomicAdd(tot + T_BYTES, (u64)elems * sizeof(T));
+        atomicAdd(tot + CB_C_CALLS, 1ull);
+        atomicAdd(tot + CB_C_BYTES, (u64)elems * sizeof(T));
         atomicAdd(tot + T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS]), 1ull);
       }
     }

@@ -3,6 +3,8 @@
 // padding rules are involved.
 #pragma once
 
+#include "counter_block.h"
+
 #define OSAR_MAX_RANKS 32
 #define OSAR_ACK_HISTORY 64
 #define OSAR_HIST_MAX 64
@@ -38,20 +40,13 @@
 #define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
 #define S_LOCK 6         // the counter block's seqlock value, mirrored here: no PCIe read
 // Totals through the last collective. Data blocks add to them with fire-and-forget atomics;
-// osar_publish, a kernel of its own on the same stream, copies them out whole.
+// osar_publish, a kernel of its own on the same stream, copies them out whole. Their order is the
+// counter block's from CB_OFF_COUNTERS (counters, then phases, then per-peer arrays), with the
+// per-peer arrays and the histogram at their maximum sizes.
 #define S_TOT 8
-#define S_WORDS 144
-
-// totals, relative to S_TOT; the same order as the counter block from offset 32
-#define T_CALLS 0
-#define T_BYTES 1
-#define T_GUARD 2
-#define T_COPY 3
-#define T_PUBLISH 4
-#define T_WAIT 5
-#define T_REDUCE 6
-#define T_TIMEOUTS 7
-#define T_PEER_WAIT 8                        // [world], summed over data blocks
-#define T_PEER_LAST (8 + OSAR_MAX_RANKS)     // [world], block 0's view
-#define T_HIST (8 + 2 * OSAR_MAX_RANKS)      // [buckets]
-#define T_WORDS 136
+#define T_PHASES CB_N_COUNTERS                       // [CB_N_PHASES], summed over data blocks
+#define T_PEER_WAIT (T_PHASES + CB_N_PHASES)         // [world], summed over data blocks
+#define T_PEER_LAST (T_PEER_WAIT + OSAR_MAX_RANKS)   // [world], block 0's view
+#define T_HIST (T_PEER_LAST + OSAR_MAX_RANKS)        // [buckets]
+#define T_WORDS (T_HIST + OSAR_HIST_MAX)
+#define S_WORDS 146                                  // S_TOT + T_WORDS

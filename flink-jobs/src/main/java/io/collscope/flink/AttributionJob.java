@@ -15,6 +15,7 @@ import io.collscope.flink.source.RawRecord;
 import io.collscope.flink.source.RawRecordDeserializer;
 import io.collscope.flink.window.RankWindowAggregate;
 import io.collscope.flink.window.RankWindowFunction;
+import io.collscope.model.CommunicatorKey;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -88,13 +89,13 @@ public final class AttributionJob {
     SingleOutputStreamOperator<SnapshotDelta> deltas =
         decoded
             .keyBy(SourcedSnapshot::key)
-            .process(new DeltaFunction())
+            .process(new DeltaFunction(o.stateTtl()))
             .name("delta per rank")
             .uid("delta");
 
     SingleOutputStreamOperator<RankWindow> rankWindows =
         deltas
-            .keyBy(d -> d.communicator + "/" + d.rank)
+            .keyBy(SnapshotDelta::key)
             .window(TumblingEventTimeWindows.of(o.duration(JobOptions.WINDOW)))
             .aggregate(new RankWindowAggregate(), new RankWindowFunction())
             .name("rank window")
@@ -102,8 +103,10 @@ public final class AttributionJob {
 
     SingleOutputStreamOperator<Attribution> attributions =
         rankWindows
-            .keyBy(RankWindow::getCommunicator)
-            .process(new AttributionFunction(Thresholds.DEFAULT.withMinExcessUs(o.minExcessUs())))
+            .keyBy(AttributionJob::communicatorKey)
+            .process(
+                new AttributionFunction(
+                    Thresholds.DEFAULT.withMinExcessUs(o.minExcessUs()), o.stateTtl()))
             .name("attribution")
             .uid("attribution");
 
@@ -115,6 +118,11 @@ public final class AttributionJob {
         .sinkTo(sinks.deadLetters())
         .name("dead-letter sink")
         .uid("dead-letter-sink");
+  }
+
+  /** The communicator a rank window belongs to: the key of cross-rank state. */
+  public static CommunicatorKey communicatorKey(RankWindow w) {
+    return new CommunicatorKey(w.getCluster(), w.getJob(), w.getCommunicator());
   }
 
   public static KafkaSource<RawRecord> kafkaSource(JobOptions o) {
@@ -136,13 +144,13 @@ public final class AttributionJob {
             JobOptions.RANK_WINDOW_TOPIC,
             "rank-windows",
             RankWindow.class,
-            w -> w.getCommunicator() + "/" + w.getRank()),
+            w -> communicatorKey(w).rank(w.getRank()).toString()),
         sink(
             o,
             JobOptions.ATTRIBUTION_TOPIC,
             "attribution",
             Attribution.class,
-            Attribution::getCommunicator),
+            a -> new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()).toString()),
         sink(
             o,
             JobOptions.DEADLETTER_TOPIC,

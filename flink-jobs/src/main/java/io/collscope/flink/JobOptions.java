@@ -24,6 +24,13 @@ public final class JobOptions {
   public static final String MIN_EXCESS_US = "min-excess-us";
   public static final String TRANSACTIONAL_ID_PREFIX = "transactional-id-prefix";
 
+  /**
+   * Event time after its last record at which a rank's or a communicator's state is dropped. Six
+   * windows at the defaults: long enough that a rank whose reporter lags a few intervals keeps its
+   * baseline, short enough that a cluster's finished jobs leave no state behind.
+   */
+  public static final String STATE_TTL = "state-ttl";
+
   public static final Map<String, String> DEFAULTS =
       Map.ofEntries(
           Map.entry(BOOTSTRAP, "localhost:9092"),
@@ -37,7 +44,8 @@ public final class JobOptions {
           Map.entry(IDLENESS, "5s"),
           Map.entry(CHECKPOINT_INTERVAL, "5s"),
           Map.entry(MIN_EXCESS_US, "20"),
-          Map.entry(TRANSACTIONAL_ID_PREFIX, "collscope-attribution"));
+          Map.entry(TRANSACTIONAL_ID_PREFIX, "collscope-attribution"),
+          Map.entry(STATE_TTL, "60s"));
 
   private final Map<String, String> values;
 
@@ -73,6 +81,7 @@ public final class JobOptions {
     o.duration(IDLENESS);
     o.duration(CHECKPOINT_INTERVAL);
     o.minExcessUs();
+    o.stateTtl();
     return o;
   }
 
@@ -101,6 +110,25 @@ public final class JobOptions {
     }
     throw new IllegalArgumentException(
         "--" + name + " '" + s + "' is not a duration (e.g. 500ms, 10s, 1m)");
+  }
+
+  /**
+   * {@link #STATE_TTL}, at least one window plus the out-of-orderness (else windows lose ranks).
+   */
+  public Duration stateTtl() {
+    Duration ttl = duration(STATE_TTL);
+    Duration min = duration(WINDOW).plus(duration(OUT_OF_ORDERNESS));
+    if (ttl.compareTo(min) < 0) {
+      throw new IllegalArgumentException(
+          "--"
+              + STATE_TTL
+              + " "
+              + values.get(STATE_TTL)
+              + " must be at least --window plus --out-of-orderness ("
+              + min.toMillis()
+              + "ms)");
+    }
+    return ttl;
   }
 
   public double minExcessUs() {

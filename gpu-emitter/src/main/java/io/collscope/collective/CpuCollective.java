@@ -1,7 +1,9 @@
 package io.collscope.collective;
 
 import io.collscope.counters.CounterBlock;
-import io.collscope.counters.RankAccumulator;
+import io.collscope.model.Counter;
+import io.collscope.model.Phase;
+import io.collscope.model.RankTotals;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -131,7 +133,7 @@ public final class CpuCollective implements CollectiveBackend {
   /** One rank's loop; all its state is thread-confined except the shared ring. */
   private final class Rank {
     private final int r;
-    private final RankAccumulator acc;
+    private final RankTotals acc;
     private final float[] input;
     private final float[] output;
     private final boolean[] seen;
@@ -148,7 +150,7 @@ public final class CpuCollective implements CollectiveBackend {
 
     Rank(int r) {
       this.r = r;
-      this.acc = new RankAccumulator(n, cfg.histogramBuckets(), CPU_CYCLES_PER_SECOND);
+      this.acc = new RankTotals(n, cfg.histogramBuckets());
       this.input = new float[cfg.elements()];
       this.output = new float[cfg.elements()];
       this.seen = new boolean[n];
@@ -184,7 +186,7 @@ public final class CpuCollective implements CollectiveBackend {
           Backoff.await(
               () -> slotFree(seq), t0, cfg.waitBudgetNanos(), CpuCollective.this::isRunning);
       long t1 = System.nanoTime();
-      acc.guardCycles += t1 - t0;
+      acc.addCycles(Phase.GUARD, t1 - t0);
       if (!ok) {
         abort(t0, t1);
         return;
@@ -192,17 +194,17 @@ public final class CpuCollective implements CollectiveBackend {
 
       System.arraycopy(input, 0, slots[r][slot], 0, input.length);
       long t2 = System.nanoTime();
-      acc.copyCycles += t2 - t1;
+      acc.addCycles(Phase.COPY, t2 - t1);
 
       Backoff.delay(faults.publishDelayNanos(r));
       publishNanos[r][slot] = System.nanoTime();
       flags.setRelease(r, seq);
       long t3 = System.nanoTime();
-      acc.publishCycles += t3 - t2;
+      acc.addCycles(Phase.PUBLISH, t3 - t2);
 
       ok = awaitPeers(seq, slot, t3);
       long t4 = System.nanoTime();
-      acc.waitCycles += t4 - t3;
+      acc.addCycles(Phase.WAIT, t4 - t3);
       if (!ok) {
         abort(t0, t4);
         return;
@@ -218,7 +220,7 @@ public final class CpuCollective implements CollectiveBackend {
       ackNanos.set(r * ACK_HISTORY + (int) (seq % ACK_HISTORY), System.nanoTime());
       acks.setRelease(r, seq);
       long t5 = System.nanoTime();
-      acc.reduceCycles += t5 - t4;
+      acc.addCycles(Phase.REDUCE, t5 - t4);
 
       for (int i = 0; i < output.length; i++) {
         float want = CollectiveConfig.expectedSum(n, seq, i);
@@ -227,10 +229,9 @@ public final class CpuCollective implements CollectiveBackend {
               "rank " + r + " seq " + seq + " element " + i + ": sum " + output[i] + " != " + want);
         }
       }
-      acc.calls++;
-      acc.bytes += 4L * input.length;
-      acc.recordLatency(t5 - t0);
-      blocks[r].publish(acc);
+      acc.add(Counter.CALLS, 1);
+      acc.add(Counter.BYTES, 4L * input.length);
+      finish(t0, t5);
     }
 
     /** Every peer has acked the sequence that last used this slot (as seen by this rank). */
@@ -270,10 +271,10 @@ public final class CpuCollective implements CollectiveBackend {
               this::pollPeers, start, cfg.waitBudgetNanos(), CpuCollective.this::isRunning);
       if (ok) {
         if (polls == 1) {
-          acc.peerArrivedLast[r]++; // every peer was already there: this rank arrived last
+          acc.peerArrivedLast()[r]++; // every peer was already there: this rank arrived last
         } else {
           for (int i = 0; i < lastGroup; i++) {
-            acc.peerArrivedLast[justSeen[i]]++;
+            acc.peerArrivedLast()[justSeen[i]]++;
           }
         }
         return true;
@@ -283,8 +284,8 @@ public final class CpuCollective implements CollectiveBackend {
         long share = (System.nanoTime() - lastArrival) / remaining;
         for (int p = 0; p < n; p++) {
           if (!seen[p]) {
-            acc.peerWaitCycles[p] += share;
-            acc.peerArrivedLast[p]++;
+            acc.peerWaitCycles()[p] += share;
+            acc.peerArrivedLast()[p]++;
           }
         }
       }
@@ -305,7 +306,7 @@ public final class CpuCollective implements CollectiveBackend {
       if (fresh > 0) {
         long share = (now - lastArrival) / fresh;
         for (int i = 0; i < fresh; i++) {
-          acc.peerWaitCycles[justSeen[i]] += share;
+          acc.peerWaitCycles()[justSeen[i]] += share;
         }
         remaining -= fresh;
         lastArrival = now;
@@ -318,10 +319,20 @@ public final class CpuCollective implements CollectiveBackend {
       if (!running) {
         return; // stopping, not a timeout
       }
-      acc.timeouts++;
-      acc.calls++;
+      acc.add(Counter.TIMEOUTS, 1);
+      acc.add(Counter.CALLS, 1);
+      finish(t0, tEnd);
+    }
+
+    /**
+     * Counts the collective's latency and publishes. Cycles are nanoseconds here, so the clock
+     * samples are the latency on both scales: their ratio is exactly 1e9 cycles per second.
+     */
+    private void finish(long t0, long tEnd) {
       acc.recordLatency(tEnd - t0);
-      blocks[r].publish(acc);
+      acc.add(Counter.CLOCK_NS, tEnd - t0);
+      acc.add(Counter.CLOCK_CYCLES, tEnd - t0);
+      blocks[r].publish(acc, CPU_CYCLES_PER_SECOND);
     }
   }
 }

@@ -1,22 +1,44 @@
 package io.collscope.counters;
 
+import io.collscope.model.Counter;
+import io.collscope.model.Phase;
+import io.collscope.model.RankTotals;
+
 /**
  * A consistent snapshot of one counter block: every field comes from the same publication.
  *
  * @param version the (even) sequence-lock value the snapshot was taken at; it advances by 2 per
  *     publication, so version/2 publications had happened
+ * @param cyclesPerSecond the start-up clock rate the writer published
+ * @param totals every counter of the block
  */
-public record Counters(
-    long version,
-    long cyclesPerSecond,
-    long calls,
-    long bytes,
-    long guardCycles,
-    long copyCycles,
-    long publishCycles,
-    long waitCycles,
-    long reduceCycles,
-    long timeouts,
-    long[] peerWaitCycles,
-    long[] peerArrivedLast,
-    long[] histogram) {}
+public record Counters(long version, long cyclesPerSecond, RankTotals totals) {
+
+  public long get(Counter c) {
+    return totals.get(c);
+  }
+
+  public long cycles(Phase p) {
+    return totals.cycles(p);
+  }
+
+  public long calls() {
+    return totals.get(Counter.CALLS);
+  }
+
+  public long timeouts() {
+    return totals.get(Counter.TIMEOUTS);
+  }
+
+  public long[] peerWaitCycles() {
+    return totals.peerWaitCycles();
+  }
+
+  public long[] peerArrivedLast() {
+    return totals.peerArrivedLast();
+  }
+
+  public long[] histogram() {
+    return totals.histogram();
+  }
+}

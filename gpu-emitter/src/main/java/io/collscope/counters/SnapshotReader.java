@@ -1,5 +1,8 @@
 package io.collscope.counters;
 
+import io.collscope.model.Counter;
+import io.collscope.model.Phase;
+import io.collscope.model.RankTotals;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 
@@ -50,17 +53,12 @@ public final class SnapshotReader {
         continue;
       }
       long cps = b.getLong(CounterBlock.OFF_CYCLES_PER_SECOND);
-      long calls = b.getLong(CounterBlock.OFF_CALLS);
-      long bytes = b.getLong(CounterBlock.OFF_BYTES);
-      long guard = b.getLong(CounterBlock.OFF_GUARD);
-      long copy = b.getLong(CounterBlock.OFF_COPY);
-      long publish = b.getLong(CounterBlock.OFF_PUBLISH);
-      long wait = b.getLong(CounterBlock.OFF_WAIT);
-      long reduce = b.getLong(CounterBlock.OFF_REDUCE);
-      long timeouts = b.getLong(CounterBlock.OFF_TIMEOUTS);
-      long[] peerWait = new long[w];
-      long[] peerLast = new long[w];
-      long[] hist = new long[h];
+      RankTotals t = new RankTotals(w, h);
+      for (Counter c : Counter.values()) t.set(c, b.getLong(CounterBlock.offCounter(c)));
+      for (Phase p : Phase.values()) t.setCycles(p, b.getLong(CounterBlock.offPhase(p)));
+      long[] peerWait = t.peerWaitCycles();
+      long[] peerLast = t.peerArrivedLast();
+      long[] hist = t.histogram();
       for (int p = 0; p < w; p++) {
         peerWait[p] = b.getLong(block.offPeerWait(p));
         peerLast[p] = b.getLong(block.offPeerLast(p));
@@ -72,9 +70,7 @@ public final class SnapshotReader {
       VarHandle.acquireFence();
       long s2 = (long) CounterBlock.LONGS.getOpaque(b, CounterBlock.OFF_SEQLOCK);
       if (s1 == s2) {
-        return new Counters(
-            s1, cps, calls, bytes, guard, copy, publish, wait, reduce, timeouts, peerWait, peerLast,
-            hist);
+        return new Counters(s1, cps, t);
       }
     }
     throw new TornSnapshotException(

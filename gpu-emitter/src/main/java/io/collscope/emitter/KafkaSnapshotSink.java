@@ -1,6 +1,7 @@
 package io.collscope.emitter;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.model.RankKey;
 import io.collscope.schema.Snapshots;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,9 +25,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes snapshots to Kafka: key {@code communicator/rank}, value Avro single-object encoding,
- * record timestamp = event time. Idempotent producer with acks=all and lz4 compression, so retries
- * never duplicate and records per key stay in order.
+ * Publishes snapshots to Kafka: key {@code cluster/job/communicator/rank}, value Avro single-object
+ * encoding, record timestamp = event time. Idempotent producer with acks=all and lz4 compression,
+ * so retries never duplicate and records per key stay in order.
  */
 public final class KafkaSnapshotSink implements SnapshotSink {
 
@@ -98,19 +99,16 @@ public final class KafkaSnapshotSink implements SnapshotSink {
     }
   }
 
-  public static byte[] key(String communicator, int rank) {
-    return (communicator + "/" + rank).getBytes(StandardCharsets.UTF_8);
+  /** The record key: the rank's series, so a series stays in one partition and in order. */
+  public static byte[] key(CounterSnapshot s) {
+    return RankKey.of(s).toString().getBytes(StandardCharsets.UTF_8);
   }
 
   @Override
   public void send(CounterSnapshot s) {
     ProducerRecord<byte[], byte[]> rec =
         new ProducerRecord<>(
-            topic,
-            null,
-            s.getEventTimeMs().toEpochMilli(),
-            key(s.getCommunicator(), s.getRank()),
-            Snapshots.encode(s));
+            topic, null, s.getEventTime().toEpochMilli(), key(s), Snapshots.encode(s));
     try {
       producer.send(
           rec,

@@ -16,17 +16,17 @@ public final class Replayer {
   public static Instant replay(List<CounterSnapshot> recording, SnapshotSink sink, boolean pace)
       throws InterruptedException {
     if (recording.isEmpty()) return Instant.now();
-    long first = recording.get(0).getEventTimeMs().toEpochMilli();
+    long first = recording.get(0).getEventTime().toEpochMilli();
     long start = System.currentTimeMillis();
     Instant last = Instant.ofEpochMilli(start);
     for (CounterSnapshot s : recording) {
-      long offset = s.getEventTimeMs().toEpochMilli() - first;
+      long offset = s.getEventTime().toEpochMilli() - first;
       if (pace) {
         long wait = start + offset - System.currentTimeMillis();
         if (wait > 0) Thread.sleep(wait);
       }
       last = Instant.ofEpochMilli(start + offset);
-      sink.send(CounterSnapshot.newBuilder(s).setEventTimeMs(last).build());
+      sink.send(CounterSnapshot.newBuilder(s).setEventTime(last).build());
     }
     sink.flush();
     return last;

@@ -69,41 +69,22 @@ public final class Reporter {
   }
 
   CounterSnapshot toRecord(int r, Counters c, long seqNo, Instant now) {
-    return CounterSnapshot.newBuilder()
-        .setCluster(identity.cluster())
-        .setJob(identity.job())
-        .setCommunicator(identity.communicator())
-        .setCollective(backend.collective())
-        .setBackend(backend.name())
-        .setWorldSize(backend.worldSize())
-        .setRank(r)
-        .setHost(identity.host())
-        .setDevice(backend.device(r))
-        .setBootId(identity.bootId())
-        .setSeq(seqNo)
-        .setEventTimeMs(now)
-        .setCyclesPerSecond(c.cyclesPerSecond())
-        .setCalls(c.calls())
-        .setBytes(c.bytes())
-        .setGuardCycles(c.guardCycles())
-        .setCopyCycles(c.copyCycles())
-        .setPublishCycles(c.publishCycles())
-        .setWaitCycles(c.waitCycles())
-        .setReduceCycles(c.reduceCycles())
-        .setPeerWaitCycles(boxed(c.peerWaitCycles()))
-        .setPeerArrivedLast(boxed(c.peerArrivedLast()))
-        .setLatencyHistogram(boxed(c.histogram()))
-        .setTimeouts(c.timeouts())
-        .setReadRetries(readers[r].retries())
-        .build();
-  }
-
-  private static List<Long> boxed(long[] a) {
-    List<Long> l = new ArrayList<>(a.length);
-    for (long v : a) {
-      l.add(v);
-    }
-    return l;
+    CounterSnapshot s = c.totals().writeTo(new CounterSnapshot());
+    s.setCluster(identity.cluster());
+    s.setJob(identity.job());
+    s.setCommunicator(identity.communicator());
+    s.setCollective(backend.collective());
+    s.setBackend(backend.name());
+    s.setWorldSize(backend.worldSize());
+    s.setRank(r);
+    s.setHost(identity.host());
+    s.setDevice(backend.device(r));
+    s.setBootId(identity.bootId());
+    s.setSeq(seqNo);
+    s.setEventTime(now);
+    s.setCyclesPerSecond(c.cyclesPerSecond());
+    s.setReadRetries(readers[r].retries());
+    return s;
   }
 
   public long tornSkips() {

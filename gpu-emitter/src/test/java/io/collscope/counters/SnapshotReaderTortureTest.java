@@ -3,6 +3,9 @@ package io.collscope.counters;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import io.collscope.model.Counter;
+import io.collscope.model.Phase;
+import io.collscope.model.RankTotals;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -18,37 +21,31 @@ class SnapshotReaderTortureTest {
   private static final int WORLD = 8;
   private static final int BUCKETS = CounterBlock.DEFAULT_HISTOGRAM_BUCKETS;
 
+  /** The start-up clock rate published with totals of k. */
+  private static long cps(long k) {
+    return 1_000_000_000L + k;
+  }
+
   /** Every field is a function of k; a torn read mixes two k's and breaks this. */
-  private static void fill(RankAccumulator a, long k) {
-    a.cyclesPerSecond = 1_000_000_000L + k;
-    a.calls = k;
-    a.bytes = 4096 * k;
-    a.guardCycles = 3 * k;
-    a.copyCycles = 5 * k;
-    a.publishCycles = 7 * k;
-    a.waitCycles = 11 * k;
-    a.reduceCycles = 13 * k;
-    a.timeouts = k / 3;
+  private static void fill(RankTotals a, long k) {
+    for (Counter c : Counter.values()) a.set(c, (c.ordinal() + 2) * k);
+    for (Phase p : Phase.values()) a.setCycles(p, (p.ordinal() + 3) * 7 * k);
     for (int p = 0; p < WORLD; p++) {
-      a.peerWaitCycles[p] = (p + 17) * k;
-      a.peerArrivedLast[p] = k + p;
+      a.peerWaitCycles()[p] = (p + 17) * k;
+      a.peerArrivedLast()[p] = k + p;
     }
     for (int i = 0; i < BUCKETS; i++) {
-      a.histogram[i] = k * 31 + i;
+      a.histogram()[i] = k * 31 + i;
     }
   }
 
   /** Returns null when consistent, else which field disagrees with calls. */
   private static String inconsistency(Counters c) {
-    long k = c.calls();
-    if (c.cyclesPerSecond() != 1_000_000_000L + k) return "cyclesPerSecond";
-    if (c.bytes() != 4096 * k) return "bytes";
-    if (c.guardCycles() != 3 * k) return "guard";
-    if (c.copyCycles() != 5 * k) return "copy";
-    if (c.publishCycles() != 7 * k) return "publish";
-    if (c.waitCycles() != 11 * k) return "wait";
-    if (c.reduceCycles() != 13 * k) return "reduce";
-    if (c.timeouts() != k / 3) return "timeouts";
+    long k = c.calls() / (Counter.CALLS.ordinal() + 2);
+    if (c.cyclesPerSecond() != cps(k)) return "cyclesPerSecond";
+    for (Counter f : Counter.values()) if (c.get(f) != (f.ordinal() + 2) * k) return f.fieldName();
+    for (Phase p : Phase.values())
+      if (c.cycles(p) != (p.ordinal() + 3) * 7 * k) return p.cyclesField();
     for (int p = 0; p < WORLD; p++) {
       if (c.peerWaitCycles()[p] != (p + 17) * k) return "peerWait[" + p + "]";
       if (c.peerArrivedLast()[p] != k + p) return "peerLast[" + p + "]";
@@ -66,12 +63,12 @@ class SnapshotReaderTortureTest {
     Thread writer =
         new Thread(
             () -> {
-              RankAccumulator a = new RankAccumulator(WORLD, BUCKETS, 0);
+              RankTotals a = new RankTotals(WORLD, BUCKETS);
               java.util.SplittableRandom rnd = new java.util.SplittableRandom(7);
               long k = 0;
               while (!stop.get()) {
                 fill(a, ++k);
-                block.publish(a);
+                block.publish(a, cps(k));
                 // A collective takes at least a few microseconds; a writer that publishes
                 // back-to-back with no work in between starves any seqlock reader (tested
                 // below). A random 0..~1 us gap makes the reader's copy sometimes fit between
@@ -129,40 +126,26 @@ class SnapshotReaderTortureTest {
     Thread writer =
         new Thread(
             () -> {
-              RankAccumulator a = new RankAccumulator(WORLD, BUCKETS, 0);
+              RankTotals a = new RankTotals(WORLD, BUCKETS);
               long k = 0;
               while (!stop.get()) {
                 fill(a, ++k);
-                block.publish(a);
+                block.publish(a, cps(k));
               }
             });
     writer.start();
     long torn = 0;
     try {
       for (int i = 0; i < 50_000_000 && torn == 0; i++) {
-        long[] pw = new long[WORLD];
-        long[] pl = new long[WORLD];
-        long[] h = new long[BUCKETS];
+        RankTotals t = new RankTotals(WORLD, BUCKETS);
+        for (Counter f : Counter.values()) t.set(f, raw.getLong(CounterBlock.offCounter(f)));
+        for (Phase p : Phase.values()) t.setCycles(p, raw.getLong(CounterBlock.offPhase(p)));
         for (int p = 0; p < WORLD; p++) {
-          pw[p] = raw.getLong(block.offPeerWait(p));
-          pl[p] = raw.getLong(block.offPeerLast(p));
+          t.peerWaitCycles()[p] = raw.getLong(block.offPeerWait(p));
+          t.peerArrivedLast()[p] = raw.getLong(block.offPeerLast(p));
         }
-        for (int j = 0; j < BUCKETS; j++) h[j] = raw.getLong(block.offHistogram(j));
-        Counters c =
-            new Counters(
-                0,
-                raw.getLong(CounterBlock.OFF_CYCLES_PER_SECOND),
-                raw.getLong(CounterBlock.OFF_CALLS),
-                raw.getLong(CounterBlock.OFF_BYTES),
-                raw.getLong(CounterBlock.OFF_GUARD),
-                raw.getLong(CounterBlock.OFF_COPY),
-                raw.getLong(CounterBlock.OFF_PUBLISH),
-                raw.getLong(CounterBlock.OFF_WAIT),
-                raw.getLong(CounterBlock.OFF_REDUCE),
-                raw.getLong(CounterBlock.OFF_TIMEOUTS),
-                pw,
-                pl,
-                h);
+        for (int j = 0; j < BUCKETS; j++) t.histogram()[j] = raw.getLong(block.offHistogram(j));
+        Counters c = new Counters(0, raw.getLong(CounterBlock.OFF_CYCLES_PER_SECOND), t);
         if (c.calls() > 0 && inconsistency(c) != null) torn++;
       }
     } finally {
@@ -195,11 +178,11 @@ class SnapshotReaderTortureTest {
 
   @Test
   void histogramBucketsAreLog2() {
-    assertThat(RankAccumulator.bucketOf(0, 40)).isZero();
-    assertThat(RankAccumulator.bucketOf(1, 40)).isZero();
-    assertThat(RankAccumulator.bucketOf(2, 40)).isEqualTo(1);
-    assertThat(RankAccumulator.bucketOf(1023, 40)).isEqualTo(9);
-    assertThat(RankAccumulator.bucketOf(1024, 40)).isEqualTo(10);
-    assertThat(RankAccumulator.bucketOf(Long.MAX_VALUE, 40)).isEqualTo(39);
+    assertThat(RankTotals.bucketOf(0, 40)).isZero();
+    assertThat(RankTotals.bucketOf(1, 40)).isZero();
+    assertThat(RankTotals.bucketOf(2, 40)).isEqualTo(1);
+    assertThat(RankTotals.bucketOf(1023, 40)).isEqualTo(9);
+    assertThat(RankTotals.bucketOf(1024, 40)).isEqualTo(10);
+    assertThat(RankTotals.bucketOf(Long.MAX_VALUE, 40)).isEqualTo(39);
   }
 }

@@ -55,11 +55,11 @@ class SnapshotRecordingTest {
     Replayer.replay(got, collect, false);
     assertThat(replayed).hasSameSizeAs(got);
     long span =
-        got.get(got.size() - 1).getEventTimeMs().toEpochMilli()
-            - got.get(0).getEventTimeMs().toEpochMilli();
+        got.get(got.size() - 1).getEventTime().toEpochMilli()
+            - got.get(0).getEventTime().toEpochMilli();
     assertThat(
-            replayed.get(replayed.size() - 1).getEventTimeMs().toEpochMilli()
-                - replayed.get(0).getEventTimeMs().toEpochMilli())
+            replayed.get(replayed.size() - 1).getEventTime().toEpochMilli()
+                - replayed.get(0).getEventTime().toEpochMilli())
         .isEqualTo(span);
     assertThat(replayed.get(0).getSeq()).isEqualTo(got.get(0).getSeq());
   }

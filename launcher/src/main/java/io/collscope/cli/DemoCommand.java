@@ -155,8 +155,8 @@ final class DemoCommand implements Callable<Integer> {
           recording == null ? plan.toString() : "as recorded in " + replay,
           recording == null
               ? seconds
-              : (recording.get(recording.size() - 1).getEventTimeMs().toEpochMilli()
-                      - recording.get(0).getEventTimeMs().toEpochMilli())
+              : (recording.get(recording.size() - 1).getEventTime().toEpochMilli()
+                      - recording.get(0).getEventTime().toEpochMilli())
                   / 1000);
       err.flush();
 

@@ -120,7 +120,7 @@ final class TailCommand implements Callable<Integer> {
       return String.format(
           Locale.ROOT,
           "%s snapshot %s/%d seq=%d boot=%.8s calls=%d us/call guard=%.1f copy=%.1f publish=%.1f wait=%.1f reduce=%.1f timeouts=%d",
-          Instant.ofEpochMilli(s.getEventTimeMs().toEpochMilli()),
+          Instant.ofEpochMilli(s.getEventTime().toEpochMilli()),
           s.getCommunicator(),
           s.getRank(),
           s.getSeq(),

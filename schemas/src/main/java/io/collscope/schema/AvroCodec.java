@@ -1,5 +1,6 @@
 package io.collscope.schema;
 
+import io.collscope.avro.DeadLetterReason;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -7,11 +8,17 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumReader;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.io.BinaryDecoder;
+import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.message.BadHeaderException;
 import org.apache.avro.message.BinaryMessageDecoder;
 import org.apache.avro.message.BinaryMessageEncoder;
@@ -22,8 +29,10 @@ import org.apache.avro.specific.SpecificRecord;
 /**
  * Avro single-object encoding (marker 0xC3 0x01, 8-byte CRC-64-AVRO fingerprint, binary body) for
  * one record type, with a resolver that knows the current schema and every earlier published
- * version shipped under {@code collscope/avro/history/}, so records written by older emitters stay
- * readable.
+ * version shipped under {@code collscope/avro/history/}, so records written by older versions stay
+ * readable. A record of an earlier version is read with its own schema and carried over by {@link
+ * SchemaUpgrade} (renamed fields through aliases, strings that became enums, new fields' defaults),
+ * which covers changes Avro's own resolution rejects.
  *
  * <p>Instances are thread-safe. Decoding never returns null and never throws an unchecked exception
  * for bad input: every failure is a {@link DecodeException} with a reason.
@@ -40,6 +49,8 @@ public final class AvroCodec<T extends SpecificRecord> {
   private final BinaryMessageEncoder<T> encoder;
   private final BinaryMessageDecoder<T> decoder;
   private final List<Long> knownFingerprints = new ArrayList<>();
+  private final Map<Long, Schema> earlierVersions = new HashMap<>();
+  private final BinaryMessageEncoder<GenericRecord> upgradedEncoder;
 
   private AvroCodec(Class<T> type) {
     this.type = type;
@@ -47,10 +58,12 @@ public final class AvroCodec<T extends SpecificRecord> {
     SpecificData model = new SpecificData(type.getClassLoader());
     this.encoder = new BinaryMessageEncoder<>(model, schema);
     this.decoder = new BinaryMessageDecoder<>(model, schema);
+    this.upgradedEncoder = new BinaryMessageEncoder<>(GenericData.get(), schema);
     knownFingerprints.add(SchemaNormalization.parsingFingerprint64(schema));
     for (Schema old : historyOf(schema.getFullName())) {
-      decoder.addSchema(old);
-      knownFingerprints.add(SchemaNormalization.parsingFingerprint64(old));
+      long fp = SchemaNormalization.parsingFingerprint64(old);
+      knownFingerprints.add(fp);
+      earlierVersions.put(fp, old);
     }
   }
 
@@ -83,37 +96,51 @@ public final class AvroCodec<T extends SpecificRecord> {
   /** Decodes bytes written with the current or any earlier published schema version. */
   public T decode(byte[] bytes) throws DecodeException {
     if (bytes == null || bytes.length == 0) {
-      throw new DecodeException(DecodeException.Reason.EMPTY, "no bytes");
+      throw new DecodeException(DeadLetterReason.EMPTY, "no bytes");
     }
     if (bytes.length < HEADER_LENGTH || bytes[0] != (byte) 0xC3 || bytes[1] != (byte) 0x01) {
       throw new DecodeException(
-          DecodeException.Reason.BAD_HEADER,
+          DeadLetterReason.BAD_HEADER,
           "not Avro single-object encoding (expected marker C3 01 and a 10-byte header, got "
               + bytes.length
               + " bytes starting "
               + hexPrefix(bytes)
               + ")");
     }
+    long fp = ByteBuffer.wrap(bytes, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
     try {
-      return decoder.decode(bytes);
+      Schema old = earlierVersions.get(fp);
+      return old == null ? decoder.decode(bytes) : decoder.decode(upgrade(old, bytes));
     } catch (MissingSchemaException e) {
-      long fp = ByteBuffer.wrap(bytes, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
       throw new DecodeException(
-          DecodeException.Reason.UNKNOWN_FINGERPRINT,
+          DeadLetterReason.UNKNOWN_FINGERPRINT,
           String.format(
               "schema fingerprint %016x is not a published %s version (known: %s)",
               fp, type.getSimpleName(), hexList(knownFingerprints)),
           e);
     } catch (BadHeaderException e) {
-      throw new DecodeException(DecodeException.Reason.BAD_HEADER, e.getMessage(), e);
+      throw new DecodeException(DeadLetterReason.BAD_HEADER, e.getMessage(), e);
     } catch (IOException | RuntimeException e) {
       // Avro signals a truncated or corrupt body with EOFException, AvroRuntimeException,
       // ArrayIndexOutOfBounds, NegativeArraySize... all mean the same thing to the caller.
       throw new DecodeException(
-          DecodeException.Reason.CORRUPT_BODY,
-          type.getSimpleName() + " body does not decode: " + e,
-          e);
+          DeadLetterReason.CORRUPT_BODY, type.getSimpleName() + " body does not decode: " + e, e);
     }
+  }
+
+  /** Reads an earlier version's body with its own schema and re-encodes it as the current one. */
+  private byte[] upgrade(Schema old, byte[] bytes) throws IOException {
+    BinaryDecoder in =
+        DecoderFactory.get()
+            .binaryDecoder(bytes, HEADER_LENGTH, bytes.length - HEADER_LENGTH, null);
+    GenericRecord record = new GenericDatumReader<GenericRecord>(old).read(null, in);
+    if (!in.isEnd()) {
+      throw new IOException((bytes.length - HEADER_LENGTH) + "-byte body has trailing bytes");
+    }
+    ByteBuffer buf = upgradedEncoder.encode(SchemaUpgrade.record(record, schema));
+    byte[] out = new byte[buf.remaining()];
+    buf.get(out);
+    return out;
   }
 
   private static List<Schema> historyOf(String fullName) {

@@ -1,6 +1,8 @@
 package io.collscope.schema;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.avro.DeadLetterReason;
+import io.collscope.model.RankTotals;
 
 /** Contract checks for {@link CounterSnapshot} beyond what the Avro schema can express. */
 public final class Snapshots {
@@ -12,7 +14,7 @@ public final class Snapshots {
     CounterSnapshot s = AvroCodec.of(CounterSnapshot.class).decode(bytes);
     String problem = validate(s);
     if (problem != null) {
-      throw new DecodeException(DecodeException.Reason.INVALID, problem);
+      throw new DecodeException(DeadLetterReason.INVALID, problem);
     }
     return s;
   }
@@ -29,6 +31,9 @@ public final class Snapshots {
     }
     if (s.getRank() < 0 || s.getRank() >= n) {
       return "rank " + s.getRank() + " outside [0, " + n + ")";
+    }
+    if (s.getLatencyHistogram().isEmpty()) {
+      return "latency_histogram is empty";
     }
     if (s.getPeerWaitCycles().size() != n || s.getPeerArrivedLast().size() != n) {
       return "per-peer arrays have "
@@ -47,15 +52,9 @@ public final class Snapshots {
     if (s.getCommunicator().isEmpty() || s.getBootId().isEmpty()) {
       return "communicator and boot_id must be non-empty";
     }
-    if (s.getCalls() < 0
-        || s.getBytes() < 0
-        || s.getGuardCycles() < 0
-        || s.getCopyCycles() < 0
-        || s.getPublishCycles() < 0
-        || s.getWaitCycles() < 0
-        || s.getReduceCycles() < 0
-        || s.getTimeouts() < 0) {
-      return "negative counter";
+    String negative = RankTotals.of(s).firstNegative();
+    if (negative != null) {
+      return negative;
     }
     return null;
   }

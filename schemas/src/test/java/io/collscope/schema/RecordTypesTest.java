@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetter;
+import io.collscope.avro.DeadLetterReason;
+import io.collscope.avro.Stage;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -17,22 +19,22 @@ class RecordTypesTest {
     assertThat(RecordTypes.decodeAny(Snapshots.encode(s))).isEqualTo(s);
     DeadLetter d =
         DeadLetter.newBuilder()
-            .setReason("BAD_HEADER")
+            .setReason(DeadLetterReason.BAD_HEADER)
             .setDetail("x \"quoted\"\n")
-            .setStage("decode")
+            .setStage(Stage.DECODE)
             .setSourceTopic("t")
             .setPartition(1)
             .setOffset(2)
             .setKey(null)
             .setRaw(ByteBuffer.wrap(new byte[] {1, 2, 3}))
-            .setDetectedAtMs(Instant.ofEpochMilli(5))
+            .setDetectedAt(Instant.ofEpochMilli(5))
             .build();
     assertThat(RecordTypes.decodeAny(AvroCodec.of(DeadLetter.class).encode(d))).isEqualTo(d);
     assertThat(RecordJson.toJson(d))
         .isEqualTo(
-            "{\"reason\":\"BAD_HEADER\",\"detail\":\"x \\\"quoted\\\"\\n\",\"stage\":\"decode\","
+            "{\"reason\":\"BAD_HEADER\",\"detail\":\"x \\\"quoted\\\"\\n\",\"stage\":\"DECODE\","
                 + "\"source_topic\":\"t\",\"partition\":1,\"offset\":2,\"key\":null,"
-                + "\"raw\":\"AQID\",\"detected_at_ms\":5}");
+                + "\"raw\":\"AQID\",\"detected_at\":5}");
   }
 
   @Test

@@ -26,10 +26,13 @@ public final class SnapshotFixtures {
         .setDevice("cpu")
         .setBootId("boot-" + rank)
         .setSeq(1)
-        .setEventTimeMs(java.time.Instant.ofEpochMilli(1_000))
+        .setEventTime(java.time.Instant.ofEpochMilli(1_000))
         .setCyclesPerSecond(1_000_000_000L)
+        .setClockNs(0)
+        .setClockCycles(0)
         .setCalls(0)
         .setBytes(0)
+        .setTimeouts(0)
         .setGuardCycles(0)
         .setCopyCycles(0)
         .setPublishCycles(0)
@@ -38,7 +41,6 @@ public final class SnapshotFixtures {
         .setPeerWaitCycles(zeros(n))
         .setPeerArrivedLast(zeros(n))
         .setLatencyHistogram(zeros(40))
-        .setTimeouts(0)
         .setReadRetries(0);
   }
 

@@ -2,6 +2,8 @@ package io.collscope.flink.attribution;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.RankWindow;
+import io.collscope.model.CommunicatorKey;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -21,17 +23,25 @@ import org.apache.flink.util.Collector;
  * watermark passes the window's end, attributes it with {@link Attributor}. A rank with no window
  * by then is reported missing. Rank windows of a window already attributed are late: counted and
  * dropped, so a window is attributed exactly once.
+ *
+ * <p>State ends: pending windows leave state when they fire, and the end of the last attributed
+ * window (kept to recognise late rank windows) is dropped once the communicator has been quiet for
+ * {@code idleTimeout} of event time. A communicator that is gone leaves no state and no timer.
  */
 public final class AttributionFunction
-    extends KeyedProcessFunction<String, RankWindow, Attribution> {
+    extends KeyedProcessFunction<CommunicatorKey, RankWindow, Attribution> {
 
   private final Thresholds thresholds;
+  private final long idleTimeoutMs;
   private transient MapState<Long, List<RankWindow>> pending;
   private transient ValueState<Long> lastFired;
+  private transient ValueState<Long> cleanupAt;
   private transient Counter late;
+  private transient Counter expired;
 
-  public AttributionFunction(Thresholds thresholds) {
+  public AttributionFunction(Thresholds thresholds, Duration idleTimeout) {
     this.thresholds = thresholds;
+    this.idleTimeoutMs = idleTimeout.toMillis();
   }
 
   @Override
@@ -44,13 +54,15 @@ public final class AttributionFunction
                     Types.LONG,
                     new ListTypeInfo<>(TypeInformation.of(RankWindow.class))));
     lastFired = getRuntimeContext().getState(new ValueStateDescriptor<>("lastFired", Types.LONG));
+    cleanupAt = getRuntimeContext().getState(new ValueStateDescriptor<>("cleanupAt", Types.LONG));
     late = getRuntimeContext().getMetricGroup().counter("lateRankWindows");
+    expired = getRuntimeContext().getMetricGroup().counter("expiredCommunicators");
   }
 
   @Override
   public void processElement(RankWindow w, Context ctx, Collector<Attribution> out)
       throws Exception {
-    long end = w.getWindowEndMs().toEpochMilli();
+    long end = w.getWindowEnd().toEpochMilli();
     Long fired = lastFired.value();
     if (fired != null && end <= fired) {
       late.inc();
@@ -70,15 +82,34 @@ public final class AttributionFunction
       throws Exception {
     long end = timestamp + 1;
     List<RankWindow> list = pending.get(end);
-    if (list == null) {
-      return;
+    if (list != null) {
+      pending.remove(end);
+      Long fired = lastFired.value();
+      if (fired == null || end > fired) {
+        lastFired.update(end);
+      }
+      if (cleanupAt.value() == null) {
+        scheduleCleanup(ctx, end - 1 + idleTimeoutMs);
+      }
+      long start = list.get(0).getWindowStart().toEpochMilli();
+      out.collect(Attributor.attribute(ctx.getCurrentKey(), start, end, list, thresholds));
     }
-    pending.remove(end);
-    Long fired = lastFired.value();
-    if (fired == null || end > fired) {
-      lastFired.update(end);
+    Long cleanup = cleanupAt.value();
+    if (cleanup != null && cleanup == timestamp) {
+      long due = lastFired.value() - 1 + idleTimeoutMs;
+      if (due <= timestamp && pending.isEmpty()) {
+        lastFired.clear();
+        cleanupAt.clear();
+        expired.inc();
+      } else {
+        // A newer window fired (or one is pending) since the timer was set: look again later.
+        scheduleCleanup(ctx, Math.max(due, timestamp + 1));
+      }
     }
-    long start = list.get(0).getWindowStartMs().toEpochMilli();
-    out.collect(Attributor.attribute(ctx.getCurrentKey(), start, end, list, thresholds));
+  }
+
+  private void scheduleCleanup(OnTimerContext ctx, long at) throws Exception {
+    ctx.timerService().registerEventTimeTimer(at);
+    cleanupAt.update(at);
   }
 }

@@ -1,9 +1,14 @@
 package io.collscope.flink.attribution;
 
 import io.collscope.avro.Attribution;
+import io.collscope.avro.Cause;
 import io.collscope.avro.Finding;
+import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankPhases;
 import io.collscope.avro.RankWindow;
+import io.collscope.avro.Verdict;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.model.Phase;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -21,22 +26,28 @@ import java.util.TreeMap;
  *
  * <ul>
  *   <li><b>Slow rank p</b>: most of column p is high (every peer waits on p) and p itself waits
- *       little — the straggler arrives last and waits least. Its own phases say why: excess {@code
- *       guard} → RING_FULL, {@code publish} → SLOW_PUBLISH, {@code copy+reduce} → SLOW_COPY_REDUCE,
- *       none → ARRIVED_LATE.
+ *       little — the straggler arrives last and waits least. Its own phases say why: the cause
+ *       ({@link Phase#blame()}) whose phases exceed its peers' most, e.g. {@code guard} →
+ *       RING_FULL, {@code publish} → SLOW_PUBLISH, {@code copy+reduce} → SLOW_COPY_REDUCE; none →
+ *       ARRIVED_LATE.
  *   <li><b>Slow link p→r</b>: one cell (r, p) high that stands out of its column (the other ranks
  *       do not wait on p). Its receiver r then arrives late at the next collective, so column r is
  *       high too, but r waits as much as it is waited on: a victim, not a culprit.
  * </ul>
  *
- * Each culprit is one {@link Finding}; several can be reported for one window.
+ * Each culprit is one {@link Finding}; several are reported for one window with the verdict
+ * MULTIPLE.
  */
 public final class Attributor {
 
   private Attributor() {}
 
   public static Attribution attribute(
-      String communicator, long startMs, long endMs, List<RankWindow> windows, Thresholds t) {
+      CommunicatorKey communicator,
+      long startMs,
+      long endMs,
+      List<RankWindow> windows,
+      Thresholds t) {
     int n = 0;
     TreeMap<Integer, RankWindow> byRank = new TreeMap<>();
     for (RankWindow w : windows) {
@@ -47,7 +58,7 @@ public final class Attributor {
     List<Integer> missing = new ArrayList<>();
     for (int r = 0; r < n; r++) {
       RankWindow w = byRank.get(r);
-      if (w != null && w.getCalls() > 0 && w.getPeerWaitUs().size() == n) present.add(r);
+      if (w != null && w.getCalls() > 0 && w.getPeerWaitMeanUs().size() == n) present.add(r);
       else missing.add(r);
     }
 
@@ -56,35 +67,33 @@ public final class Attributor {
     double maxWait = 0;
     for (int r : present) {
       RankWindow w = byRank.get(r);
-      table.add(
-          new RankPhases(
-              r,
-              w.getCalls(),
-              w.getGuardUs(),
-              w.getCopyUs(),
-              w.getPublishUs(),
-              w.getWaitUs(),
-              w.getReduceUs(),
-              w.getP99Us()));
-      if (maxWaitRank < 0 || w.getWaitUs() > maxWait) {
-        maxWait = w.getWaitUs();
+      RankPhases row = new RankPhases();
+      row.setRank(r);
+      row.setCalls(w.getCalls());
+      for (Phase p : Phase.values()) row.put(p.meanUsField(), meanUs(w, p));
+      row.setP99Us(w.getP99Us());
+      table.add(row);
+      if (maxWaitRank < 0 || w.getWaitMeanUs() > maxWait) {
+        maxWait = w.getWaitMeanUs();
         maxWaitRank = r;
       }
     }
 
     Attribution.Builder out =
         Attribution.newBuilder()
-            .setCommunicator(communicator)
-            .setWindowStartMs(Instant.ofEpochMilli(startMs))
-            .setWindowEndMs(Instant.ofEpochMilli(endMs))
+            .setCluster(communicator.cluster())
+            .setJob(communicator.job())
+            .setCommunicator(communicator.communicator())
+            .setWindowStart(Instant.ofEpochMilli(startMs))
+            .setWindowEnd(Instant.ofEpochMilli(endMs))
             .setWorldSize(n)
             .setRanks(table)
             .setMaxWaitRank(maxWaitRank)
-            .setMaxWaitUs(maxWait)
+            .setMaxWaitMeanUs(maxWait)
             .setMissingRanks(missing);
     if (present.size() < 2) {
       // One rank waits on nobody; with the others missing there is nothing to compare.
-      return out.setVerdict("NONE")
+      return out.setVerdict(Verdict.NONE)
           .setFindings(List.of())
           .setConfidence(n == 1 ? 1.0 : 0.0)
           .build();
@@ -94,7 +103,7 @@ public final class Attributor {
     double[][] m = new double[k][k];
     List<Double> cells = new ArrayList<>();
     for (int i = 0; i < k; i++) {
-      List<Double> row = byRank.get(present.get(i)).getPeerWaitUs();
+      List<Double> row = byRank.get(present.get(i)).getPeerWaitMeanUs();
       for (int j = 0; j < k; j++) {
         if (i == j) continue;
         m[i][j] = row.get(present.get(j));
@@ -138,11 +147,11 @@ public final class Attributor {
           && rowExcess <= t.rowRatio() * colExcess) {
         slow[j] = true;
         RankWindow w = byRank.get(present.get(j));
-        String cause = cause(w, present, byRank, colExcess, t);
+        Cause cause = cause(w, present, byRank, colExcess, t);
         double conf = clamp(highFrac * colExcess / (colExcess + base + rowExcess));
         findings.add(
             new Finding(
-                "SLOW_RANK",
+                FindingKind.SLOW_RANK,
                 present.get(j),
                 -1,
                 cause,
@@ -175,10 +184,10 @@ public final class Attributor {
         double conf = clamp(e[i][j] / (e[i][j] + base + med)) * (k == 2 ? 0.5 : 1.0);
         links.add(
             new Finding(
-                "SLOW_LINK",
+                FindingKind.SLOW_LINK,
                 present.get(i),
                 present.get(j),
-                "LINK",
+                Cause.LINK,
                 conf,
                 e[i][j],
                 String.format(
@@ -206,45 +215,75 @@ public final class Attributor {
         findings.isEmpty()
             ? clamp(1.0 - maxExcess / (2 * t.minExcessUs()))
             : findings.get(0).getConfidence();
-    return out.setVerdict(findings.isEmpty() ? "NONE" : findings.get(0).getKind())
+    return out.setVerdict(verdict(findings))
         .setFindings(findings)
         .setConfidence(confidence)
         .build();
   }
 
-  private static String cause(
+  /** NONE, the kind of a single finding, or MULTIPLE. */
+  static Verdict verdict(List<Finding> findings) {
+    if (findings.isEmpty()) return Verdict.NONE;
+    if (findings.size() > 1) return Verdict.MULTIPLE;
+    return findings.get(0).getKind() == FindingKind.SLOW_LINK
+        ? Verdict.SLOW_LINK
+        : Verdict.SLOW_RANK;
+  }
+
+  /** A phase's mean microseconds per collective in a rank window. */
+  static double meanUs(RankWindow w, Phase p) {
+    return (Double) w.get(p.meanUsField());
+  }
+
+  /** The time a rank spent in the phases a cause blames, per collective. */
+  private static double blamedUs(RankWindow w, Cause c) {
+    double us = 0;
+    for (Phase p : Phase.values()) if (p.blame() == c) us += meanUs(w, p);
+    return us;
+  }
+
+  /**
+   * Why a slow rank was slow: the cause whose phases exceed the peers' median the most, if they
+   * explain enough of the excess wait; otherwise it arrived late (the time went before the
+   * collective, in compute or launch).
+   */
+  private static Cause cause(
       RankWindow w,
       List<Integer> present,
       TreeMap<Integer, RankWindow> byRank,
       double excess,
       Thresholds t) {
-    double guard = w.getGuardUs() - medianOf(present, byRank, w.getRank(), RankWindow::getGuardUs);
-    double publish =
-        w.getPublishUs() - medianOf(present, byRank, w.getRank(), RankWindow::getPublishUs);
-    double copyReduce =
-        w.getCopyUs()
-            + w.getReduceUs()
-            - medianOf(present, byRank, w.getRank(), x -> x.getCopyUs() + x.getReduceUs());
-    double best = Math.max(guard, Math.max(publish, copyReduce));
-    if (best < t.causeShare() * excess || best < t.minExcessUs() / 2) {
-      return "ARRIVED_LATE";
+    Cause best = null;
+    double bestExcess = 0;
+    for (Phase p : Phase.values()) {
+      Cause c = p.blame();
+      if (c == null || c == best) continue;
+      double e = blamedUs(w, c) - medianOf(present, byRank, w.getRank(), x -> blamedUs(x, c));
+      if (best == null || e > bestExcess) {
+        best = c;
+        bestExcess = e;
+      }
     }
-    if (best == guard) return "RING_FULL";
-    if (best == publish) return "SLOW_PUBLISH";
-    return "SLOW_COPY_REDUCE";
+    if (best == null || bestExcess < t.causeShare() * excess || bestExcess < t.minExcessUs() / 2) {
+      return Cause.ARRIVED_LATE;
+    }
+    return best;
   }
 
   private static String causeEvidence(
       RankWindow w, List<Integer> present, TreeMap<Integer, RankWindow> byRank) {
-    return String.format(
-        Locale.ROOT,
-        "its guard/publish/copy+reduce %.1f/%.1f/%.1fus vs peers' median %.1f/%.1f/%.1fus",
-        w.getGuardUs(),
-        w.getPublishUs(),
-        w.getCopyUs() + w.getReduceUs(),
-        medianOf(present, byRank, w.getRank(), RankWindow::getGuardUs),
-        medianOf(present, byRank, w.getRank(), RankWindow::getPublishUs),
-        medianOf(present, byRank, w.getRank(), x -> x.getCopyUs() + x.getReduceUs()));
+    StringBuilder sb = new StringBuilder("its phases vs its peers' median (us/call):");
+    for (Phase p : Phase.values()) {
+      if (p.blame() == null) continue;
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              " %s %.1f/%.1f",
+              p.fieldName(),
+              meanUs(w, p),
+              medianOf(present, byRank, w.getRank(), x -> meanUs(x, p))));
+    }
+    return sb.toString();
   }
 
   private static double medianOf(

@@ -1,6 +1,8 @@
 package io.collscope.flink.decode;
 
 import io.collscope.avro.DeadLetter;
+import io.collscope.avro.DeadLetterReason;
+import io.collscope.avro.Stage;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import org.apache.flink.util.OutputTag;
@@ -13,9 +15,9 @@ public final class DeadLetters {
   private DeadLetters() {}
 
   public static DeadLetter of(
-      String reason,
+      DeadLetterReason reason,
       String detail,
-      String stage,
+      Stage stage,
       String topic,
       int partition,
       long offset,
@@ -30,7 +32,7 @@ public final class DeadLetters {
         .setOffset(offset)
         .setKey(key == null ? null : ByteBuffer.wrap(key))
         .setRaw(ByteBuffer.wrap(raw == null ? new byte[0] : raw))
-        .setDetectedAtMs(Instant.now())
+        .setDetectedAt(Instant.now())
         .build();
   }
 }

@@ -1,6 +1,7 @@
 package io.collscope.flink.decode;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.avro.Stage;
 import io.collscope.flink.source.RawRecord;
 import io.collscope.schema.DecodeException;
 import io.collscope.schema.Snapshots;
@@ -33,9 +34,9 @@ public final class DecodeFunction extends ProcessFunction<RawRecord, SourcedSnap
       ctx.output(
           DeadLetters.TAG,
           DeadLetters.of(
-              e.reason().name(),
+              e.reason(),
               e.getMessage(),
-              "decode",
+              Stage.DECODE,
               r.topic,
               r.partition,
               r.offset,

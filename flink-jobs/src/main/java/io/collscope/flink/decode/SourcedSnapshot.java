@@ -1,6 +1,7 @@
 package io.collscope.flink.decode;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.model.RankKey;
 
 /** A decoded snapshot and where it came from, so later stages can dead-letter it precisely. */
 public class SourcedSnapshot {
@@ -18,8 +19,8 @@ public class SourcedSnapshot {
     this.offset = offset;
   }
 
-  /** The state key: one series per (communicator, rank). */
-  public String key() {
-    return snapshot.getCommunicator() + "/" + snapshot.getRank();
+  /** The state key: one series per (cluster, job, communicator, rank). */
+  public RankKey key() {
+    return RankKey.of(snapshot);
   }
 }

@@ -1,10 +1,16 @@
 package io.collscope.flink.delta;
 
+import io.collscope.model.RankKey;
+import io.collscope.model.RankTotals;
+
 /**
- * What one rank did between two consecutive snapshots of one boot: counter differences, with the
- * clock rate needed to turn cycles into time. Timestamped with the later snapshot's event time.
+ * What one rank did between two consecutive snapshots of one boot: the counters' differences, with
+ * the start-up clock rate for deltas without clock samples. Timestamped with the later snapshot's
+ * event time.
  */
 public class SnapshotDelta {
+  public String cluster;
+  public String job;
   public String communicator;
   public int rank;
   public int worldSize;
@@ -12,17 +18,11 @@ public class SnapshotDelta {
   public String bootId;
   public long eventTimeMs;
   public long cyclesPerSecond;
-  public long calls;
-  public long bytes;
-  public long guardCycles;
-  public long copyCycles;
-  public long publishCycles;
-  public long waitCycles;
-  public long reduceCycles;
-  public long timeouts;
-  public long[] peerWaitCycles;
-  public long[] peerArrivedLast;
-  public long[] histogram;
+  public RankTotals totals;
 
   public SnapshotDelta() {}
+
+  public RankKey key() {
+    return new RankKey(cluster, job, communicator, rank);
+  }
 }

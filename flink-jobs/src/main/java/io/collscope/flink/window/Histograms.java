@@ -9,7 +9,7 @@ public final class Histograms {
    * The upper edge, in microseconds, of the bucket holding quantile {@code q} (bucket i covers
    * [2^i, 2^(i+1)) cycles). An upper bound, exact to a factor of two; 0 for an empty histogram.
    */
-  public static double quantileUs(long[] histogram, double q, long cyclesPerSecond) {
+  public static double quantileUs(long[] histogram, double q, double cyclesPerSecond) {
     long total = 0;
     for (long c : histogram) total += c;
     if (total == 0 || cyclesPerSecond <= 0) return 0;

@@ -1,26 +1,30 @@
 package io.collscope.flink.window;
 
+import io.collscope.model.RankTotals;
+
 /**
- * Running sums of one rank's deltas within one window. Cycles are converted to microseconds per
- * delta with that delta's own clock rate, so a recalibration mid-window is handled.
+ * Running sums of one rank's deltas within one window: the counters themselves (cycles, for the
+ * histogram and the clock samples) and the phase and per-peer times in microseconds. Each delta's
+ * cycles become microseconds at that delta's own clock rate ({@link RankTotals#clockRate}), so a
+ * clock that changes within the window is converted piece by piece, correctly.
  */
 public class RankWindowAccumulator {
+  public String cluster;
+  public String job;
   public String communicator;
   public int rank = -1;
   public int worldSize;
   public String host;
+
+  /** The start-up rate of the latest delta: the fallback when the window has no clock samples. */
   public long cyclesPerSecond;
-  public long calls;
-  public long bytes;
-  public long timeouts;
-  public double guardUs;
-  public double copyUs;
-  public double publishUs;
-  public double waitUs;
-  public double reduceUs;
+
+  public RankTotals totals;
+
+  /** Index: {@code Phase.ordinal()}. */
+  public double[] phaseUs;
+
   public double[] peerWaitUs;
-  public long[] peerArrivedLast;
-  public long[] histogram;
 
   public RankWindowAccumulator() {}
 }

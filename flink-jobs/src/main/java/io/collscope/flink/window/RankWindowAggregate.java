@@ -1,6 +1,8 @@
 package io.collscope.flink.window;
 
 import io.collscope.flink.delta.SnapshotDelta;
+import io.collscope.model.Phase;
+import io.collscope.model.RankTotals;
 import org.apache.flink.api.common.functions.AggregateFunction;
 
 /** Sums a rank's deltas over a window (incrementally: one accumulator per rank and window). */
@@ -14,34 +16,28 @@ public final class RankWindowAggregate
 
   @Override
   public RankWindowAccumulator add(SnapshotDelta d, RankWindowAccumulator a) {
-    if (a.peerWaitUs == null || a.peerWaitUs.length != d.peerWaitCycles.length) {
-      a.peerWaitUs = new double[d.peerWaitCycles.length];
-      a.peerArrivedLast = new long[d.peerArrivedLast.length];
+    RankTotals t = d.totals;
+    if (a.totals == null
+        || a.totals.worldSize() != t.worldSize()
+        || a.totals.histogramBuckets() != t.histogramBuckets()) {
+      // First delta, or a rank that rebooted into another shape within the window: the window
+      // describes the latest shape only.
+      a.totals = new RankTotals(t.worldSize(), t.histogramBuckets());
+      a.phaseUs = new double[Phase.COUNT];
+      a.peerWaitUs = new double[t.worldSize()];
     }
-    if (a.histogram == null || a.histogram.length != d.histogram.length) {
-      a.histogram = new long[d.histogram.length];
-    }
+    a.cluster = d.cluster;
+    a.job = d.job;
     a.communicator = d.communicator;
     a.rank = d.rank;
     a.worldSize = d.worldSize;
     a.host = d.host;
     a.cyclesPerSecond = d.cyclesPerSecond;
-    double us = 1e6 / d.cyclesPerSecond;
-    a.calls += d.calls;
-    a.bytes += d.bytes;
-    a.timeouts += d.timeouts;
-    a.guardUs += d.guardCycles * us;
-    a.copyUs += d.copyCycles * us;
-    a.publishUs += d.publishCycles * us;
-    a.waitUs += d.waitCycles * us;
-    a.reduceUs += d.reduceCycles * us;
-    for (int p = 0; p < a.peerWaitUs.length; p++) {
-      a.peerWaitUs[p] += d.peerWaitCycles[p] * us;
-      a.peerArrivedLast[p] += d.peerArrivedLast[p];
-    }
-    for (int i = 0; i < a.histogram.length; i++) {
-      a.histogram[i] += d.histogram[i];
-    }
+    a.totals.addAll(t);
+    double usPerCycle = 1e6 / t.clockRate(d.cyclesPerSecond);
+    for (Phase p : Phase.values()) a.phaseUs[p.ordinal()] += t.cycles(p) * usPerCycle;
+    long[] peerWait = t.peerWaitCycles();
+    for (int p = 0; p < peerWait.length; p++) a.peerWaitUs[p] += peerWait[p] * usPerCycle;
     return a;
   }
 
@@ -54,21 +50,9 @@ public final class RankWindowAggregate
   public RankWindowAccumulator merge(RankWindowAccumulator a, RankWindowAccumulator b) {
     if (a.rank < 0) return b;
     if (b.rank < 0) return a;
-    a.calls += b.calls;
-    a.bytes += b.bytes;
-    a.timeouts += b.timeouts;
-    a.guardUs += b.guardUs;
-    a.copyUs += b.copyUs;
-    a.publishUs += b.publishUs;
-    a.waitUs += b.waitUs;
-    a.reduceUs += b.reduceUs;
-    for (int p = 0; p < a.peerWaitUs.length; p++) {
-      a.peerWaitUs[p] += b.peerWaitUs[p];
-      a.peerArrivedLast[p] += b.peerArrivedLast[p];
-    }
-    for (int i = 0; i < a.histogram.length; i++) {
-      a.histogram[i] += b.histogram[i];
-    }
+    a.totals.addAll(b.totals);
+    for (int i = 0; i < a.phaseUs.length; i++) a.phaseUs[i] += b.phaseUs[i];
+    for (int p = 0; p < a.peerWaitUs.length; p++) a.peerWaitUs[p] += b.peerWaitUs[p];
     return a;
   }
 }

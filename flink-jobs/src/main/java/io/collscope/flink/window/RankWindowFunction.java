@@ -1,6 +1,10 @@
 package io.collscope.flink.window;
 
 import io.collscope.avro.RankWindow;
+import io.collscope.model.Counter;
+import io.collscope.model.Phase;
+import io.collscope.model.RankKey;
+import io.collscope.model.RankTotals;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,43 +14,43 @@ import org.apache.flink.util.Collector;
 
 /** Turns a rank's window sums into per-collective means: the {@link RankWindow} record. */
 public final class RankWindowFunction
-    extends ProcessWindowFunction<RankWindowAccumulator, RankWindow, String, TimeWindow> {
+    extends ProcessWindowFunction<RankWindowAccumulator, RankWindow, RankKey, TimeWindow> {
 
   @Override
   public void process(
-      String key, Context ctx, Iterable<RankWindowAccumulator> in, Collector<RankWindow> out) {
+      RankKey key, Context ctx, Iterable<RankWindowAccumulator> in, Collector<RankWindow> out) {
     for (RankWindowAccumulator a : in) {
       out.collect(toRankWindow(a, ctx.window().getStart(), ctx.window().getEnd()));
     }
   }
 
   public static RankWindow toRankWindow(RankWindowAccumulator a, long start, long end) {
-    double per = a.calls == 0 ? 0 : 1.0 / a.calls;
+    RankTotals t = a.totals;
+    long calls = t.get(Counter.CALLS);
+    double per = calls == 0 ? 0 : 1.0 / calls;
+    // The histogram counts cycles of the whole window: convert it at the window's mean rate (the
+    // clock samples summed over the window). Within a factor-of-two bucket that is exact enough.
+    double clockHz = t.clockRate(a.cyclesPerSecond);
     List<Double> peerWait = new ArrayList<>(a.peerWaitUs.length);
-    List<Long> peerLast = new ArrayList<>(a.peerArrivedLast.length);
-    for (int p = 0; p < a.peerWaitUs.length; p++) {
-      peerWait.add(a.peerWaitUs[p] * per);
-      peerLast.add(a.peerArrivedLast[p]);
-    }
-    return RankWindow.newBuilder()
-        .setCommunicator(a.communicator)
-        .setRank(a.rank)
-        .setWorldSize(a.worldSize)
-        .setHost(a.host)
-        .setWindowStartMs(Instant.ofEpochMilli(start))
-        .setWindowEndMs(Instant.ofEpochMilli(end))
-        .setCalls(a.calls)
-        .setBytes(a.bytes)
-        .setGuardUs(a.guardUs * per)
-        .setCopyUs(a.copyUs * per)
-        .setPublishUs(a.publishUs * per)
-        .setWaitUs(a.waitUs * per)
-        .setReduceUs(a.reduceUs * per)
-        .setP50Us(Histograms.quantileUs(a.histogram, 0.50, a.cyclesPerSecond))
-        .setP99Us(Histograms.quantileUs(a.histogram, 0.99, a.cyclesPerSecond))
-        .setPeerWaitUs(peerWait)
-        .setPeerArrivedLast(peerLast)
-        .setTimeouts(a.timeouts)
-        .build();
+    for (double us : a.peerWaitUs) peerWait.add(us * per);
+    RankWindow w = new RankWindow();
+    w.setCluster(a.cluster);
+    w.setJob(a.job);
+    w.setCommunicator(a.communicator);
+    w.setRank(a.rank);
+    w.setWorldSize(a.worldSize);
+    w.setHost(a.host);
+    w.setWindowStart(Instant.ofEpochMilli(start));
+    w.setWindowEnd(Instant.ofEpochMilli(end));
+    w.setCalls(calls);
+    w.setBytes(t.get(Counter.BYTES));
+    w.setTimeouts(t.get(Counter.TIMEOUTS));
+    for (Phase p : Phase.values()) w.put(p.meanUsField(), a.phaseUs[p.ordinal()] * per);
+    w.setP50Us(Histograms.quantileUs(t.histogram(), 0.50, clockHz));
+    w.setP99Us(Histograms.quantileUs(t.histogram(), 0.99, clockHz));
+    w.setClockHz(clockHz);
+    w.setPeerWaitMeanUs(peerWait);
+    w.setPeerArrivedLast(RankTotals.boxed(t.peerArrivedLast()));
+    return w;
   }
 }

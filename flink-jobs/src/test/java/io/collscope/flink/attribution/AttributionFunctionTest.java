@@ -4,8 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.RankWindow;
+import io.collscope.avro.Verdict;
+import io.collscope.flink.AttributionJob;
+import io.collscope.model.CommunicatorKey;
+import java.time.Duration;
 import java.util.List;
-import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
@@ -14,15 +18,17 @@ import org.junit.jupiter.api.Test;
 
 class AttributionFunctionTest {
 
-  private KeyedOneInputStreamOperatorTestHarness<String, RankWindow, Attribution> harness;
+  private static final Duration TTL = Duration.ofSeconds(60);
+
+  private KeyedOneInputStreamOperatorTestHarness<CommunicatorKey, RankWindow, Attribution> harness;
 
   @BeforeEach
   void setUp() throws Exception {
     harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new AttributionFunction(Thresholds.DEFAULT)),
-            RankWindow::getCommunicator,
-            Types.STRING);
+            new KeyedProcessOperator<>(new AttributionFunction(Thresholds.DEFAULT, TTL)),
+            AttributionJob::communicatorKey,
+            TypeInformation.of(CommunicatorKey.class));
     harness.open();
   }
 
@@ -47,17 +53,56 @@ class AttributionFunctionTest {
     harness.processWatermark(Windows.END - 1);
     assertThat(output()).hasSize(1);
     Attribution a = output().get(0);
-    assertThat(a.getVerdict()).isEqualTo("SLOW_RANK");
+    assertThat(a.getVerdict()).isEqualTo(Verdict.SLOW_RANK);
     assertThat(a.getFindings().get(0).getRank()).isEqualTo(2);
     assertThat(a.getMissingRanks()).isEmpty();
-    assertThat(a.getWindowStartMs().toEpochMilli()).isEqualTo(Windows.START);
-    assertThat(a.getWindowEndMs().toEpochMilli()).isEqualTo(Windows.END);
+    assertThat(a.getCluster()).isEqualTo(Windows.KEY.cluster());
+    assertThat(a.getJob()).isEqualTo(Windows.KEY.job());
+    assertThat(a.getWindowStart().toEpochMilli()).isEqualTo(Windows.START);
+    assertThat(a.getWindowEnd().toEpochMilli()).isEqualTo(Windows.END);
 
     // a straggling rank window of an attributed window is dropped, not attributed again
     harness.processElement(ranks.get(0), Windows.END - 1);
     harness.processWatermark(Windows.END + 10_000);
     assertThat(output()).hasSize(1);
-    assertThat(harness.numKeyedStateEntries()).isEqualTo(1); // only lastFired remains
+  }
+
+  @Test
+  void aQuietCommunicatorLeavesNoStateAndNoTimerBehind() throws Exception {
+    for (RankWindow w : new Windows(4, 10).slowRank(2, 300).build()) {
+      harness.processElement(w, Windows.END - 1);
+    }
+    harness.processWatermark(Windows.END - 1);
+    assertThat(output()).hasSize(1);
+    // what remains: the end of the last attributed window (to drop late rank windows) and its
+    // clean-up timer
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(2);
+    assertThat(harness.numEventTimeTimers()).isEqualTo(1);
+
+    harness.processWatermark(Windows.END - 2 + TTL.toMillis());
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(2);
+
+    harness.processWatermark(Windows.END - 1 + TTL.toMillis());
+    assertThat(harness.numKeyedStateEntries()).isZero();
+    assertThat(harness.numEventTimeTimers()).isZero();
+  }
+
+  @Test
+  void aCommunicatorThatKeepsReportingKeepsItsState() throws Exception {
+    long window = Windows.END - Windows.START;
+    for (int k = 0; k < 10; k++) {
+      for (RankWindow w : new Windows(2, 5).build()) {
+        RankWindow shifted = RankWindow.newBuilder(w).build();
+        shifted.setWindowStart(shifted.getWindowStart().plusMillis(k * window));
+        shifted.setWindowEnd(shifted.getWindowEnd().plusMillis(k * window));
+        harness.processElement(shifted, shifted.getWindowEnd().toEpochMilli() - 1);
+      }
+      harness.processWatermark(Windows.END - 1 + k * window);
+    }
+    assertThat(output()).hasSize(10);
+    // 10 windows (100 s) is past the 60 s TTL, but the communicator never went quiet
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(2);
+    assertThat(harness.numEventTimeTimers()).isEqualTo(1);
   }
 
   @Test
@@ -72,15 +117,18 @@ class AttributionFunctionTest {
   }
 
   @Test
-  void windowsOfDifferentCommunicatorsAreIndependent() throws Exception {
+  void communicatorsOfTheSameNameInDifferentJobsAreIndependent() throws Exception {
     for (RankWindow w : new Windows(2, 5).slowRank(1, 300).build()) {
       harness.processElement(w, Windows.END - 1);
-      RankWindow other = RankWindow.newBuilder(w).setCommunicator("d").build();
-      harness.processElement(other, Windows.END - 1);
+      RankWindow otherComm = RankWindow.newBuilder(w).setCommunicator("d").build();
+      harness.processElement(otherComm, Windows.END - 1);
+      RankWindow otherJob = RankWindow.newBuilder(w).setJob("another-job").build();
+      harness.processElement(otherJob, Windows.END - 1);
     }
     harness.processWatermark(Windows.END - 1);
     assertThat(output())
-        .extracting(Attribution::getCommunicator)
-        .containsExactlyInAnyOrder("c", "d");
+        .extracting(a -> a.getJob() + "/" + a.getCommunicator())
+        .containsExactlyInAnyOrder("job/c", "job/d", "another-job/c");
+    assertThat(output()).allSatisfy(a -> assertThat(a.getMissingRanks()).isEmpty());
   }
 }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Finding;
+import io.collscope.avro.FindingKind;
+import io.collscope.avro.Verdict;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -12,11 +14,11 @@ import org.junit.jupiter.params.provider.CsvSource;
 class AttributorTest {
 
   private static Attribution attribute(Windows w) {
-    return Attributor.attribute("c", Windows.START, Windows.END, w.build(), Thresholds.DEFAULT);
+    return Attributor.attribute(Windows.KEY, Windows.START, Windows.END, w.build(), Thresholds.DEFAULT);
   }
 
   private static String describe(Finding f) {
-    return f.getKind().equals("SLOW_LINK")
+    return f.getKind() == FindingKind.SLOW_LINK
         ? "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")"
         : "SLOW_RANK(" + f.getRank() + "," + f.getCause() + ")";
   }
@@ -28,7 +30,7 @@ class AttributorTest {
   @Test
   void noStragglerMeansNone() {
     Attribution a = attribute(new Windows(8, 10));
-    assertThat(a.getVerdict()).isEqualTo("NONE");
+    assertThat(a.getVerdict()).isEqualTo(Verdict.NONE);
     assertThat(a.getFindings()).isEmpty();
     assertThat(a.getConfidence()).isGreaterThan(0.5);
     assertThat(a.getMissingRanks()).isEmpty();
@@ -39,7 +41,7 @@ class AttributorTest {
   void aSlowRankThatArrivedLateIsNamedWithItsCause() {
     Attribution a = attribute(new Windows(8, 10).slowRank(5, 300));
     assertThat(findings(a)).containsExactly("SLOW_RANK(5,ARRIVED_LATE)");
-    assertThat(a.getVerdict()).isEqualTo("SLOW_RANK");
+    assertThat(a.getVerdict()).isEqualTo(Verdict.SLOW_RANK);
     assertThat(a.getConfidence()).isGreaterThan(0.8);
     // the straggler waits least: the max wait belongs to a victim
     assertThat(a.getMaxWaitRank()).isNotEqualTo(5);
@@ -62,13 +64,14 @@ class AttributorTest {
   void aSlowLinkIsNamedNotItsVictim() {
     Attribution a = attribute(new Windows(8, 10).slowLink(3, 6, 300));
     assertThat(findings(a)).containsExactly("SLOW_LINK(3->6)");
-    assertThat(a.getVerdict()).isEqualTo("SLOW_LINK");
+    assertThat(a.getVerdict()).isEqualTo(Verdict.SLOW_LINK);
   }
 
   @Test
   void twoCulpritsAreTwoFindings() {
     Attribution a = attribute(new Windows(8, 10).slowRank(2, 400).slowLink(4, 7, 300));
     assertThat(findings(a)).containsExactly("SLOW_RANK(2,ARRIVED_LATE)", "SLOW_LINK(4->7)");
+    assertThat(a.getVerdict()).isEqualTo(Verdict.MULTIPLE);
 
     // Rank 6 is 150us late, rank 1 200us: peers wait 150us for 6 and then 50us more for 1,
     // so each is named, the one that costs most first.
@@ -88,7 +91,7 @@ class AttributorTest {
   @Test
   void worldSizeOneHasNothingToAttribute() {
     Attribution a = attribute(new Windows(1, 10));
-    assertThat(a.getVerdict()).isEqualTo("NONE");
+    assertThat(a.getVerdict()).isEqualTo(Verdict.NONE);
     assertThat(a.getConfidence()).isEqualTo(1.0);
     assertThat(a.getMaxWaitRank()).isZero();
   }
@@ -97,10 +100,10 @@ class AttributorTest {
   void worldSizeTwoNamesASlowRankAndAnAmbiguousLinkOnce() {
     assertThat(findings(attribute(new Windows(2, 5).slowRank(1, 300))))
         .containsExactly("SLOW_RANK(1,ARRIVED_LATE)");
-    assertThat(attribute(new Windows(2, 5)).getVerdict()).isEqualTo("NONE");
+    assertThat(attribute(new Windows(2, 5)).getVerdict()).isEqualTo(Verdict.NONE);
     Attribution link = attribute(new Windows(2, 5).slowLink(0, 1, 300));
     assertThat(link.getFindings()).hasSize(1);
-    assertThat(link.getVerdict()).isEqualTo("SLOW_LINK");
+    assertThat(link.getVerdict()).isEqualTo(Verdict.SLOW_LINK);
     assertThat(link.getFindings().get(0).getEvidence()).contains("direction cannot be told");
     assertThat(link.getConfidence()).isLessThanOrEqualTo(0.5);
   }
@@ -108,7 +111,7 @@ class AttributorTest {
   @Test
   void allButOneRankMissingIsNoneWithZeroConfidence() {
     Attribution a = attribute(new Windows(4, 10).absent(0).absent(1).absent(2));
-    assertThat(a.getVerdict()).isEqualTo("NONE");
+    assertThat(a.getVerdict()).isEqualTo(Verdict.NONE);
     assertThat(a.getMissingRanks()).containsExactly(0, 1, 2);
     assertThat(a.getConfidence()).isZero();
   }

@@ -1,6 +1,8 @@
 package io.collscope.flink.attribution;
 
 import io.collscope.avro.RankWindow;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.model.Phase;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +14,7 @@ import java.util.List;
  */
 final class Windows {
 
+  static final CommunicatorKey KEY = new CommunicatorKey("cl", "job", "c");
   static final long START = 1_000_000L;
   static final long END = START + 10_000L;
 
@@ -125,25 +128,28 @@ final class Windows {
       pl.add(last[r][p]);
       total += wait[r][p];
     }
-    return RankWindow.newBuilder()
-        .setCommunicator("c")
-        .setRank(r)
-        .setWorldSize(n)
-        .setHost("h" + r)
-        .setWindowStartMs(Instant.ofEpochMilli(START))
-        .setWindowEndMs(Instant.ofEpochMilli(END))
-        .setCalls(1000)
-        .setBytes(4096 * 1000)
-        .setGuardUs(guard[r])
-        .setCopyUs(copy[r])
-        .setPublishUs(publish[r])
-        .setWaitUs(total)
-        .setReduceUs(reduce[r])
-        .setP50Us(total + 4)
-        .setP99Us(2 * total + 8)
-        .setPeerWaitUs(pw)
-        .setPeerArrivedLast(pl)
-        .setTimeouts(0)
-        .build();
+    RankWindow w = new RankWindow();
+    w.setCluster(KEY.cluster());
+    w.setJob(KEY.job());
+    w.setCommunicator(KEY.communicator());
+    w.setRank(r);
+    w.setWorldSize(n);
+    w.setHost("h" + r);
+    w.setWindowStart(Instant.ofEpochMilli(START));
+    w.setWindowEnd(Instant.ofEpochMilli(END));
+    w.setCalls(1000);
+    w.setBytes(4096 * 1000);
+    w.setTimeouts(0);
+    w.put(Phase.GUARD.meanUsField(), guard[r]);
+    w.put(Phase.COPY.meanUsField(), copy[r]);
+    w.put(Phase.PUBLISH.meanUsField(), publish[r]);
+    w.put(Phase.WAIT.meanUsField(), total);
+    w.put(Phase.REDUCE.meanUsField(), reduce[r]);
+    w.setP50Us(total + 4);
+    w.setP99Us(2 * total + 8);
+    w.setClockHz(1e9);
+    w.setPeerWaitMeanUs(pw);
+    w.setPeerArrivedLast(pl);
+    return w;
   }
 }

@@ -4,12 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetter;
+import io.collscope.avro.DeadLetterReason;
+import io.collscope.avro.Stage;
 import io.collscope.flink.decode.DeadLetters;
 import io.collscope.flink.decode.SourcedSnapshot;
+import io.collscope.model.Counter;
+import io.collscope.model.Phase;
+import io.collscope.model.RankKey;
 import io.collscope.schema.SnapshotFixtures;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
@@ -19,14 +25,17 @@ import org.junit.jupiter.api.Test;
 
 class DeltaFunctionTest {
 
-  private KeyedOneInputStreamOperatorTestHarness<String, SourcedSnapshot, SnapshotDelta> harness;
+  private KeyedOneInputStreamOperatorTestHarness<RankKey, SourcedSnapshot, SnapshotDelta> harness;
+  private static final Duration TTL = Duration.ofSeconds(30);
   private long offset;
 
   @BeforeEach
   void setUp() throws Exception {
     harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new DeltaFunction()), SourcedSnapshot::key, Types.STRING);
+            new KeyedProcessOperator<>(new DeltaFunction(TTL)),
+            SourcedSnapshot::key,
+            TypeInformation.of(RankKey.class));
     harness.open();
   }
 
@@ -40,7 +49,7 @@ class DeltaFunctionTest {
     return SnapshotFixtures.snapshot("c", 1, 2)
         .setBootId(boot)
         .setSeq(seq)
-        .setEventTimeMs(Instant.ofEpochMilli(1_000 * seq + (boot.equals("b2") ? 1_000_000 : 0)))
+        .setEventTime(Instant.ofEpochMilli(1_000 * seq + (boot.equals("b2") ? 1_000_000 : 0)))
         .setCalls(calls)
         .setBytes(4096 * calls)
         .setWaitCycles(100 * calls)
@@ -51,7 +60,11 @@ class DeltaFunctionTest {
   private void feed(CounterSnapshot s) throws Exception {
     harness.processElement(
         new StreamRecord<>(
-            new SourcedSnapshot(s, "snapshots", 0, offset++), s.getEventTimeMs().toEpochMilli()));
+            new SourcedSnapshot(s, "snapshots", 0, offset++), s.getEventTime().toEpochMilli()));
+  }
+
+  private static long calls(SnapshotDelta d) {
+    return d.totals.get(Counter.CALLS);
   }
 
   private List<SnapshotDelta> out() {
@@ -68,17 +81,17 @@ class DeltaFunctionTest {
   void theFirstSnapshotOfABootIsADeltaFromZero() throws Exception {
     feed(snap("b1", 1, 10));
     feed(snap("b1", 2, 25));
-    assertThat(out()).extracting(d -> d.calls).containsExactly(10L, 15L);
-    assertThat(out().get(1).waitCycles).isEqualTo(1500);
-    assertThat(out().get(1).peerWaitCycles).containsExactly(1500L, 0L);
-    assertThat(out().get(1).bytes).isEqualTo(4096 * 15);
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 15L);
+    assertThat(out().get(1).totals.cycles(Phase.WAIT)).isEqualTo(1500);
+    assertThat(out().get(1).totals.peerWaitCycles()).containsExactly(1500L, 0L);
+    assertThat(out().get(1).totals.get(Counter.BYTES)).isEqualTo(4096 * 15);
   }
 
   @Test
   void joiningMidBootOnlySetsTheBaseline() throws Exception {
     feed(snap("b1", 7, 1000));
     feed(snap("b1", 8, 1010));
-    assertThat(out()).extracting(d -> d.calls).containsExactly(10L);
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L);
   }
 
   @Test
@@ -87,7 +100,7 @@ class DeltaFunctionTest {
     feed(snap("b1", 1, 10));
     feed(snap("b1", 2, 20));
     feed(snap("b1", 2, 20));
-    assertThat(out()).extracting(d -> d.calls).containsExactly(10L, 10L);
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 10L);
     assertThat(dead()).isEmpty();
   }
 
@@ -97,14 +110,14 @@ class DeltaFunctionTest {
     feed(snap("b1", 3, 30));
     feed(snap("b1", 2, 20)); // late: already covered by the 1 -> 3 delta
     feed(snap("b1", 4, 40));
-    assertThat(out()).extracting(d -> d.calls).containsExactly(10L, 20L, 10L);
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 20L, 10L);
   }
 
   @Test
   void aGapIsSpannedByOneDelta() throws Exception {
     feed(snap("b1", 1, 10));
     feed(snap("b1", 5, 50));
-    assertThat(out()).extracting(d -> d.calls).containsExactly(10L, 40L);
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 40L);
     assertThat(out().get(1).eventTimeMs).isEqualTo(5_000);
   }
 
@@ -115,7 +128,7 @@ class DeltaFunctionTest {
     feed(snap("b2", 1, 3)); // emitter restarted: counters start again from zero
     feed(snap("b1", 3, 600)); // late record of the old incarnation
     feed(snap("b2", 2, 8));
-    assertThat(out()).extracting(d -> d.calls).containsExactly(10L, 490L, 3L, 5L);
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 490L, 3L, 5L);
     assertThat(out()).extracting(d -> d.bootId).containsExactly("b1", "b1", "b2", "b2");
     assertThat(dead()).isEmpty();
   }
@@ -127,13 +140,13 @@ class DeltaFunctionTest {
     CounterSnapshot broken = CounterSnapshot.newBuilder(snap("b1", 3, 30)).setWaitCycles(5).build();
     feed(broken);
     feed(snap("b1", 4, 40));
-    assertThat(out()).extracting(d -> d.calls).containsExactly(10L, 10L, 20L);
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 10L, 20L);
     assertThat(dead())
         .singleElement()
         .satisfies(
             d -> {
-              assertThat(d.getReason()).isEqualTo("COUNTER_WENT_BACKWARDS");
-              assertThat(d.getStage()).isEqualTo("delta");
+              assertThat(d.getReason()).isEqualTo(DeadLetterReason.COUNTER_WENT_BACKWARDS);
+              assertThat(d.getStage()).isEqualTo(Stage.DELTA);
               assertThat(d.getDetail()).contains("wait_cycles went backwards 2000 -> 5");
               assertThat(d.getOffset()).isEqualTo(2);
               assertThat(d.getRaw().remaining()).isPositive();
@@ -152,6 +165,41 @@ class DeltaFunctionTest {
             .build());
     assertThat(dead())
         .singleElement()
-        .satisfies(d -> assertThat(d.getReason()).isEqualTo("WORLD_SIZE_CHANGED"));
+        .satisfies(d -> assertThat(d.getReason()).isEqualTo(DeadLetterReason.WORLD_SIZE_CHANGED));
+  }
+
+  @Test
+  void aRankThatFellSilentLeavesNoStateAndNoTimerBehind() throws Exception {
+    feed(snap("b1", 1, 10));
+    feed(snap("b1", 2, 20));
+    feed(snap("b1", 3, 30));
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(2); // baseline and last seen
+    assertThat(harness.numEventTimeTimers()).isEqualTo(1); // one timer per rank, not per record
+
+    // The timer set by the first record fires before the timeout since the last one: kept.
+    harness.processWatermark(1_000 + TTL.toMillis());
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(2);
+    assertThat(harness.numEventTimeTimers()).isEqualTo(1);
+
+    harness.processWatermark(3_000 + TTL.toMillis());
+    assertThat(harness.numKeyedStateEntries()).isZero();
+    assertThat(harness.numEventTimeTimers()).isZero();
+
+    // Coming back mid-boot after expiry only sets a new baseline: no history dumped in a delta.
+    feed(snap("b1", 40, 400));
+    feed(snap("b1", 41, 410));
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 10L, 10L, 10L);
+  }
+
+  @Test
+  void twoJobsWithCommunicatorsOfTheSameNameKeepSeparateBaselines() throws Exception {
+    feed(snap("b1", 1, 10));
+    CounterSnapshot otherJob =
+        CounterSnapshot.newBuilder(snap("b9", 1, 1000)).setJob("another-job").build();
+    feed(otherJob);
+    feed(snap("b1", 2, 20));
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 1000L, 10L);
+    assertThat(out()).extracting(d -> d.job).containsExactly("test-job", "another-job", "test-job");
+    assertThat(dead()).isEmpty();
   }
 }

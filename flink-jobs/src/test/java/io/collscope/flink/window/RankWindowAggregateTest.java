@@ -5,56 +5,87 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.collscope.avro.RankWindow;
 import io.collscope.flink.delta.SnapshotDelta;
+import io.collscope.model.Counter;
+import io.collscope.model.Phase;
+import io.collscope.model.RankTotals;
 import org.junit.jupiter.api.Test;
 
 class RankWindowAggregateTest {
 
-  private static SnapshotDelta delta(long cps, long calls, long waitCycles, int bucket) {
+  private static final long GHZ = 1_000_000_000L;
+
+  /**
+   * A delta of {@code calls} collectives of {@code waitCycles} wait, whose clock samples say the
+   * clock ran at {@code clockHz} ({@code 0}: no samples, as from emitters before them).
+   */
+  private static SnapshotDelta delta(
+      long startupHz, long clockHz, long calls, long waitCycles, int bucket) {
     SnapshotDelta d = new SnapshotDelta();
+    d.cluster = "cl";
+    d.job = "j";
     d.communicator = "c";
     d.rank = 0;
     d.worldSize = 2;
     d.host = "h";
-    d.cyclesPerSecond = cps;
-    d.calls = calls;
-    d.waitCycles = waitCycles;
-    d.peerWaitCycles = new long[] {0, waitCycles};
-    d.peerArrivedLast = new long[] {0, calls};
-    d.histogram = new long[40];
-    d.histogram[bucket] = calls;
+    d.cyclesPerSecond = startupHz;
+    RankTotals t = new RankTotals(2, 40);
+    t.set(Counter.CALLS, calls);
+    t.setCycles(Phase.WAIT, waitCycles);
+    t.peerWaitCycles()[1] = waitCycles;
+    t.peerArrivedLast()[1] = calls;
+    t.histogram()[bucket] = calls;
+    if (clockHz > 0) {
+      // 1 ms of samples at clockHz
+      t.set(Counter.CLOCK_NS, 1_000_000);
+      t.set(Counter.CLOCK_CYCLES, clockHz / 1000);
+    }
+    d.totals = t;
     return d;
   }
 
   @Test
-  void meansPerCollectiveUseEachDeltasOwnClock() {
+  void eachDeltaIsConvertedAtTheRateItsClockSamplesShow() {
     RankWindowAggregate agg = new RankWindowAggregate();
     RankWindowAccumulator a = agg.createAccumulator();
-    // 100 calls, 1 ms of wait at 1 GHz; then 100 calls, 2e6 cycles at 2 GHz (also 1 ms)
-    agg.add(delta(1_000_000_000L, 100, 1_000_000, 10), a);
-    agg.add(delta(2_000_000_000L, 100, 2_000_000, 12), a);
+    // Start-up calibration said 2 GHz both times, but the clock was capped to 1 GHz for the first
+    // delta: 1e6 cycles then are 1 ms, 2e6 cycles at 2 GHz are 1 ms too.
+    agg.add(delta(2 * GHZ, GHZ, 100, 1_000_000, 10), a);
+    agg.add(delta(2 * GHZ, 2 * GHZ, 100, 2_000_000, 12), a);
     RankWindow w = RankWindowFunction.toRankWindow(agg.getResult(a), 0, 10_000);
     assertThat(w.getCalls()).isEqualTo(200);
-    assertThat(w.getWaitUs()).isCloseTo(10.0, within(1e-9)); // 2 ms over 200 calls
-    assertThat(w.getPeerWaitUs()).containsExactly(0.0, 10.0);
+    assertThat(w.getWaitMeanUs()).isCloseTo(10.0, within(1e-9)); // 2 ms over 200 calls
+    assertThat(w.getPeerWaitMeanUs()).containsExactly(0.0, 10.0);
     assertThat(w.getPeerArrivedLast()).containsExactly(0L, 200L);
-    // p50 lands in bucket 10 ([1024, 2048) cycles) -> upper edge 2048 cycles at 2 GHz
-    assertThat(w.getP50Us()).isCloseTo(2048 / 2000.0, within(1e-9));
+    // the window's mean rate: 3e6 sampled cycles over 2 ms
+    assertThat(w.getClockHz()).isCloseTo(1.5e9, within(1.0));
+    // p50 lands in bucket 10 ([1024, 2048) cycles) -> upper edge 2048 cycles at 1.5 GHz
+    assertThat(w.getP50Us()).isCloseTo(2048 / 1500.0, within(1e-9));
+  }
+
+  @Test
+  void withoutClockSamplesTheStartupRateIsUsed() {
+    RankWindowAggregate agg = new RankWindowAggregate();
+    RankWindowAccumulator a = agg.add(delta(2 * GHZ, 0, 100, 2_000_000, 12), agg.createAccumulator());
+    RankWindow w = RankWindowFunction.toRankWindow(a, 0, 10_000);
+    assertThat(w.getWaitMeanUs()).isCloseTo(10.0, within(1e-9));
+    assertThat(w.getClockHz()).isEqualTo(2e9);
     assertThat(w.getP99Us()).isCloseTo(8192 / 2000.0, within(1e-9));
   }
 
   @Test
   void mergeAddsUp() {
     RankWindowAggregate agg = new RankWindowAggregate();
-    RankWindowAccumulator a = agg.add(delta(1_000_000_000L, 10, 1000, 3), agg.createAccumulator());
-    RankWindowAccumulator b = agg.add(delta(1_000_000_000L, 30, 3000, 3), agg.createAccumulator());
+    RankWindowAccumulator a = agg.add(delta(GHZ, 0, 10, 1000, 3), agg.createAccumulator());
+    RankWindowAccumulator b = agg.add(delta(GHZ, 0, 30, 3000, 3), agg.createAccumulator());
     RankWindowAccumulator m = agg.merge(a, b);
-    assertThat(m.calls).isEqualTo(40);
-    assertThat(m.histogram[3]).isEqualTo(40);
+    assertThat(m.totals.get(Counter.CALLS)).isEqualTo(40);
+    assertThat(m.totals.histogram()[3]).isEqualTo(40);
+    assertThat(m.phaseUs[Phase.WAIT.ordinal()]).isCloseTo(4.0, within(1e-9));
     assertThat(agg.merge(agg.createAccumulator(), m)).isSameAs(m);
   }
 
   @Test
   void anEmptyHistogramHasNoQuantile() {
-    assertThat(Histograms.quantileUs(new long[40], 0.5, 1_000_000_000L)).isZero();
+    assertThat(Histograms.quantileUs(new long[40], 0.5, GHZ)).isZero();
   }
 }

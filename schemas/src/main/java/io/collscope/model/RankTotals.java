@@ -1,0 +1,323 @@
+package io.collscope.model;
+
+import io.collscope.avro.CounterSnapshot;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One rank's cumulative counters — or the difference of two of them: the counters of {@link
+ * Counter}, the cycles of each {@link Phase}, per-peer wait cycles and arrived-last counts, and the
+ * log2 latency histogram. The one value type behind the counter block's writer and reader, the
+ * snapshot record and the job's deltas, so none of them spells out a field by hand.
+ *
+ * <p>Mutable: a writer accumulates into it. Not thread-safe. Its no-argument constructor and bean
+ * accessors make it a POJO that stream processors serialize field by field.
+ */
+public final class RankTotals {
+
+  private long[] counters;
+  private long[] phaseCycles;
+  private long[] peerWaitCycles;
+  private long[] peerArrivedLast;
+  private long[] histogram;
+
+  /** An empty shape for deserializers; use {@link #RankTotals(int, int)}. */
+  public RankTotals() {
+    this(0, 0);
+  }
+
+  public RankTotals(int worldSize, int histogramBuckets) {
+    this(
+        new long[Counter.COUNT],
+        new long[Phase.COUNT],
+        new long[worldSize],
+        new long[worldSize],
+        new long[histogramBuckets]);
+  }
+
+  private RankTotals(
+      long[] counters, long[] phases, long[] peerWait, long[] peerLast, long[] hist) {
+    this.counters = counters;
+    this.phaseCycles = phases;
+    this.peerWaitCycles = peerWait;
+    this.peerArrivedLast = peerLast;
+    this.histogram = hist;
+  }
+
+  // Bean accessors of the whole arrays, for serializers.
+  public long[] getCounters() {
+    return counters;
+  }
+
+  public void setCounters(long[] counters) {
+    this.counters = counters;
+  }
+
+  public long[] getPhaseCycles() {
+    return phaseCycles;
+  }
+
+  public void setPhaseCycles(long[] phaseCycles) {
+    this.phaseCycles = phaseCycles;
+  }
+
+  public long[] getPeerWaitCycles() {
+    return peerWaitCycles;
+  }
+
+  public void setPeerWaitCycles(long[] peerWaitCycles) {
+    this.peerWaitCycles = peerWaitCycles;
+  }
+
+  public long[] getPeerArrivedLast() {
+    return peerArrivedLast;
+  }
+
+  public void setPeerArrivedLast(long[] peerArrivedLast) {
+    this.peerArrivedLast = peerArrivedLast;
+  }
+
+  public long[] getHistogram() {
+    return histogram;
+  }
+
+  public void setHistogram(long[] histogram) {
+    this.histogram = histogram;
+  }
+
+  public int worldSize() {
+    return peerWaitCycles.length;
+  }
+
+  public int histogramBuckets() {
+    return histogram.length;
+  }
+
+  public long get(Counter c) {
+    return counters[c.ordinal()];
+  }
+
+  public void set(Counter c, long v) {
+    counters[c.ordinal()] = v;
+  }
+
+  public void add(Counter c, long v) {
+    counters[c.ordinal()] += v;
+  }
+
+  public long cycles(Phase p) {
+    return phaseCycles[p.ordinal()];
+  }
+
+  public void setCycles(Phase p, long v) {
+    phaseCycles[p.ordinal()] = v;
+  }
+
+  public void addCycles(Phase p, long v) {
+    phaseCycles[p.ordinal()] += v;
+  }
+
+  /** Index p: wait cycles billed to peer p. The live array: writers add to it in place. */
+  public long[] peerWaitCycles() {
+    return peerWaitCycles;
+  }
+
+  /** Index p: collectives in which p arrived last. The live array. */
+  public long[] peerArrivedLast() {
+    return peerArrivedLast;
+  }
+
+  /** The live log2 latency histogram. */
+  public long[] histogram() {
+    return histogram;
+  }
+
+  /**
+   * The clock's rate while these counters were counted, in cycles per second: the ratio of the
+   * clock samples (cycles and wall-clock ns of the same intervals), which follows the clock when
+   * power capping or boost changes it; {@code startupRate} when there are no samples (a delta
+   * without collectives, or records of emitters that predate the samples).
+   */
+  public double clockRate(long startupRate) {
+    long ns = get(Counter.CLOCK_NS);
+    long cycles = get(Counter.CLOCK_CYCLES);
+    return ns > 0 && cycles > 0 ? cycles * 1e9 / ns : startupRate;
+  }
+
+  /** Counts one collective of {@code cycles} latency in the log2 histogram. */
+  public void recordLatency(long cycles) {
+    histogram[bucketOf(cycles, histogram.length)]++;
+  }
+
+  /** Bucket i holds [2^i, 2^(i+1)); 0 and 1 land in bucket 0; the last bucket is open-ended. */
+  public static int bucketOf(long cycles, int buckets) {
+    int b = cycles <= 1 ? 0 : 63 - Long.numberOfLeadingZeros(cycles);
+    return Math.min(b, buckets - 1);
+  }
+
+  public RankTotals copy() {
+    return new RankTotals(
+        counters.clone(),
+        phaseCycles.clone(),
+        peerWaitCycles.clone(),
+        peerArrivedLast.clone(),
+        histogram.clone());
+  }
+
+  /** Adds every counter of {@code other} (same shape) to this one. */
+  public void addAll(RankTotals other) {
+    requireSameShape(other);
+    addInto(counters, other.counters, 1);
+    addInto(phaseCycles, other.phaseCycles, 1);
+    addInto(peerWaitCycles, other.peerWaitCycles, 1);
+    addInto(peerArrivedLast, other.peerArrivedLast, 1);
+    addInto(histogram, other.histogram, 1);
+  }
+
+  /** This minus {@code earlier}, counter by counter (same shape). */
+  public RankTotals minus(RankTotals earlier) {
+    requireSameShape(earlier);
+    RankTotals d = copy();
+    addInto(d.counters, earlier.counters, -1);
+    addInto(d.phaseCycles, earlier.phaseCycles, -1);
+    addInto(d.peerWaitCycles, earlier.peerWaitCycles, -1);
+    addInto(d.peerArrivedLast, earlier.peerArrivedLast, -1);
+    addInto(d.histogram, earlier.histogram, -1);
+    return d;
+  }
+
+  /**
+   * Which counter is lower here than in {@code earlier} — cumulative counters never go backwards
+   * within one boot — or how the shape changed; null when every counter held or grew.
+   */
+  public String firstBackwards(RankTotals earlier) {
+    if (worldSize() != earlier.worldSize()) {
+      return "world_size changed " + earlier.worldSize() + " -> " + worldSize();
+    }
+    if (histogramBuckets() != earlier.histogramBuckets()) {
+      return "latency_histogram changed length "
+          + earlier.histogramBuckets()
+          + " -> "
+          + histogramBuckets();
+    }
+    for (Counter c : Counter.values()) {
+      String f = backwards(c.fieldName(), earlier.get(c), get(c));
+      if (f != null) return f;
+    }
+    for (Phase p : Phase.values()) {
+      String f = backwards(p.cyclesField(), earlier.cycles(p), cycles(p));
+      if (f != null) return f;
+    }
+    String f = backwards("peer_wait_cycles", earlier.peerWaitCycles, peerWaitCycles);
+    if (f == null) f = backwards("peer_arrived_last", earlier.peerArrivedLast, peerArrivedLast);
+    if (f == null) f = backwards("latency_histogram", earlier.histogram, histogram);
+    return f;
+  }
+
+  /** The first negative counter (a broken writer), or null. */
+  public String firstNegative() {
+    String f = firstBackwards(new RankTotals(worldSize(), histogramBuckets()));
+    return f == null ? null : f.replace("went backwards 0 ->", "is negative:");
+  }
+
+  // ---- the snapshot record ---------------------------------------------------------------------
+
+  /** The counters of a snapshot record. */
+  public static RankTotals of(CounterSnapshot s) {
+    RankTotals t =
+        new RankTotals(
+            new long[Counter.COUNT],
+            new long[Phase.COUNT],
+            unboxed(s.getPeerWaitCycles()),
+            unboxed(s.getPeerArrivedLast()),
+            unboxed(s.getLatencyHistogram()));
+    for (Counter c : Counter.values()) t.set(c, (Long) s.get(c.fieldName()));
+    for (Phase p : Phase.values()) t.setCycles(p, (Long) s.get(p.cyclesField()));
+    return t;
+  }
+
+  /**
+   * Writes every counter and per-peer array into a snapshot record; the caller sets its identity.
+   */
+  public CounterSnapshot writeTo(CounterSnapshot s) {
+    for (Counter c : Counter.values()) s.put(c.fieldName(), get(c));
+    for (Phase p : Phase.values()) s.put(p.cyclesField(), cycles(p));
+    s.setPeerWaitCycles(boxed(peerWaitCycles));
+    s.setPeerArrivedLast(boxed(peerArrivedLast));
+    s.setLatencyHistogram(boxed(histogram));
+    return s;
+  }
+
+  private void requireSameShape(RankTotals o) {
+    if (o.worldSize() != worldSize() || o.histogramBuckets() != histogramBuckets()) {
+      throw new IllegalArgumentException(
+          "counters of a world of "
+              + o.worldSize()
+              + " with "
+              + o.histogramBuckets()
+              + " buckets do not combine with "
+              + worldSize()
+              + " and "
+              + histogramBuckets());
+    }
+  }
+
+  private static void addInto(long[] into, long[] from, int sign) {
+    for (int i = 0; i < into.length; i++) into[i] += sign * from[i];
+  }
+
+  private static String backwards(String name, long was, long now) {
+    return now < was ? name + " went backwards " + was + " -> " + now : null;
+  }
+
+  private static String backwards(String name, long[] was, long[] now) {
+    for (int i = 0; i < now.length; i++) {
+      String f = backwards(name + "[" + i + "]", was[i], now[i]);
+      if (f != null) return f;
+    }
+    return null;
+  }
+
+  private static long[] unboxed(List<Long> l) {
+    long[] a = new long[l.size()];
+    for (int i = 0; i < a.length; i++) a[i] = l.get(i);
+    return a;
+  }
+
+  public static List<Long> boxed(long[] a) {
+    List<Long> l = new ArrayList<>(a.length);
+    for (long v : a) l.add(v);
+    return l;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof RankTotals t
+        && Arrays.equals(counters, t.counters)
+        && Arrays.equals(phaseCycles, t.phaseCycles)
+        && Arrays.equals(peerWaitCycles, t.peerWaitCycles)
+        && Arrays.equals(peerArrivedLast, t.peerArrivedLast)
+        && Arrays.equals(histogram, t.histogram);
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(counters) * 31 + Arrays.hashCode(phaseCycles);
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder("RankTotals{");
+    for (Counter c : Counter.values())
+      sb.append(c.fieldName()).append('=').append(get(c)).append(' ');
+    for (Phase p : Phase.values())
+      sb.append(p.cyclesField()).append('=').append(cycles(p)).append(' ');
+    return sb.append("peer_wait=")
+        .append(Arrays.toString(peerWaitCycles))
+        .append(" peer_last=")
+        .append(Arrays.toString(peerArrivedLast))
+        .append('}')
+        .toString();
+  }
+}
