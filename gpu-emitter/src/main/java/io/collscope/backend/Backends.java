@@ -1,9 +1,17 @@
-package io.collscope.collective;
+package io.collscope.backend;
 
+import io.collscope.collective.CollectiveBackend;
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.CpuCollective;
+import io.collscope.collective.FaultPlan;
+import io.collscope.cuda.CudaCollective;
 import io.collscope.cuda.CudaProbe;
 import java.util.Locale;
 
-/** Chooses and builds a collective backend: {@code auto} is cuda when a GPU is usable, else cpu. */
+/**
+ * Chooses and builds a collective backend: {@code auto} is cuda when a GPU is usable, else cpu.
+ * Apart from the backends' packages so that they do not depend on each other through it.
+ */
 public final class Backends {
 
   public enum Kind {
@@ -54,10 +62,10 @@ public final class Backends {
       throw new IllegalStateException("--backend cuda: " + CudaProbe.reason());
     }
     int dev = device != null ? device : rank % CudaProbe.gpuCount();
-    return io.collscope.cuda.CudaCollective.openProcessRank(
+    return CudaCollective.openProcessRank(
         cfg,
         plan,
-        io.collscope.cuda.CudaCollective.Options.defaults(cfg.worldSize()),
+        CudaCollective.Options.defaults(cfg.worldSize()),
         rank,
         dev,
         rendezvous,
@@ -68,6 +76,6 @@ public final class Backends {
     if (CudaProbe.gpuCount() == 0) {
       throw new IllegalStateException("--backend cuda: " + CudaProbe.reason());
     }
-    return io.collscope.cuda.CudaCollective.open(cfg, plan);
+    return CudaCollective.open(cfg, plan);
   }
 }
