@@ -8,12 +8,8 @@ import io.collscope.collective.FaultPlan;
 import io.collscope.counters.CounterBlock;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
-import jcuda.driver.CUgraph;
-import jcuda.driver.CUgraphExec;
-import jcuda.driver.CUstreamCaptureMode;
 
 /**
  * The GPU backend: N ranks of the instrumented one-shot all-reduce ({@code osar.cu}) driven through
@@ -185,95 +181,6 @@ public final class CudaCollective implements CollectiveBackend {
     }
   }
 
-  /**
-   * Changes how often {@code osar_publish} follows a collective; applies to launches and graph
-   * captures from now on (benchmarks compare rates).
-   */
-  public void setPublishEvery(int k) {
-    launcher.setPublishEvery(k);
-  }
-
-  /** Copies the output back and checks it against the host sum. */
-  public void verifyOutput(int rank) {
-    RankBuffers r = ranks.local(rank);
-    r.device().makeCurrent();
-    cuStreamSynchronize(r.stream());
-    dispatcher.verifyOutput(r);
-  }
-
-  /**
-   * Runs {@code count} collectives on every rank from the calling thread (no rank threads), then
-   * waits for them. For tests and benchmarks; not while {@link #start()}ed.
-   */
-  public void runCollectives(int count, boolean instrumented) {
-    List<RankBuffers> local = ranks.local();
-    for (int i = 0; i < count; i++) {
-      for (RankBuffers r : local) {
-        r.device().makeCurrent();
-        launcher.collective(r, instrumented);
-      }
-    }
-    synchronizeAll();
-  }
-
-  private void synchronizeAll() {
-    for (RankBuffers r : ranks.local()) {
-      r.device().makeCurrent();
-      cuStreamSynchronize(r.stream());
-      dispatcher.checkAbort(r);
-    }
-  }
-
-  /** A CUDA graph per rank holding {@code collectives} launches, replayable without the host. */
-  public final class Graphs implements AutoCloseable {
-    private final CUgraph[] graphs = new CUgraph[cfg.worldSize()];
-    private final CUgraphExec[] execs = new CUgraphExec[cfg.worldSize()];
-
-    private Graphs(int collectives, boolean instrumented) {
-      try {
-        for (RankBuffers r : ranks.local()) {
-          r.device().makeCurrent();
-          cuStreamSynchronize(r.stream());
-          graphs[r.rank()] = new CUgraph();
-          cuStreamBeginCapture(r.stream(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-          for (int i = 0; i < collectives; i++) launcher.collective(r, instrumented);
-          cuStreamEndCapture(r.stream(), graphs[r.rank()]);
-          execs[r.rank()] = new CUgraphExec();
-          cuGraphInstantiate(execs[r.rank()], graphs[r.rank()], 0);
-        }
-      } catch (RuntimeException e) {
-        close();
-        throw e;
-      }
-    }
-
-    /** Replays every rank's graph {@code times} times and waits for them. */
-    public void replay(int times) {
-      List<RankBuffers> local = ranks.local();
-      for (int t = 0; t < times; t++) {
-        for (RankBuffers r : local) {
-          r.device().makeCurrent();
-          cuGraphLaunch(execs[r.rank()], r.stream());
-        }
-      }
-      synchronizeAll();
-    }
-
-    @Override
-    public void close() {
-      for (int i = 0; i < execs.length; i++) {
-        if (execs[i] != null) cuGraphExecDestroy(execs[i]);
-        if (graphs[i] != null) cuGraphDestroy(graphs[i]);
-        execs[i] = null;
-        graphs[i] = null;
-      }
-    }
-  }
-
-  public Graphs captureGraphs(int collectives, boolean instrumented) {
-    return new Graphs(collectives, instrumented);
-  }
-
   @Override
   public CounterBlock block(int rank) {
     return ranks.local(rank).block();
@@ -289,13 +196,23 @@ public final class CudaCollective implements CollectiveBackend {
     return ranks.get(rank).device().label();
   }
 
-  public long cyclesPerSecond(int rank) {
-    return ranks.get(rank).device().cyclesPerSecond;
-  }
-
   @Override
   public Optional<Throwable> failure() {
     return Optional.ofNullable(failure.get());
+  }
+
+  // The parts CudaBenchHarness drives the ranks with, from the calling thread.
+
+  RankSet ranks() {
+    return ranks;
+  }
+
+  Launcher launcher() {
+    return launcher;
+  }
+
+  Dispatcher dispatcher() {
+    return dispatcher;
   }
 
   /** Stops, lets peer processes drain this one's memory, then releases everything. */
