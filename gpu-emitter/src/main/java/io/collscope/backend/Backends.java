@@ -1,7 +1,9 @@
 package io.collscope.backend;
 
+import io.collscope.collective.BackendUnavailableException;
 import io.collscope.collective.CollectiveBackend;
 import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.ConfigException;
 import io.collscope.collective.CpuCollective;
 import io.collscope.collective.FaultPlan;
 import io.collscope.cuda.CudaCollective;
@@ -23,7 +25,7 @@ public final class Backends {
       try {
         return valueOf(s.trim().toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("--backend must be auto, cpu or cuda, got '" + s + "'");
+        throw new ConfigException("backend", "must be auto, cpu or cuda, got '" + s + "'");
       }
     }
   }
@@ -33,8 +35,9 @@ public final class Backends {
   public static CollectiveBackend create(Kind kind, CollectiveConfig cfg, FaultPlan plan) {
     return switch (kind) {
       case CPU -> new CpuCollective(cfg, plan);
-      case CUDA -> cuda(cfg, plan);
-      case AUTO -> CudaProbe.gpuCount() > 0 ? cuda(cfg, plan) : new CpuCollective(cfg, plan);
+      case CUDA -> CudaCollective.open(cfg, plan);
+      case AUTO ->
+          CudaProbe.gpuCount() > 0 ? CudaCollective.open(cfg, plan) : new CpuCollective(cfg, plan);
     };
   }
 
@@ -51,15 +54,16 @@ public final class Backends {
       java.nio.file.Path rendezvous,
       java.time.Duration timeout) {
     if (kind == Kind.CPU) {
-      throw new IllegalArgumentException(
-          "--rank/--rendezvous run one process per GPU: use --backend cuda");
+      throw new ConfigException(
+          "backend", "cpu cannot run one rank per process: its ranks are threads of one process");
     }
     if (rendezvous == null) {
-      throw new IllegalArgumentException(
-          "--rank needs --rendezvous DIR, shared by every rank's process");
+      throw new ConfigException(
+          "rendezvous",
+          "is needed to run one rank per process: a directory every rank's process can see");
     }
     if (CudaProbe.gpuCount() == 0) {
-      throw new IllegalStateException("--backend cuda: " + CudaProbe.reason());
+      throw new BackendUnavailableException("cuda", CudaProbe.reason());
     }
     int dev = device != null ? device : rank % CudaProbe.gpuCount();
     return CudaCollective.openProcessRank(
@@ -70,12 +74,5 @@ public final class Backends {
         dev,
         rendezvous,
         timeout);
-  }
-
-  private static CollectiveBackend cuda(CollectiveConfig cfg, FaultPlan plan) {
-    if (CudaProbe.gpuCount() == 0) {
-      throw new IllegalStateException("--backend cuda: " + CudaProbe.reason());
-    }
-    return CudaCollective.open(cfg, plan);
   }
 }

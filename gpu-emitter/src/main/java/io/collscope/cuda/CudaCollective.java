@@ -2,8 +2,10 @@ package io.collscope.cuda;
 
 import static jcuda.driver.JCudaDriver.*;
 
+import io.collscope.collective.BackendUnavailableException;
 import io.collscope.collective.CollectiveBackend;
 import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.ConfigException;
 import io.collscope.collective.FaultPlan;
 import io.collscope.counters.CounterBlock;
 import java.nio.file.Path;
@@ -94,16 +96,7 @@ public final class CudaCollective implements CollectiveBackend {
   }
 
   public static CudaCollective open(CollectiveConfig cfg, FaultPlan faults, Options opt) {
-    if (cfg.worldSize() > OsarLayout.MAX_RANKS) {
-      throw new IllegalArgumentException(
-          "--ranks: the CUDA backend supports up to " + OsarLayout.MAX_RANKS);
-    }
-    if (cfg.histogramBuckets() > OsarLayout.HIST_MAX) {
-      throw new IllegalArgumentException("at most " + OsarLayout.HIST_MAX + " histogram buckets");
-    }
-    if (CudaProbe.gpuCount() == 0) {
-      throw new IllegalStateException("--backend cuda: " + CudaProbe.reason());
-    }
+    checkRunnable(cfg);
     return new CudaCollective(cfg, faults, opt, SingleProcessPlacement.open(cfg, faults, opt));
   }
 
@@ -121,16 +114,37 @@ public final class CudaCollective implements CollectiveBackend {
       int device,
       Path rendezvous,
       Duration timeout) {
+    checkRunnable(cfg);
     if (rank < 0 || rank >= cfg.worldSize()) {
-      throw new IllegalArgumentException(
-          "--rank " + rank + " is outside the world of " + cfg.worldSize());
+      throw new ConfigException(
+          "rank", rank + " is outside the world of " + cfg.worldSize() + " ranks");
     }
     if (device < 0 || device >= CudaProbe.gpuCount()) {
-      throw new IllegalArgumentException(
-          "--device " + device + ": this machine has " + CudaProbe.gpuCount() + " GPU(s)");
+      throw new ConfigException(
+          "device", device + " is not one of the " + CudaProbe.gpuCount() + " GPU(s) here");
     }
     return new CudaCollective(
         cfg, faults, opt, IpcPlacement.open(cfg, faults, opt, rank, device, rendezvous, timeout));
+  }
+
+  /** Throws unless the kernel's fixed-size arrays hold {@code cfg} and a GPU is usable. */
+  private static void checkRunnable(CollectiveConfig cfg) {
+    if (cfg.worldSize() > OsarLayout.MAX_RANKS) {
+      throw new ConfigException(
+          "worldSize",
+          "must be <= " + OsarLayout.MAX_RANKS + " on the CUDA backend, got " + cfg.worldSize());
+    }
+    if (cfg.histogramBuckets() > OsarLayout.HIST_MAX) {
+      throw new ConfigException(
+          "histogramBuckets",
+          "must be <= "
+              + OsarLayout.HIST_MAX
+              + " on the CUDA backend, got "
+              + cfg.histogramBuckets());
+    }
+    if (CudaProbe.gpuCount() == 0) {
+      throw new BackendUnavailableException("cuda", CudaProbe.reason());
+    }
   }
 
   @Override
