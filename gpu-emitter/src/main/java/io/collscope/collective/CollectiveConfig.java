@@ -20,10 +20,13 @@ public record CollectiveConfig(
   public static final long DEFAULT_WAIT_BUDGET_NANOS = 1_000_000_000L;
 
   public CollectiveConfig {
-    if (worldSize < 1) throw new IllegalArgumentException("--ranks must be >= 1");
-    if (elements < 1) throw new IllegalArgumentException("--elements must be >= 1");
-    if (ringSlots < 2) throw new IllegalArgumentException("--ring-slots must be >= 2");
-    if (waitBudgetNanos < 1_000) throw new IllegalArgumentException("--wait-budget must be >= 1us");
+    if (worldSize < 1) throw new ConfigException("worldSize", "must be >= 1, got " + worldSize);
+    if (elements < 1) throw new ConfigException("elements", "must be >= 1, got " + elements);
+    if (ringSlots < 2) throw new ConfigException("ringSlots", "must be >= 2, got " + ringSlots);
+    if (waitBudgetNanos < 1_000) {
+      throw new ConfigException(
+          "waitBudgetNanos", "must be at least 1us, got " + waitBudgetNanos + "ns");
+    }
   }
 
   public static CollectiveConfig of(int worldSize) {

@@ -48,7 +48,9 @@ public final class CpuCollective implements CollectiveBackend {
 
   public CpuCollective(CollectiveConfig cfg, FaultPlan faults) {
     if (cfg.ringSlots() * 2 >= ACK_HISTORY) {
-      throw new IllegalArgumentException("--ring-slots must be < " + ACK_HISTORY / 2);
+      throw new ConfigException(
+          "ringSlots",
+          "must be < " + ACK_HISTORY / 2 + " on the CPU backend, got " + cfg.ringSlots());
     }
     this.cfg = cfg;
     this.faults = faults;

@@ -98,7 +98,7 @@ public final class FaultPlan {
         }
         Fault f = parseOne(s, worldSize);
         if (!seen.add(f.toString())) {
-          throw new IllegalArgumentException("--inject '" + s + "' is given twice");
+          throw new ConfigException("fault", "'" + s + "' is given twice");
         }
         faults.add(f);
       }
@@ -188,8 +188,8 @@ public final class FaultPlan {
     return a * scale;
   }
 
-  private static IllegalArgumentException bad(String spec, String why) {
-    return new IllegalArgumentException("--inject '" + spec + "': " + why);
+  private static ConfigException bad(String spec, String why) {
+    return new ConfigException("fault", "'" + spec + "': " + why);
   }
 
   public List<Fault> faults() {

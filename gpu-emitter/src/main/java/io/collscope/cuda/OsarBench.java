@@ -97,10 +97,11 @@ public final class OsarBench {
     CollectiveConfig cfg = CollectiveConfig.of(n).withElements((int) (bytes / t.bytes));
     try (CudaCollective c =
         CudaCollective.open(cfg, FaultPlan.NONE, CudaCollective.Options.defaults(n).withDType(t))) {
-      c.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
-      try (CudaCollective.Graphs plain = c.captureGraphs(PER_GRAPH, false);
-          CudaCollective.Graphs instr = c.captureGraphs(PER_GRAPH, true);
-          CudaCollective.Graphs every1 = withPublishEvery(c, 1)) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
+      try (CudaBenchHarness.Graphs plain = h.captureGraphs(PER_GRAPH, false);
+          CudaBenchHarness.Graphs instr = h.captureGraphs(PER_GRAPH, true);
+          CudaBenchHarness.Graphs every1 = withPublishEvery(h, 1)) {
         plain.replay(1); // warm up
         instr.replay(1);
         every1.replay(1);
@@ -121,7 +122,7 @@ public final class OsarBench {
         }
         c.flush();
         long after = new SnapshotReader(c.block(0)).read().calls();
-        for (int r = 0; r < n; r++) c.verifyOutput(r);
+        for (int r = 0; r < n; r++) h.verifyOutput(r);
         double mp = median(p);
         double mq = median(q);
         return new double[] {
@@ -135,16 +136,16 @@ public final class OsarBench {
     }
   }
 
-  private static CudaCollective.Graphs withPublishEvery(CudaCollective c, int k) {
-    c.setPublishEvery(k);
+  private static CudaBenchHarness.Graphs withPublishEvery(CudaBenchHarness h, int k) {
+    h.setPublishEvery(k);
     try {
-      return c.captureGraphs(PER_GRAPH, true);
+      return h.captureGraphs(PER_GRAPH, true);
     } finally {
-      c.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
+      h.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
     }
   }
 
-  private static double time(CudaCollective.Graphs g) {
+  private static double time(CudaBenchHarness.Graphs g) {
     long t0 = System.nanoTime();
     g.replay(REPLAYS);
     return (System.nanoTime() - t0) / 1e3 / (REPLAYS * PER_GRAPH);
@@ -154,7 +155,7 @@ public final class OsarBench {
   static void reporterCost(PrintStream out) throws Exception {
     CollectiveConfig cfg = CollectiveConfig.of(4).withElements(1024);
     try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.NONE);
-        CudaCollective.Graphs g = c.captureGraphs(PER_GRAPH, true)) {
+        CudaBenchHarness.Graphs g = new CudaBenchHarness(c).captureGraphs(PER_GRAPH, true)) {
       SnapshotReader reader = new SnapshotReader(c.block(0));
       AtomicBoolean stop = new AtomicBoolean();
       long[] reads = new long[1];

@@ -52,13 +52,14 @@ class CudaCollectiveGpuTest {
     try (CudaCollective c =
         CudaCollective.open(
             cfg, FaultPlan.NONE, CudaCollective.Options.defaults(ranks).withDType(dtype))) {
-      c.runCollectives(20, true);
-      try (CudaCollective.Graphs g = c.captureGraphs(10, true)) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(20, true);
+      try (CudaBenchHarness.Graphs g = h.captureGraphs(10, true)) {
         g.replay(3);
       }
       c.flush();
       for (int r = 0; r < ranks; r++) {
-        c.verifyOutput(r);
+        h.verifyOutput(r);
         Counters k = counters(c, r);
         assertThat(k.calls()).as("rank %d calls", r).isEqualTo(20 + 30);
         assertThat(k.get(Counter.BYTES)).isEqualTo(50 * bytes);
@@ -82,10 +83,11 @@ class CudaCollectiveGpuTest {
   @Test
   void graphReplaysAdvanceTheCountersByExactlyTheReplayedCollectives() throws Exception {
     try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), FaultPlan.NONE)) {
-      c.runCollectives(5, true);
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(5, true);
       c.flush();
       long before = counters(c, 2).calls();
-      try (CudaCollective.Graphs g = c.captureGraphs(25, true)) {
+      try (CudaBenchHarness.Graphs g = h.captureGraphs(25, true)) {
         g.replay(8);
         c.flush();
         assertThat(counters(c, 2).calls() - before).isEqualTo(200);
@@ -93,7 +95,7 @@ class CudaCollectiveGpuTest {
       }
       c.flush();
       assertThat(counters(c, 2).calls() - before).isEqualTo(250);
-      for (int r = 0; r < 4; r++) c.verifyOutput(r);
+      for (int r = 0; r < 4; r++) h.verifyOutput(r);
     }
   }
 
@@ -101,7 +103,8 @@ class CudaCollectiveGpuTest {
   void anInjectedSlowRankDominatesEveryPeersPerPeerWait() throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-rank=1:200us"), 4);
     try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan)) {
-      c.runCollectives(300, true);
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(300, true);
       c.flush();
       for (int r = 0; r < 4; r++) {
         if (r == 1) continue;
@@ -114,7 +117,7 @@ class CudaCollectiveGpuTest {
           }
         }
         // ~200us per collective on rank 1, in cycles
-        double us = w[1] * 1e6 / c.cyclesPerSecond(r) / 300;
+        double us = w[1] * 1e6 / h.cyclesPerSecond(r) / 300;
         assertThat(us).isBetween(150.0, 400.0);
       }
       assertThat(counters(c, 1).peerArrivedLast()[1]).isGreaterThan(250); // it arrived last
@@ -125,6 +128,7 @@ class CudaCollectiveGpuTest {
   void theDispatcherRunsEightRanksForSecondsWithoutAStall() throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-link=3->6:100us"), 8);
     try (CudaCollective c = CudaCollective.open(config(8, 64 << 10, DType.F32), plan)) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
       c.start();
       Thread.sleep(3_000);
       c.stop();
@@ -133,7 +137,7 @@ class CudaCollectiveGpuTest {
         Counters k = counters(c, r);
         assertThat(k.calls()).isGreaterThan(1_000);
         assertThat(k.timeouts()).isZero();
-        c.verifyOutput(r);
+        h.verifyOutput(r);
       }
       long[] w6 = counters(c, 6).peerWaitCycles();
       assertThat(w6[3]).as(java.util.Arrays.toString(w6)).isGreaterThan(5 * w6[2]);
@@ -160,12 +164,13 @@ class CudaCollectiveGpuTest {
   void anInjectedSlowLinkIsOneCellAndSlowPublishIsPublishTime() throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-link=0->3:200us", "slow-publish=2:100us"), 4);
     try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan)) {
-      c.runCollectives(200, true);
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(200, true);
       c.flush();
       long[] w3 = counters(c, 3).peerWaitCycles();
       assertThat(w3[0]).as(java.util.Arrays.toString(w3)).isGreaterThan(w3[1]);
       Counters k2 = counters(c, 2);
-      double publishUs = k2.cycles(Phase.PUBLISH) * 1e6 / c.cyclesPerSecond(2) / 200;
+      double publishUs = k2.cycles(Phase.PUBLISH) * 1e6 / h.cyclesPerSecond(2) / 200;
       assertThat(publishUs).isGreaterThan(90);
       assertThat(counters(c, 1).cycles(Phase.PUBLISH)).isLessThan(k2.cycles(Phase.PUBLISH) / 10);
     }
@@ -178,12 +183,13 @@ class CudaCollectiveGpuTest {
             config(4, 1 << 20, DType.BF16),
             FaultPlan.NONE,
             CudaCollective.Options.defaults(4).withDType(DType.BF16).withInstrumented(false))) {
-      c.runCollectives(30, false);
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(30, false);
       for (int r = 0; r < 4; r++) {
-        c.verifyOutput(r);
+        h.verifyOutput(r);
         assertThat(counters(c, r).calls()).isZero();
       }
-      assertThatThrownBy(() -> c.verifyOutput(7))
+      assertThatThrownBy(() -> h.verifyOutput(7))
           .isInstanceOf(ArrayIndexOutOfBoundsException.class);
     }
   }

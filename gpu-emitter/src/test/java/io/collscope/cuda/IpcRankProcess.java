@@ -32,9 +32,10 @@ public final class IpcRankProcess {
             0,
             dir,
             Duration.ofSeconds(60))) {
-      c.runCollectives(count, true);
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(count, true);
       c.flush();
-      c.verifyOutput(rank);
+      h.verifyOutput(rank);
       Counters k = new SnapshotReader(c.block(rank)).read();
       StringBuilder w = new StringBuilder();
       for (long v : k.peerWaitCycles()) w.append(v).append(',');

@@ -1,6 +1,9 @@
 package io.collscope.cli;
 
+import io.collscope.collective.BackendUnavailableException;
+import io.collscope.collective.ConfigException;
 import java.io.PrintWriter;
+import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -20,6 +23,18 @@ import picocli.CommandLine.Command;
       BenchCommand.class
     })
 public final class Collscope implements Runnable {
+
+  /** The flag that sets each library parameter the command line sets. */
+  private static final Map<String, String> FLAG_OF_PARAMETER =
+      Map.of(
+          "worldSize", "--ranks",
+          "elements", "--elements",
+          "waitBudgetNanos", "--wait-budget",
+          "fault", "--inject",
+          "backend", "--backend",
+          "rank", "--rank",
+          "device", "--device",
+          "rendezvous", "--rendezvous");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -56,20 +71,29 @@ public final class Collscope implements Runnable {
         });
     cl.setExecutionExceptionHandler(
         (ex, c, parseResult) -> {
+          String cmd = c.getCommandSpec().qualifiedName();
           if (ex instanceof IllegalArgumentException) {
             // Option values that parse but make no sense (e.g. --inject for rank 9 of 4).
-            c.getErr()
-                .println(c.getCommandSpec().qualifiedName() + ": " + oneLine(ex.getMessage()));
+            String message = ex instanceof ConfigException ce ? inFlagTerms(ce) : ex.getMessage();
+            c.getErr().println(cmd + ": " + oneLine(message));
             c.getErr().flush();
             return Defaults.EXIT_USAGE;
           }
-          c.getErr()
-              .println(
-                  c.getCommandSpec().qualifiedName() + ": error: " + oneLine(String.valueOf(ex)));
+          String message =
+              ex instanceof BackendUnavailableException bu
+                  ? "--backend " + bu.backend() + ": " + bu.reason()
+                  : String.valueOf(ex);
+          c.getErr().println(cmd + ": error: " + oneLine(message));
           c.getErr().flush();
           return Defaults.EXIT_FAILURE;
         });
     return cl;
+  }
+
+  /** The library's complaint about a parameter, about its flag: "--ranks must be >= 1, got 0". */
+  static String inFlagTerms(ConfigException e) {
+    String flag = FLAG_OF_PARAMETER.get(e.parameter());
+    return flag == null ? e.getMessage() : flag + " " + e.problem();
   }
 
   static String oneLine(String s) {

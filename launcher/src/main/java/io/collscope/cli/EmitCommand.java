@@ -1,6 +1,6 @@
 package io.collscope.cli;
 
-import io.collscope.collective.Backends;
+import io.collscope.backend.Backends;
 import io.collscope.collective.CollectiveBackend;
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;

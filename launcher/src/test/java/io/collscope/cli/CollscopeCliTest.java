@@ -1,8 +1,12 @@
 package io.collscope.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
+import io.collscope.cuda.CudaProbe;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -48,6 +52,32 @@ class CollscopeCliTest {
     assertThat(backend.err()).contains("--backend must be auto, cpu or cuda");
     assertThat(CliRun.of("tail").exitCode()).isEqualTo(2);
     assertThat(CliRun.of("nonsense").exitCode()).isEqualTo(2);
+  }
+
+  @Test
+  void theLibrarysComplaintsNameTheFlag() {
+    CliRun elements = CliRun.of("emit", "--elements", "0", "--bootstrap", "localhost:1");
+    assertThat(elements.exitCode()).as(elements.err()).isEqualTo(2);
+    assertThat(elements.err().strip().lines()).hasSize(1);
+    assertThat(elements.err()).contains("collscope emit: --elements must be >= 1, got 0");
+    CliRun budget = CliRun.of("emit", "--wait-budget", "10ns", "--bootstrap", "localhost:1");
+    assertThat(budget.exitCode()).as(budget.err()).isEqualTo(2);
+    assertThat(budget.err())
+        .contains("collscope emit: --wait-budget must be at least 1us, got 10ns");
+    CliRun inject = CliRun.of("emit", "--ranks", "4", "--inject", "dead-rank=9");
+    assertThat(inject.err())
+        .contains("collscope emit: --inject 'dead-rank=9': rank 9 is outside the world of 4 ranks");
+  }
+
+  @Test
+  void aBackendThatCannotRunHereIsOneLineAndExitCode1(@TempDir Path dir) {
+    assumeFalse(CudaProbe.available(), "a GPU is usable here");
+    CliRun r =
+        CliRun.of(
+            "emit", "--backend", "cuda", "--seconds", "1", "--record", dir.resolve("s").toString());
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(1);
+    assertThat(r.err().strip().lines()).hasSize(1);
+    assertThat(r.err()).startsWith("collscope emit: error: --backend cuda: ");
   }
 
   @Test

@@ -1,0 +1,124 @@
+package io.collscope.cuda;
+
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.FaultPlan;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One thread per GPU that launches its live ranks' collectives in batches and checks each batch: no
+ * wait passed its budget, and every so often the output equals the host sum. The first error stops
+ * every thread and is kept as the backend's failure.
+ */
+final class Dispatcher {
+
+  private static final int BATCH = 16;
+
+  private final CollectiveConfig cfg;
+  private final FaultPlan faults;
+  private final CudaCollective.Options opt;
+  private final RankSet ranks;
+  private final Launcher launcher;
+  private final AtomicReference<Throwable> failure;
+  private final List<Thread> threads = new ArrayList<>();
+  private volatile boolean running;
+
+  Dispatcher(
+      CollectiveConfig cfg,
+      FaultPlan faults,
+      CudaCollective.Options opt,
+      RankSet ranks,
+      Launcher launcher,
+      AtomicReference<Throwable> failure) {
+    this.cfg = cfg;
+    this.faults = faults;
+    this.opt = opt;
+    this.ranks = ranks;
+    this.launcher = launcher;
+    this.failure = failure;
+  }
+
+  /**
+   * Starts one thread per GPU. It launches every live rank's collective k before any rank's
+   * collective k+1: streams beyond CUDA_DEVICE_MAX_CONNECTIONS share hardware queues, and a queue
+   * holding rank A's k+1 ahead of rank B's k would stall A until its wait budget ran out.
+   */
+  void start() {
+    if (running) return;
+    running = true;
+    for (GpuDevice d : ranks.devices()) {
+      List<RankBuffers> live = new ArrayList<>();
+      for (RankBuffers r : ranks.local()) {
+        if (r.device() == d && !faults.isDead(r.rank())) live.add(r);
+      }
+      if (live.isEmpty()) continue;
+      Thread t = new Thread(() -> dispatch(d, live), "collscope-cuda-gpu-" + d.ordinal);
+      t.setDaemon(true);
+      threads.add(t);
+      t.start();
+    }
+  }
+
+  private void dispatch(GpuDevice d, List<RankBuffers> live) {
+    try {
+      d.makeCurrent();
+      for (long batch = 0; running; batch++) {
+        for (int i = 0; i < BATCH; i++) {
+          for (RankBuffers r : live) launcher.collective(r, opt.instrumented());
+        }
+        for (RankBuffers r : live) {
+          cuStreamSynchronize(r.stream());
+          checkAbort(r);
+          if (batch % opt.checkEveryBatches() == 0) verifyOutput(r);
+        }
+      }
+    } catch (Throwable t) {
+      failure.compareAndSet(null, t);
+      running = false;
+    }
+  }
+
+  /** Asks every thread to finish its batch and waits for them. */
+  void stop() throws InterruptedException {
+    running = false;
+    for (Thread t : threads) t.join();
+    threads.clear();
+  }
+
+  /** Throws if one of the rank's waits passed its budget; the rank's stream is idle. */
+  void checkAbort(RankBuffers r) {
+    long collective = r.stateWord(OsarLayout.S_ABORT);
+    if (collective != 0) {
+      throw new IllegalStateException(
+          "rank "
+              + r.rank()
+              + ": a wait passed its budget of "
+              + cfg.waitBudgetNanos() / 1_000_000
+              + " ms in collective "
+              + collective
+              + " (timeout counted); a peer is dead or far too slow");
+    }
+  }
+
+  /** Throws unless the rank's output equals the host sum; the rank's stream is idle. */
+  void verifyOutput(RankBuffers r) {
+    float[] got = r.readOutput();
+    for (int i = 0; i < got.length; i++) {
+      float want = CollectiveConfig.expectedSum(cfg.worldSize(), 0, i);
+      if (got[i] != want) {
+        throw new IllegalStateException(
+            "rank "
+                + r.rank()
+                + " element "
+                + i
+                + ": all-reduce sum "
+                + got[i]
+                + " != host sum "
+                + want);
+      }
+    }
+  }
+}

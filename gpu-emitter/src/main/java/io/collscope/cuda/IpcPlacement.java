@@ -1,0 +1,115 @@
+package io.collscope.cuda;
+
+import static jcuda.driver.JCudaDriver.cuIpcGetMemHandle;
+
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.FaultPlan;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import jcuda.driver.CUipcMemHandle;
+
+/**
+ * One rank in this process, on one GPU, its peers in other processes: the ranks swap CUDA IPC
+ * handles of their ring slots and sync words through an {@link IpcRendezvous} and map each other's.
+ * Each rank removes its own rendezvous files when it closes.
+ */
+final class IpcPlacement implements Placement {
+
+  private final RankSet ranks;
+  private final RankBuffers me;
+  private final FaultPlan faults;
+  private final Path rendezvous;
+  private final Duration timeout;
+
+  private IpcPlacement(
+      RankSet ranks, RankBuffers me, FaultPlan faults, Path rendezvous, Duration timeout) {
+    this.ranks = ranks;
+    this.me = me;
+    this.faults = faults;
+    this.rendezvous = rendezvous;
+    this.timeout = timeout;
+  }
+
+  /**
+   * Allocates rank {@code rank} on GPU {@code device} and returns once every rank's process has
+   * mapped every other's memory, or throws within {@code timeout}.
+   */
+  static IpcPlacement open(
+      CollectiveConfig cfg,
+      FaultPlan faults,
+      CudaCollective.Options opt,
+      int rank,
+      int device,
+      Path rendezvous,
+      Duration timeout) {
+    Objects.requireNonNull(rendezvous, "rendezvous");
+    int n = cfg.worldSize();
+    RankSet ranks = new RankSet(n);
+    try {
+      GpuDevice d = ranks.device(device);
+      int blocks = opt.blocksPerRank() > 0 ? opt.blocksPerRank() : Math.min(16, d.sms);
+      RankBuffers me = ranks.add(new RankBuffers(rank, d, blocks, cfg, opt.dtype()));
+      CUipcMemHandle slots = new CUipcMemHandle();
+      CUipcMemHandle sync = new CUipcMemHandle();
+      cuIpcGetMemHandle(slots, me.slots());
+      cuIpcGetMemHandle(sync, me.sync());
+      IpcRendezvous rv = new IpcRendezvous(rendezvous, rank, n, timeout);
+      rv.publish(
+          new IpcRendezvous.Published(
+              rank,
+              ProcessHandle.current().pid(),
+              device,
+              IpcRendezvous.bytes(slots),
+              IpcRendezvous.bytes(sync)));
+      IpcRendezvous.Published[] all = rv.awaitAll();
+      for (int q = 0; q < n; q++) {
+        // the mapping lives in this process's context
+        if (q != rank) ranks.add(IpcPeer.open(q, d, all[q]));
+      }
+      me.writeParams(faults, ranks);
+      rv.ready();
+      rv.awaitReady();
+      return new IpcPlacement(ranks, me, faults, rendezvous, timeout);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      release(ranks, rendezvous, rank);
+      throw new IllegalStateException("interrupted during the rendezvous", e);
+    } catch (RuntimeException | Error e) {
+      release(ranks, rendezvous, rank);
+      throw e;
+    }
+  }
+
+  @Override
+  public RankSet ranks() {
+    return ranks;
+  }
+
+  /**
+   * Peers' kernels may still be reducing out of this rank's slots when this one is done: waits
+   * (bounded by the rendezvous timeout) until every live peer has acked this rank's last
+   * collective.
+   */
+  @Override
+  public void awaitPeersDone() throws InterruptedException {
+    me.device().makeCurrent();
+    long last = me.stateWord(OsarLayout.S_NEXT_SEQ) - 1;
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (IpcPeer peer : ranks.peers()) {
+      if (faults.isDead(peer.rank())) continue;
+      while (peer.ack() < last && System.nanoTime() <= deadline) Thread.sleep(5);
+    }
+  }
+
+  @Override
+  public void close() {
+    release(ranks, rendezvous, me.rank());
+  }
+
+  private static void release(RankSet ranks, Path rendezvous, int rank) {
+    ranks.close();
+    // each rank removes its own files; every peer read them before the ready barrier
+    IpcRendezvous.clean(rendezvous, rank);
+  }
+}

@@ -1,0 +1,220 @@
+package io.collscope.cuda;
+
+import static jcuda.driver.JCudaDriver.*;
+
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.FaultPlan;
+import io.collscope.counters.CounterBlock;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+
+/**
+ * Everything one rank of this process allocates on its GPU: its stream, ring slots, sync words,
+ * input, output, kernel state, kernel parameters, and its counter block in mapped host memory.
+ * {@link #close()} frees all of it.
+ */
+final class RankBuffers implements RankMemory {
+
+  private final int rank;
+  private final GpuDevice device;
+  private final int blocks;
+  private final CollectiveConfig cfg;
+  private final DType dtype;
+  private final CUstream stream = new CUstream();
+  private final CUdeviceptr slots = new CUdeviceptr();
+  private final CUdeviceptr sync = new CUdeviceptr();
+  private final CUdeviceptr input = new CUdeviceptr();
+  private final CUdeviceptr output = new CUdeviceptr();
+  private final CUdeviceptr state = new CUdeviceptr();
+  private final CUdeviceptr params = new CUdeviceptr();
+  private final Pointer counterHost = new Pointer();
+  private final CUdeviceptr counterDev = new CUdeviceptr();
+  // In allocation order; close() frees them in this order.
+  private final List<Object> owned = new ArrayList<>();
+  private final CounterBlock block;
+
+  /**
+   * Allocates rank {@code rank}'s memory in {@code device}'s context, which it makes current, and
+   * uploads its input and initial state; frees what it allocated if that fails. Its kernel
+   * parameters follow with {@link #writeParams} once every peer's memory is known.
+   */
+  RankBuffers(int rank, GpuDevice device, int blocks, CollectiveConfig cfg, DType dtype) {
+    this.rank = rank;
+    this.device = device;
+    this.blocks = blocks;
+    this.cfg = cfg;
+    this.dtype = dtype;
+    try {
+      device.makeCurrent();
+      cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
+      owned.add(stream);
+      alloc(slots, elementBytes() * cfg.ringSlots());
+      alloc(sync, OsarLayout.SYNC_BYTES);
+      alloc(input, elementBytes());
+      alloc(output, elementBytes());
+      alloc(state, 8L * OsarLayout.S_WORDS);
+      alloc(params, 8L * OsarLayout.P_WORDS);
+      long[] st = new long[OsarLayout.S_WORDS];
+      st[OsarLayout.S_NEXT_SEQ] = 1;
+      st[OsarLayout.S_CPS] = device.cyclesPerSecond;
+      cuMemcpyHtoD(state, Pointer.to(st), 8L * st.length);
+      uploadInput();
+      int n = cfg.worldSize();
+      int cbBytes = CounterBlock.sizeOf(n, cfg.histogramBuckets());
+      cuMemHostAlloc(counterHost, cbBytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+      owned.add(counterHost);
+      cuMemHostGetDevicePointer(counterDev, counterHost, 0);
+      ByteBuffer cb = counterHost.getByteBuffer(0, cbBytes).order(ByteOrder.LITTLE_ENDIAN);
+      block = CounterBlock.initialize(cb, n, cfg.histogramBuckets());
+      block.setCyclesPerSecond(device.cyclesPerSecond);
+    } catch (RuntimeException | Error e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void alloc(CUdeviceptr p, long bytes) {
+    cuMemAlloc(p, bytes);
+    owned.add(p);
+    cuMemsetD8(p, (byte) 0, bytes);
+  }
+
+  private long elementBytes() {
+    return (long) cfg.elements() * dtype.bytes;
+  }
+
+  private void uploadInput() {
+    int e = cfg.elements();
+    if (dtype == DType.F32) {
+      float[] in = new float[e];
+      for (int i = 0; i < e; i++) in[i] = CollectiveConfig.inputValue(rank, 0, i);
+      cuMemcpyHtoD(input, Pointer.to(in), elementBytes());
+    } else {
+      short[] in = new short[e];
+      for (int i = 0; i < e; i++) in[i] = DType.toBf16(CollectiveConfig.inputValue(rank, 0, i));
+      cuMemcpyHtoD(input, Pointer.to(in), elementBytes());
+    }
+  }
+
+  /** Uploads the kernel's parameters: the shape, the injected faults, and every rank's memory. */
+  void writeParams(FaultPlan faults, RankSet all) {
+    int n = cfg.worldSize();
+    long[] p = new long[OsarLayout.P_WORDS];
+    p[OsarLayout.P_RANK] = rank;
+    p[OsarLayout.P_WORLD] = n;
+    p[OsarLayout.P_SLOTS] = cfg.ringSlots();
+    p[OsarLayout.P_ELEMS] = cfg.elements();
+    p[OsarLayout.P_BUDGET_NS] = cfg.waitBudgetNanos();
+    p[OsarLayout.P_ARRIVAL_DELAY_NS] = faults.arrivalDelayNanos(rank);
+    p[OsarLayout.P_PUBLISH_DELAY_NS] = faults.publishDelayNanos(rank);
+    p[OsarLayout.P_ACK_DELAY_NS] = faults.ackDelayNanos(rank);
+    p[OsarLayout.P_HIST_BUCKETS] = cfg.histogramBuckets();
+    p[OsarLayout.P_WORK_BLOCKS] = blocks;
+    for (int q = 0; q < n; q++) p[OsarLayout.P_LINK_DELAY_NS + q] = faults.linkDelayNanos(q, rank);
+    device.makeCurrent();
+    cuMemcpyHtoD(params, Pointer.to(p), 8L * p.length);
+    putPointer(OsarLayout.P_INPUT, input);
+    putPointer(OsarLayout.P_OUTPUT, output);
+    putPointer(OsarLayout.P_STATE, state);
+    putPointer(OsarLayout.P_COUNTER_BLOCK, counterDev);
+    for (int q = 0; q < n; q++) {
+      RankMemory peer = all.get(q);
+      putPointer(OsarLayout.P_SLOT_PTR + q, peer.slots());
+      putPointer(OsarLayout.P_FLAG_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_FLAG));
+      putPointer(OsarLayout.P_ACK_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ACK));
+      putPointer(OsarLayout.P_PUBTIME_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_PUBTIME));
+      putPointer(OsarLayout.P_ACKTIME_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ACKTIME));
+    }
+  }
+
+  /** Writes a device address into word {@code index} of the kernel's parameter array. */
+  private void putPointer(int index, CUdeviceptr value) {
+    cuMemcpyHtoD(params.withByteOffset(8L * index), Pointer.to(value), 8);
+  }
+
+  /** Word {@code index} of the kernel's state; the device's context is current. */
+  long stateWord(int index) {
+    long[] v = new long[1];
+    cuMemcpyDtoH(Pointer.to(v), state.withByteOffset(8L * index), 8);
+    return v[0];
+  }
+
+  /** The last all-reduce's result as floats; the device's context is current. */
+  float[] readOutput() {
+    int e = cfg.elements();
+    float[] got = new float[e];
+    if (dtype == DType.F32) {
+      cuMemcpyDtoH(Pointer.to(got), output, elementBytes());
+    } else {
+      short[] raw = new short[e];
+      cuMemcpyDtoH(Pointer.to(raw), output, elementBytes());
+      for (int i = 0; i < e; i++) got[i] = DType.fromBf16(raw[i]);
+    }
+    return got;
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public GpuDevice device() {
+    return device;
+  }
+
+  @Override
+  public CUdeviceptr slots() {
+    return slots;
+  }
+
+  @Override
+  public CUdeviceptr sync() {
+    return sync;
+  }
+
+  /** Thread blocks of each of this rank's collectives. */
+  int blocks() {
+    return blocks;
+  }
+
+  CUstream stream() {
+    return stream;
+  }
+
+  /** The device address of the kernel's parameter array: every kernel's one argument. */
+  CUdeviceptr params() {
+    return params;
+  }
+
+  CounterBlock block() {
+    return block;
+  }
+
+  /** Waits for the rank's stream, then frees everything it allocated. */
+  @Override
+  public void close() {
+    try {
+      device.makeCurrent();
+      cuStreamSynchronize(stream);
+    } catch (RuntimeException ignored) {
+      // best effort: free what we can
+    }
+    for (Object o : owned) {
+      try {
+        if (o instanceof CUstream s) cuStreamDestroy(s);
+        else if (o instanceof CUdeviceptr p) cuMemFree(p);
+        else if (o instanceof Pointer p) cuMemFreeHost(p);
+      } catch (RuntimeException ignored) {
+        // keep freeing the rest
+      }
+    }
+    owned.clear();
+  }
+}

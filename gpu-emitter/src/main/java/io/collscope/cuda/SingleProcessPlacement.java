@@ -1,0 +1,74 @@
+package io.collscope.cuda;
+
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.FaultPlan;
+
+/**
+ * Every rank in this process: emulated on one GPU (one stream each in one context) or one per GPU
+ * with peer access, as {@link CudaCollective.Options#deviceOfRank()} says.
+ */
+final class SingleProcessPlacement implements Placement {
+
+  private final RankSet ranks;
+
+  private SingleProcessPlacement(RankSet ranks) {
+    this.ranks = ranks;
+  }
+
+  static SingleProcessPlacement open(
+      CollectiveConfig cfg, FaultPlan faults, CudaCollective.Options opt) {
+    int n = cfg.worldSize();
+    RankSet ranks = new RankSet(n);
+    try {
+      int[] perDevice = new int[CudaProbe.gpuCount()];
+      for (int r = 0; r < n; r++) perDevice[opt.deviceOfRank()[r]]++;
+      for (int r = 0; r < n; r++) ranks.device(opt.deviceOfRank()[r]);
+      for (GpuDevice a : ranks.devices()) {
+        for (GpuDevice b : ranks.devices()) {
+          if (a != b) a.enablePeerAccess(b);
+        }
+      }
+      for (int r = 0; r < n; r++) {
+        GpuDevice d = ranks.device(opt.deviceOfRank()[r]);
+        int onDevice = perDevice[d.ordinal];
+        int blocks =
+            opt.blocksPerRank() > 0
+                ? opt.blocksPerRank()
+                // every rank's blocks must be resident at once (one block per SM); one SM per rank
+                // is left spare for whatever else shares the GPU
+                : Math.max(1, Math.min(16, d.sms / onDevice - 1));
+        if (onDevice * blocks > d.sms) {
+          throw new IllegalArgumentException(
+              onDevice
+                  + " ranks of "
+                  + blocks
+                  + " blocks do not fit on the "
+                  + d.sms
+                  + " SMs of GPU "
+                  + d.ordinal
+                  + ": the collective would wait on blocks never scheduled");
+        }
+        ranks.add(new RankBuffers(r, d, blocks, cfg, opt.dtype()));
+      }
+      for (RankBuffers r : ranks.local()) r.writeParams(faults, ranks);
+      return new SingleProcessPlacement(ranks);
+    } catch (RuntimeException | Error e) {
+      ranks.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public RankSet ranks() {
+    return ranks;
+  }
+
+  /** No other process maps this one's memory. */
+  @Override
+  public void awaitPeersDone() {}
+
+  @Override
+  public void close() {
+    ranks.close();
+  }
+}
