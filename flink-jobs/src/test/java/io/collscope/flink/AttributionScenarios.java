@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Finding;
+import io.collscope.avro.FindingKind;
 import io.collscope.broker.TopicDrainer;
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.CpuCollective;
@@ -92,7 +93,7 @@ final class AttributionScenarios {
           byStart.clear();
           for (ConsumerRecord<byte[], byte[]> rec : recs) {
             Attribution a = decode(Attribution.class, rec.value());
-            long s = a.getWindowStartMs().toEpochMilli();
+            long s = a.getWindowStart().toEpochMilli();
             if (a.getCommunicator().equals(communicator) && s >= firstStart && s + w <= lastEnd) {
               byStart.put(s, a);
             }
@@ -104,7 +105,7 @@ final class AttributionScenarios {
       System.out.printf(
           "%s %s %s%n",
           communicator,
-          a.getWindowStartMs(),
+          a.getWindowStart(),
           a.getFindings().isEmpty() ? "NONE conf=" + a.getConfidence() : a.getFindings());
     }
     assertThat(out)
@@ -123,15 +124,15 @@ final class AttributionScenarios {
 
   /** From the second full window on, the top finding names the culprit. */
   static void assertNamedFromSecondFullWindow(
-      List<Attribution> windows, String kind, int rank, int from) {
+      List<Attribution> windows, FindingKind kind, int rank, int from) {
     for (Attribution a : windows.subList(1, windows.size())) {
-      assertThat(a.getFindings()).as("window %s: %s", a.getWindowStartMs(), a).isNotEmpty();
+      assertThat(a.getFindings()).as("window %s: %s", a.getWindowStart(), a).isNotEmpty();
       Finding top = a.getFindings().get(0);
       assertThat(top.getKind())
-          .as("window %s: %s", a.getWindowStartMs(), a.getFindings())
+          .as("window %s: %s", a.getWindowStart(), a.getFindings())
           .isEqualTo(kind);
       assertThat(top.getRank())
-          .as("window %s: %s", a.getWindowStartMs(), a.getFindings())
+          .as("window %s: %s", a.getWindowStart(), a.getFindings())
           .isEqualTo(rank);
       assertThat(top.getFromRank()).isEqualTo(from);
       assertThat(a.getMissingRanks()).isEmpty();

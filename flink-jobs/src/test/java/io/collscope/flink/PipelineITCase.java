@@ -3,8 +3,12 @@ package io.collscope.flink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.Attribution;
+import io.collscope.avro.Cause;
 import io.collscope.avro.DeadLetter;
+import io.collscope.avro.DeadLetterReason;
+import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankWindow;
+import io.collscope.avro.Stage;
 import io.collscope.broker.EmbeddedKafka;
 import io.collscope.broker.TopicDrainer;
 import io.collscope.emitter.KafkaSnapshotSink;
@@ -26,10 +30,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The whole pipeline on real parts: CPU ranks emit into a real Kafka broker, the job runs on a
- * Flink MiniCluster, and the attributions are read back from Kafka (read_committed). One job serves
- * every scenario; each scenario is its own communicator, run one after another so the ranks of one
- * scenario do not compete with another's for this machine's cores.
+ * The pipeline's Kafka smoke test: CPU ranks emit into a real Kafka broker, the job runs on a Flink
+ * MiniCluster with its Kafka source and exactly-once sinks, and the attributions are read back from
+ * Kafka (read_committed); garbage reaches the dead-letter topic. Verdicts of every fault are
+ * checked on recorded runs, without a broker, by {@link RecordedRunsITCase}.
  */
 class PipelineITCase {
 
@@ -80,28 +84,11 @@ class PipelineITCase {
   }
 
   @Test
-  void namesSlowRanksAndSlowLinksOn4And8RanksAndStaysQuietWhenClean() throws Exception {
-    Instant[] clean = scenarios.emit("clean-4", 4);
+  void namesASlowRankThroughKafka() throws Exception {
     Instant[] rank4 = scenarios.emit("slow-rank-4", 4, "slow-rank=2:300us");
-    Instant[] link4 = scenarios.emit("slow-link-4", 4, "slow-link=1->3:300us");
-    Instant[] rank8 = scenarios.emit("slow-rank-8", 8, "slow-rank=5:300us");
-    Instant[] link8 = scenarios.emit("slow-link-8", 8, "slow-link=3->6:300us");
-
-    List<Attribution> c4 = scenarios.fullWindows("clean-4", clean);
     List<Attribution> r4 = scenarios.fullWindows("slow-rank-4", rank4);
-    List<Attribution> l4 = scenarios.fullWindows("slow-link-4", link4);
-    List<Attribution> r8 = scenarios.fullWindows("slow-rank-8", rank8);
-    List<Attribution> l8 = scenarios.fullWindows("slow-link-8", link8);
-    for (Attribution a : c4) {
-      assertThat(a.getVerdict()).as("%s", a).isEqualTo("NONE");
-      assertThat(a.getMissingRanks()).isEmpty();
-      assertThat(a.getRanks()).hasSize(4);
-    }
-    AttributionScenarios.assertNamedFromSecondFullWindow(r4, "SLOW_RANK", 2, -1);
-    assertThat(r4.get(1).getFindings().get(0).getCause()).isEqualTo("ARRIVED_LATE");
-    AttributionScenarios.assertNamedFromSecondFullWindow(l4, "SLOW_LINK", 3, 1);
-    AttributionScenarios.assertNamedFromSecondFullWindow(r8, "SLOW_RANK", 5, -1);
-    AttributionScenarios.assertNamedFromSecondFullWindow(l8, "SLOW_LINK", 6, 3);
+    AttributionScenarios.assertNamedFromSecondFullWindow(r4, FindingKind.SLOW_RANK, 2, -1);
+    assertThat(r4.get(1).getFindings().get(0).getCause()).isEqualTo(Cause.ARRIVED_LATE);
 
     List<ConsumerRecord<byte[], byte[]>> windows =
         TopicDrainer.drain(
@@ -112,6 +99,7 @@ class PipelineITCase {
     RankWindow w = AttributionScenarios.decode(RankWindow.class, windows.get(0).value());
     assertThat(w.getCalls()).isPositive();
     assertThat(w.getP99Us()).isGreaterThanOrEqualTo(w.getP50Us());
+    assertThat(w.getClockHz()).isEqualTo(1e9); // CPU cycles are nanoseconds
   }
 
   @Test
@@ -136,16 +124,15 @@ class PipelineITCase {
                 recs.stream()
                     .anyMatch(
                         r ->
-                            AttributionScenarios.decode(DeadLetter.class, r.value())
-                                .getReason()
-                                .equals("BAD_HEADER")));
+                            AttributionScenarios.decode(DeadLetter.class, r.value()).getReason()
+                                == DeadLetterReason.BAD_HEADER));
     DeadLetter d =
         dead.stream()
             .map(r -> AttributionScenarios.decode(DeadLetter.class, r.value()))
-            .filter(x -> x.getReason().equals("BAD_HEADER"))
+            .filter(x -> x.getReason() == DeadLetterReason.BAD_HEADER)
             .findFirst()
             .orElseThrow();
-    assertThat(d.getStage()).isEqualTo("decode");
+    assertThat(d.getStage()).isEqualTo(Stage.DECODE);
     assertThat(d.getSourceTopic()).isEqualTo(options.get(JobOptions.SNAPSHOT_TOPIC));
     assertThat(new String(d.getRaw().array())).isEqualTo("definitely not avro");
     assertThat(d.getDetail()).contains("not Avro single-object encoding");

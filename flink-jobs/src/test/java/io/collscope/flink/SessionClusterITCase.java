@@ -220,7 +220,8 @@ class SessionClusterITCase {
           new AttributionScenarios(kafka.bootstrapServers(), options, Duration.ofMillis(300), 4);
       Instant[] span = scenarios.emit("cluster-slow-rank", 4, "slow-rank=2:300us");
       List<Attribution> windows = scenarios.fullWindows("cluster-slow-rank", span);
-      AttributionScenarios.assertNamedFromSecondFullWindow(windows, "SLOW_RANK", 2, -1);
+      AttributionScenarios.assertNamedFromSecondFullWindow(
+          windows, io.collscope.avro.FindingKind.SLOW_RANK, 2, -1);
       assertThat(client.getJobStatus(id).get()).isEqualTo(JobStatus.RUNNING);
       client.cancel(id).get();
     }

@@ -76,9 +76,28 @@ public final class SnapshotRecording {
     }
   }
 
-  /** Every complete frame of a recording, in order. */
+  /** Every complete frame of a recording, decoded, in order. */
   public static List<CounterSnapshot> read(Path path) throws IOException, DecodeException {
     List<CounterSnapshot> out = new ArrayList<>();
+    long offset = 0;
+    for (byte[] b : readFrames(path)) {
+      try {
+        out.add(Snapshots.decode(b));
+      } catch (DecodeException e) {
+        throw new DecodeException(
+            e.reason(), path + ": frame at byte " + offset + ": " + e.getMessage(), e);
+      }
+      offset += 4 + b.length;
+    }
+    return out;
+  }
+
+  /**
+   * Every complete frame of a recording exactly as recorded (the schema version of the recorder),
+   * in order; a torn last frame is left out.
+   */
+  public static List<byte[]> readFrames(Path path) throws IOException {
+    List<byte[]> out = new ArrayList<>();
     try (DataInputStream in =
         new DataInputStream(
             new BufferedInputStream(Files.newInputStream(path, StandardOpenOption.READ)))) {
@@ -100,12 +119,7 @@ public final class SnapshotRecording {
         } catch (EOFException torn) {
           return out; // torn tail
         }
-        try {
-          out.add(Snapshots.decode(b));
-        } catch (DecodeException e) {
-          throw new DecodeException(
-              e.reason(), path + ": frame at byte " + offset + ": " + e.getMessage(), e);
-        }
+        out.add(b);
         offset += 4 + len;
       }
     }

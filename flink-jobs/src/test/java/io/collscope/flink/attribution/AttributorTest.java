@@ -14,7 +14,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class AttributorTest {
 
   private static Attribution attribute(Windows w) {
-    return Attributor.attribute(Windows.KEY, Windows.START, Windows.END, w.build(), Thresholds.DEFAULT);
+    return Attributor.attribute(
+        Windows.KEY, Windows.START, Windows.END, w.build(), Thresholds.DEFAULT);
   }
 
   private static String describe(Finding f) {

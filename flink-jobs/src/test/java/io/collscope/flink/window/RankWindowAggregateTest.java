@@ -65,7 +65,8 @@ class RankWindowAggregateTest {
   @Test
   void withoutClockSamplesTheStartupRateIsUsed() {
     RankWindowAggregate agg = new RankWindowAggregate();
-    RankWindowAccumulator a = agg.add(delta(2 * GHZ, 0, 100, 2_000_000, 12), agg.createAccumulator());
+    RankWindowAccumulator a =
+        agg.add(delta(2 * GHZ, 0, 100, 2_000_000, 12), agg.createAccumulator());
     RankWindow w = RankWindowFunction.toRankWindow(a, 0, 10_000);
     assertThat(w.getWaitMeanUs()).isCloseTo(10.0, within(1e-9));
     assertThat(w.getClockHz()).isEqualTo(2e9);
