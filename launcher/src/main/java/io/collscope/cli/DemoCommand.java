@@ -2,6 +2,7 @@ package io.collscope.cli;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Finding;
+import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankPhases;
 import io.collscope.backend.Backends;
 import io.collscope.broker.EmbeddedKafka;
@@ -14,6 +15,7 @@ import io.collscope.emitter.Identity;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.flink.AttributionJob;
 import io.collscope.flink.JobOptions;
+import io.collscope.model.Phase;
 import io.collscope.schema.AvroCodec;
 import io.collscope.schema.DecodeException;
 import io.collscope.schema.RecordJson;
@@ -259,11 +261,11 @@ final class DemoCommand implements Callable<Integer> {
           if (!a.getCommunicator().equals(communicator)) continue;
           boolean full =
               span[0] != null
-                  && !a.getWindowStartMs().isBefore(span[0])
-                  && (span[1] == null || !a.getWindowEndMs().isAfter(span[1]));
+                  && !a.getWindowStart().isBefore(span[0])
+                  && (span[1] == null || !a.getWindowEnd().isAfter(span[1]));
           out.println(json ? jsonLine(a, full) : table(a, full));
           out.flush();
-          lastWindowEnd.accumulateAndGet(a.getWindowEndMs().toEpochMilli(), Math::max);
+          lastWindowEnd.accumulateAndGet(a.getWindowEnd().toEpochMilli(), Math::max);
         }
       }
     } catch (RuntimeException e) {
@@ -273,29 +275,29 @@ final class DemoCommand implements Callable<Integer> {
 
   static String jsonLine(Attribution a, boolean full) {
     Finding top = a.getFindings().isEmpty() ? null : a.getFindings().get(0);
-    boolean link = top != null && top.getKind().equals("SLOW_LINK");
+    boolean link = top != null && top.getKind() == FindingKind.SLOW_LINK;
     StringBuilder sb = new StringBuilder(256);
     sb.append("{\"window_start\":");
-    RecordJson.string(a.getWindowStartMs().toString(), sb);
+    RecordJson.string(a.getWindowStart().toString(), sb);
     sb.append(",\"window_end\":");
-    RecordJson.string(a.getWindowEndMs().toString(), sb);
+    RecordJson.string(a.getWindowEnd().toString(), sb);
     sb.append(",\"full_window\":").append(full);
     sb.append(",\"communicator\":");
     RecordJson.string(a.getCommunicator(), sb);
     sb.append(",\"verdict\":");
-    RecordJson.string(a.getVerdict(), sb);
+    RecordJson.string(a.getVerdict().name(), sb);
     sb.append(",\"rank\":").append(top == null || link ? "null" : Integer.toString(top.getRank()));
     sb.append(",\"link\":");
     if (link) RecordJson.string(top.getFromRank() + "->" + top.getRank(), sb);
     else sb.append("null");
     sb.append(",\"cause\":");
     if (top == null) sb.append("null");
-    else RecordJson.string(top.getCause(), sb);
+    else RecordJson.string(top.getCause().name(), sb);
     sb.append(",\"confidence\":");
     RecordJson.write(a.getConfidence(), sb);
     sb.append(",\"max_wait_rank\":").append(a.getMaxWaitRank());
     sb.append(",\"max_wait_us\":");
-    RecordJson.write(a.getMaxWaitUs(), sb);
+    RecordJson.write(a.getMaxWaitMeanUs(), sb);
     sb.append(",\"missing_ranks\":");
     RecordJson.write(a.getMissingRanks(), sb);
     sb.append(",\"findings\":");
@@ -309,7 +311,7 @@ final class DemoCommand implements Callable<Integer> {
     for (Finding f : a.getFindings()) {
       if (verdict.length() > 0) verdict.append(" + ");
       verdict.append(
-          f.getKind().equals("SLOW_LINK")
+          f.getKind() == FindingKind.SLOW_LINK
               ? String.format(Locale.ROOT, "SLOW_LINK(%d->%d)", f.getFromRank(), f.getRank())
               : String.format(Locale.ROOT, "SLOW_RANK(%d, %s)", f.getRank(), f.getCause()));
     }
@@ -317,40 +319,25 @@ final class DemoCommand implements Callable<Integer> {
         String.format(
             Locale.ROOT,
             "%nwindow %s-%s%s  %s  %s  confidence %.2f  max wait %.1fus @ rank %d  missing %s%n",
-            HMS.format(a.getWindowStartMs()),
-            HMS.format(a.getWindowEndMs()),
+            HMS.format(a.getWindowStart()),
+            HMS.format(a.getWindowEnd()),
             full ? "" : " (partial)",
             a.getCommunicator(),
             verdict.length() == 0 ? "NONE" : verdict,
             a.getConfidence(),
-            a.getMaxWaitUs(),
+            a.getMaxWaitMeanUs(),
             a.getMaxWaitRank(),
             a.getMissingRanks().isEmpty() ? "-" : a.getMissingRanks().toString()));
-    sb.append(
-        String.format(
-            Locale.ROOT,
-            "%6s %9s %9s %9s %9s %9s %9s %9s%n",
-            "rank",
-            "calls",
-            "guard_us",
-            "copy_us",
-            "publish",
-            "wait_us",
-            "reduce",
-            "p99_us"));
+    sb.append(String.format(Locale.ROOT, "%6s %9s", "rank", "calls"));
+    for (Phase p : Phase.values())
+      sb.append(String.format(Locale.ROOT, " %10s", p.fieldName() + "_us"));
+    sb.append(String.format(Locale.ROOT, " %9s%n", "p99_us"));
     for (RankPhases r : a.getRanks()) {
-      sb.append(
-          String.format(
-              Locale.ROOT,
-              "%6d %9d %9.1f %9.1f %9.1f %9.1f %9.1f %9.0f%n",
-              r.getRank(),
-              r.getCalls(),
-              r.getGuardUs(),
-              r.getCopyUs(),
-              r.getPublishUs(),
-              r.getWaitUs(),
-              r.getReduceUs(),
-              r.getP99Us()));
+      sb.append(String.format(Locale.ROOT, "%6d %9d", r.getRank(), r.getCalls()));
+      for (Phase p : Phase.values()) {
+        sb.append(String.format(Locale.ROOT, " %10.1f", (Double) r.get(p.meanUsField())));
+      }
+      sb.append(String.format(Locale.ROOT, " %9.0f%n", r.getP99Us()));
     }
     return sb.toString().stripTrailing();
   }

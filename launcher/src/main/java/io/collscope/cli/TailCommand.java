@@ -4,14 +4,18 @@ import io.collscope.avro.Attribution;
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetter;
 import io.collscope.avro.Finding;
+import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankWindow;
 import io.collscope.broker.TopicDrainer;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.model.Phase;
+import io.collscope.model.RankKey;
+import io.collscope.model.RankTotals;
 import io.collscope.schema.DecodeException;
 import io.collscope.schema.RecordJson;
 import io.collscope.schema.RecordTypes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -116,36 +120,41 @@ final class TailCommand implements Callable<Integer> {
 
   static String format(SpecificRecord v) {
     if (v instanceof CounterSnapshot s) {
-      double perCall = s.getCalls() == 0 ? 0 : 1e6 / s.getCyclesPerSecond() / s.getCalls();
+      double rate = RankTotals.of(s).clockRate(s.getCyclesPerSecond());
+      double usPerCycleAndCall = s.getCalls() == 0 ? 0 : 1e6 / rate / s.getCalls();
+      StringBuilder phases = new StringBuilder();
+      for (Phase p : Phase.values()) {
+        phases.append(
+            String.format(
+                Locale.ROOT,
+                " %s=%.1f",
+                p.fieldName(),
+                (Long) s.get(p.cyclesField()) * usPerCycleAndCall));
+      }
       return String.format(
           Locale.ROOT,
-          "%s snapshot %s/%d seq=%d boot=%.8s calls=%d us/call guard=%.1f copy=%.1f publish=%.1f wait=%.1f reduce=%.1f timeouts=%d",
-          Instant.ofEpochMilli(s.getEventTime().toEpochMilli()),
-          s.getCommunicator(),
-          s.getRank(),
+          "%s snapshot %s seq=%d boot=%.8s calls=%d us/call%s timeouts=%d",
+          s.getEventTime(),
+          RankKey.of(s),
           s.getSeq(),
           s.getBootId(),
           s.getCalls(),
-          s.getGuardCycles() * perCall,
-          s.getCopyCycles() * perCall,
-          s.getPublishCycles() * perCall,
-          s.getWaitCycles() * perCall,
-          s.getReduceCycles() * perCall,
+          phases,
           s.getTimeouts());
     }
     if (v instanceof RankWindow w) {
+      StringBuilder phases = new StringBuilder();
+      for (Phase p : Phase.values()) {
+        phases.append(
+            String.format(Locale.ROOT, " %s=%.1f", p.fieldName(), (Double) w.get(p.meanUsField())));
+      }
       return String.format(
           Locale.ROOT,
-          "%s window %s/%d calls=%d us guard=%.1f copy=%.1f publish=%.1f wait=%.1f reduce=%.1f p50=%.0f p99=%.0f",
-          w.getWindowStartMs(),
-          w.getCommunicator(),
-          w.getRank(),
+          "%s window %s calls=%d us%s p50=%.0f p99=%.0f",
+          w.getWindowStart(),
+          new RankKey(w.getCluster(), w.getJob(), w.getCommunicator(), w.getRank()),
           w.getCalls(),
-          w.getGuardUs(),
-          w.getCopyUs(),
-          w.getPublishUs(),
-          w.getWaitUs(),
-          w.getReduceUs(),
+          phases,
           w.getP50Us(),
           w.getP99Us());
     }
@@ -154,26 +163,26 @@ final class TailCommand implements Callable<Integer> {
       for (Finding x : a.getFindings()) {
         f.append(' ')
             .append(
-                x.getKind().equals("SLOW_LINK")
+                x.getKind() == FindingKind.SLOW_LINK
                     ? "SLOW_LINK(" + x.getFromRank() + "->" + x.getRank() + ")"
                     : "SLOW_RANK(" + x.getRank() + "," + x.getCause() + ")");
       }
       return String.format(
           Locale.ROOT,
           "%s attribution %s verdict=%s%s confidence=%.2f max_wait=%.1fus@rank%d missing=%s",
-          a.getWindowStartMs(),
-          a.getCommunicator(),
+          a.getWindowStart(),
+          new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()),
           a.getVerdict(),
           f,
           a.getConfidence(),
-          a.getMaxWaitUs(),
+          a.getMaxWaitMeanUs(),
           a.getMaxWaitRank(),
           a.getMissingRanks());
     }
     if (v instanceof DeadLetter d) {
       return String.format(
           "%s deadletter %s stage=%s from %s/%d@%d: %s",
-          d.getDetectedAtMs(),
+          d.getDetectedAt(),
           d.getReason(),
           d.getStage(),
           d.getSourceTopic(),
