@@ -139,10 +139,11 @@ final class AttributionPrinter implements Consumer<Attribution> {
     return a.getVerdict() == Verdict.MULTIPLE ? "MULTIPLE: " + findings : findings.toString();
   }
 
+  /** {@code SLOW_RANK(5,RING_FULL)} or {@code SLOW_LINK(3->6)}: one token, also in tail's lines. */
   static String finding(Finding f) {
     return switch (f.getKind()) {
       case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
-      case SLOW_RANK -> "SLOW_RANK(" + f.getRank() + ", " + f.getCause() + ")";
+      case SLOW_RANK -> "SLOW_RANK(" + f.getRank() + "," + f.getCause() + ")";
       case UNKNOWN -> "UNKNOWN(" + f.getRank() + ")";
     };
   }

@@ -62,7 +62,7 @@ class AttributionPrinterTest {
             Verdict.MULTIPLE, List.of(slowRank(5, Cause.RING_FULL, 0.8), slowLink(3, 6, 0.6)), 8);
 
     assertThat(verdictLine(AttributionPrinter.table(a, true)))
-        .contains("MULTIPLE: SLOW_RANK(5, RING_FULL) + SLOW_LINK(3->6)");
+        .contains("MULTIPLE: SLOW_RANK(5,RING_FULL) + SLOW_LINK(3->6)");
     JsonNode json = parse(AttributionPrinter.jsonLine(a, true));
     assertThat(json.get("verdict").asText()).isEqualTo("MULTIPLE");
     assertThat(json.get("rank").asInt()).isEqualTo(5);
