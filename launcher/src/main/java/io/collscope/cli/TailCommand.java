@@ -4,7 +4,6 @@ import io.collscope.avro.Attribution;
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetter;
 import io.collscope.avro.Finding;
-import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankWindow;
 import io.collscope.broker.TopicDrainer;
 import io.collscope.model.CommunicatorKey;
@@ -19,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.function.ToDoubleFunction;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -120,17 +120,9 @@ final class TailCommand implements Callable<Integer> {
 
   static String format(SpecificRecord v) {
     if (v instanceof CounterSnapshot s) {
+      // Cycles at the clock's rate while they were counted, as the job converts them.
       double rate = RankTotals.of(s).clockRate(s.getCyclesPerSecond());
       double usPerCycleAndCall = s.getCalls() == 0 ? 0 : 1e6 / rate / s.getCalls();
-      StringBuilder phases = new StringBuilder();
-      for (Phase p : Phase.values()) {
-        phases.append(
-            String.format(
-                Locale.ROOT,
-                " %s=%.1f",
-                p.fieldName(),
-                (Long) s.get(p.cyclesField()) * usPerCycleAndCall));
-      }
       return String.format(
           Locale.ROOT,
           "%s snapshot %s seq=%d boot=%.8s calls=%d us/call%s timeouts=%d",
@@ -139,41 +131,30 @@ final class TailCommand implements Callable<Integer> {
           s.getSeq(),
           s.getBootId(),
           s.getCalls(),
-          phases,
+          perPhase(p -> (Long) s.get(p.cyclesField()) * usPerCycleAndCall),
           s.getTimeouts());
     }
     if (v instanceof RankWindow w) {
-      StringBuilder phases = new StringBuilder();
-      for (Phase p : Phase.values()) {
-        phases.append(
-            String.format(Locale.ROOT, " %s=%.1f", p.fieldName(), (Double) w.get(p.meanUsField())));
-      }
       return String.format(
           Locale.ROOT,
           "%s window %s calls=%d us%s p50=%.0f p99=%.0f",
           w.getWindowStart(),
           new RankKey(w.getCluster(), w.getJob(), w.getCommunicator(), w.getRank()),
           w.getCalls(),
-          phases,
+          perPhase(p -> (Double) w.get(p.meanUsField())),
           w.getP50Us(),
           w.getP99Us());
     }
     if (v instanceof Attribution a) {
-      StringBuilder f = new StringBuilder();
-      for (Finding x : a.getFindings()) {
-        f.append(' ')
-            .append(
-                x.getKind() == FindingKind.SLOW_LINK
-                    ? "SLOW_LINK(" + x.getFromRank() + "->" + x.getRank() + ")"
-                    : "SLOW_RANK(" + x.getRank() + "," + x.getCause() + ")");
-      }
+      StringBuilder findings = new StringBuilder();
+      for (Finding f : a.getFindings()) findings.append(' ').append(AttributionPrinter.finding(f));
       return String.format(
           Locale.ROOT,
           "%s attribution %s verdict=%s%s confidence=%.2f max_wait=%.1fus@rank%d missing=%s",
           a.getWindowStart(),
           new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()),
           a.getVerdict(),
-          f,
+          findings,
           a.getConfidence(),
           a.getMaxWaitMeanUs(),
           a.getMaxWaitRank(),
@@ -181,6 +162,7 @@ final class TailCommand implements Callable<Integer> {
     }
     if (v instanceof DeadLetter d) {
       return String.format(
+          Locale.ROOT,
           "%s deadletter %s stage=%s from %s/%d@%d: %s",
           d.getDetectedAt(),
           d.getReason(),
@@ -191,5 +173,14 @@ final class TailCommand implements Callable<Integer> {
           d.getDetail());
     }
     return RecordJson.toJson((org.apache.avro.generic.IndexedRecord) v);
+  }
+
+  /** {@code " guard=1.0 copy=2.0 ..."}: one value per phase, in phase order. */
+  private static String perPhase(ToDoubleFunction<Phase> us) {
+    StringBuilder sb = new StringBuilder();
+    for (Phase p : Phase.values()) {
+      sb.append(String.format(Locale.ROOT, " %s=%.1f", p.fieldName(), us.applyAsDouble(p)));
+    }
+    return sb.toString();
   }
 }

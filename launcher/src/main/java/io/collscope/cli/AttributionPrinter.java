@@ -1,0 +1,150 @@
+package io.collscope.cli;
+
+import io.collscope.avro.Attribution;
+import io.collscope.avro.Finding;
+import io.collscope.avro.FindingKind;
+import io.collscope.avro.RankPhases;
+import io.collscope.avro.Verdict;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.model.Phase;
+import io.collscope.schema.RecordJson;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
+import java.util.StringJoiner;
+import java.util.function.Consumer;
+
+/**
+ * Prints each attribution window of the demo: a verdict line and a per-rank phase table, or one
+ * JSON object per line. A window is full when the feed ran for the whole of it; the first and the
+ * last window of a run usually are not, and say so, because their means cover only part of it.
+ */
+final class AttributionPrinter implements Consumer<Attribution> {
+
+  private static final DateTimeFormatter HMS =
+      DateTimeFormatter.ofPattern("HH:mm:ss").withZone(ZoneOffset.UTC);
+
+  private final PrintWriter out;
+  private final boolean json;
+  // Written by the command's thread, read by the attribution reader's.
+  private volatile Instant feedStarted;
+  private volatile Instant feedStopped;
+
+  AttributionPrinter(PrintWriter out, boolean json) {
+    this.out = out;
+    this.json = json;
+  }
+
+  void feedStarted(Instant at) {
+    feedStarted = at;
+  }
+
+  void feedStopped(Instant at) {
+    feedStopped = at;
+  }
+
+  @Override
+  public void accept(Attribution a) {
+    boolean full = fullWindow(a, feedStarted, feedStopped);
+    out.println(json ? jsonLine(a, full) : table(a, full));
+    out.flush();
+  }
+
+  /** Whether the feed ran over all of the window; {@code stopped} is null while it still runs. */
+  static boolean fullWindow(Attribution a, Instant started, Instant stopped) {
+    return started != null
+        && !a.getWindowStart().isBefore(started)
+        && (stopped == null || !a.getWindowEnd().isAfter(stopped));
+  }
+
+  /**
+   * One line of JSON. {@code rank}, {@code link} and {@code cause} describe the strongest finding;
+   * {@code findings} lists all of them.
+   */
+  static String jsonLine(Attribution a, boolean full) {
+    Finding top = a.getFindings().isEmpty() ? null : a.getFindings().get(0);
+    boolean link = top != null && top.getKind() == FindingKind.SLOW_LINK;
+    StringBuilder sb = new StringBuilder(512);
+    sb.append("{\"window_start\":");
+    RecordJson.string(a.getWindowStart().toString(), sb);
+    sb.append(",\"window_end\":");
+    RecordJson.string(a.getWindowEnd().toString(), sb);
+    sb.append(",\"full_window\":").append(full);
+    sb.append(",\"cluster\":");
+    RecordJson.string(a.getCluster(), sb);
+    sb.append(",\"job\":");
+    RecordJson.string(a.getJob(), sb);
+    sb.append(",\"communicator\":");
+    RecordJson.string(a.getCommunicator(), sb);
+    sb.append(",\"verdict\":");
+    RecordJson.string(a.getVerdict().name(), sb);
+    sb.append(",\"rank\":").append(top == null || link ? "null" : Integer.toString(top.getRank()));
+    sb.append(",\"link\":");
+    if (link) RecordJson.string(top.getFromRank() + "->" + top.getRank(), sb);
+    else sb.append("null");
+    sb.append(",\"cause\":");
+    if (top == null) sb.append("null");
+    else RecordJson.string(top.getCause().name(), sb);
+    sb.append(",\"confidence\":");
+    RecordJson.write(a.getConfidence(), sb);
+    sb.append(",\"max_wait_rank\":").append(a.getMaxWaitRank());
+    // The README's key since version 1 of the record, where the field had this name too.
+    sb.append(",\"max_wait_us\":");
+    RecordJson.write(a.getMaxWaitMeanUs(), sb);
+    sb.append(",\"missing_ranks\":");
+    RecordJson.write(a.getMissingRanks(), sb);
+    sb.append(",\"findings\":");
+    RecordJson.write(a.getFindings(), sb);
+    return sb.append('}').toString();
+  }
+
+  /** The verdict line, then a row per present rank: calls, each phase's mean, p99. */
+  static String table(Attribution a, boolean full) {
+    StringBuilder sb = new StringBuilder(1024);
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "%nwindow %s-%s%s  %s  %s  confidence %.2f  max wait %.1fus @ rank %d  missing %s%n",
+            HMS.format(a.getWindowStart()),
+            HMS.format(a.getWindowEnd()),
+            full ? "" : " (partial)",
+            new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()),
+            verdict(a),
+            a.getConfidence(),
+            a.getMaxWaitMeanUs(),
+            a.getMaxWaitRank(),
+            a.getMissingRanks().isEmpty() ? "-" : a.getMissingRanks().toString()));
+    sb.append(String.format(Locale.ROOT, "%6s %9s", "rank", "calls"));
+    for (Phase p : Phase.values()) {
+      sb.append(String.format(Locale.ROOT, " %10s", p.fieldName() + "_us"));
+    }
+    sb.append(String.format(Locale.ROOT, " %9s%n", "p99_us"));
+    for (RankPhases r : a.getRanks()) {
+      sb.append(String.format(Locale.ROOT, "%6d %9d", r.getRank(), r.getCalls()));
+      for (Phase p : Phase.values()) {
+        sb.append(String.format(Locale.ROOT, " %10.1f", (Double) r.get(p.meanUsField())));
+      }
+      sb.append(String.format(Locale.ROOT, " %9.0f%n", r.getP99Us()));
+    }
+    return sb.toString().stripTrailing();
+  }
+
+  /** NONE, one finding, or MULTIPLE followed by every finding, strongest first. */
+  static String verdict(Attribution a) {
+    if (a.getFindings().isEmpty()) return a.getVerdict().name();
+    StringJoiner findings = new StringJoiner(" + ");
+    for (Finding f : a.getFindings()) findings.add(finding(f));
+    return a.getVerdict() == Verdict.MULTIPLE ? "MULTIPLE: " + findings : findings.toString();
+  }
+
+  /** {@code SLOW_RANK(5,RING_FULL)} or {@code SLOW_LINK(3->6)}: one token, also in tail's lines. */
+  static String finding(Finding f) {
+    return switch (f.getKind()) {
+      case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
+      case SLOW_RANK -> "SLOW_RANK(" + f.getRank() + "," + f.getCause() + ")";
+      case UNKNOWN -> "UNKNOWN(" + f.getRank() + ")";
+    };
+  }
+}

@@ -1,0 +1,105 @@
+package io.collscope.cli;
+
+import io.collscope.avro.Attribution;
+import io.collscope.broker.TopicDrainer;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.schema.AvroCodec;
+import io.collscope.schema.DecodeException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+
+/**
+ * Follows the attribution topic on a thread of its own and hands each window of one communicator to
+ * a consumer, so the command's thread is free to run the feed meanwhile. Remembers the latest
+ * window end seen, so the command can wait for the last window before it shuts the pipeline down.
+ */
+final class AttributionReader implements AutoCloseable {
+
+  private static final AvroCodec<Attribution> CODEC = AvroCodec.of(Attribution.class);
+
+  private final String bootstrap;
+  private final String topic;
+  private final CommunicatorKey communicator;
+  private final Consumer<Attribution> onWindow;
+  private final PrintWriter err;
+  private final AtomicLong lastWindowEnd = new AtomicLong(Long.MIN_VALUE);
+  private final Thread thread;
+  private volatile boolean stop;
+
+  private AttributionReader(
+      String bootstrap,
+      String topic,
+      CommunicatorKey communicator,
+      Consumer<Attribution> onWindow,
+      PrintWriter err) {
+    this.bootstrap = bootstrap;
+    this.topic = topic;
+    this.communicator = communicator;
+    this.onWindow = onWindow;
+    this.err = err;
+    this.thread = new Thread(this::read, "collscope-attribution-reader");
+    thread.setDaemon(true);
+  }
+
+  /** Starts reading {@code topic} from its beginning; undecodable records are reported on err. */
+  static AttributionReader start(
+      String bootstrap,
+      String topic,
+      CommunicatorKey communicator,
+      Consumer<Attribution> onWindow,
+      PrintWriter err) {
+    AttributionReader r = new AttributionReader(bootstrap, topic, communicator, onWindow, err);
+    r.thread.start();
+    return r;
+  }
+
+  /**
+   * Waits until a window ending at or after {@code end} was handed over, or {@code timeout} passed;
+   * returns whether it was.
+   */
+  boolean awaitWindowEnd(Instant end, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (lastWindowEnd.get() < end.toEpochMilli()) {
+      if (System.nanoTime() >= deadline || !thread.isAlive()) return false;
+      Thread.sleep(200);
+    }
+    return true;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    stop = true;
+    thread.join(5_000);
+  }
+
+  private void read() {
+    try (KafkaConsumer<byte[], byte[]> c = TopicDrainer.consumer(bootstrap, true)) {
+      c.subscribe(List.of(topic));
+      while (!stop) {
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+          Attribution a;
+          try {
+            a = CODEC.decode(r.value());
+          } catch (DecodeException e) {
+            err.println("collscope demo: undecodable attribution: " + e.getMessage());
+            continue;
+          }
+          if (!communicator.equals(
+              new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()))) {
+            continue;
+          }
+          onWindow.accept(a);
+          lastWindowEnd.accumulateAndGet(a.getWindowEnd().toEpochMilli(), Math::max);
+        }
+      }
+    } catch (RuntimeException e) {
+      err.println("collscope demo: attribution reader stopped: " + e);
+    }
+  }
+}

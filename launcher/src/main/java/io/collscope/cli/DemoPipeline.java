@@ -1,0 +1,120 @@
+package io.collscope.cli;
+
+import io.collscope.broker.EmbeddedKafka;
+import io.collscope.emitter.BrokerUnreachableException;
+import io.collscope.emitter.KafkaSnapshotSink;
+import io.collscope.flink.AttributionJob;
+import io.collscope.flink.JobOptions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * The demo's pipeline on this machine: a temporary Kafka broker with the job's topics, and the
+ * attribution job on a local MiniCluster with its web UI. Closing it cancels the job and removes
+ * the broker and its data.
+ */
+final class DemoPipeline implements AutoCloseable {
+
+  private static final int PARTITIONS = 4;
+
+  private final EmbeddedKafka kafka;
+  private final JobOptions options;
+  private final JobClient job;
+
+  private DemoPipeline(EmbeddedKafka kafka, JobOptions options, JobClient job) {
+    this.kafka = kafka;
+    this.options = options;
+    this.job = job;
+  }
+
+  /**
+   * Starts the broker and the job; the web UI takes the first free port from {@code uiPort} up to
+   * {@code uiPort + 20}.
+   */
+  static DemoPipeline start(Duration window, double minExcessUs, int uiPort) throws Exception {
+    EmbeddedKafka kafka = EmbeddedKafka.startTemporary();
+    try {
+      JobOptions options =
+          jobOptions(window, minExcessUs).with(JobOptions.BOOTSTRAP, kafka.bootstrapServers());
+      kafka.createTopics(
+          PARTITIONS,
+          options.get(JobOptions.SNAPSHOT_TOPIC),
+          options.get(JobOptions.RANK_WINDOW_TOPIC),
+          options.get(JobOptions.ATTRIBUTION_TOPIC),
+          options.get(JobOptions.DEADLETTER_TOPIC));
+      Configuration conf = new Configuration();
+      conf.set(RestOptions.BIND_PORT, uiPort + "-" + (uiPort + 20));
+      StreamExecutionEnvironment env =
+          StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(conf);
+      env.setParallelism(2);
+      AttributionJob.configure(env, options);
+      AttributionJob.topology(
+          env, AttributionJob.kafkaSource(options), AttributionJob.kafkaSinks(options), options);
+      return new DemoPipeline(kafka, options, env.executeAsync(AttributionJob.JOB_NAME));
+    } catch (Throwable t) {
+      kafka.close();
+      throw t;
+    }
+  }
+
+  /**
+   * The production job's options with shorter out-of-orderness, idleness and checkpoints, so that
+   * windows show a few seconds after they close rather than ten.
+   */
+  static JobOptions jobOptions(Duration window, double minExcessUs) {
+    return JobOptions.defaults()
+        .with(JobOptions.WINDOW, window.toMillis() + "ms")
+        .with(JobOptions.MIN_EXCESS_US, Double.toString(minExcessUs))
+        .with(JobOptions.CHECKPOINT_INTERVAL, "2s")
+        .with(JobOptions.OUT_OF_ORDERNESS, "1s")
+        .with(JobOptions.IDLENESS, "3s");
+  }
+
+  String bootstrapServers() {
+    return kafka.bootstrapServers();
+  }
+
+  String attributionTopic() {
+    return options.get(JobOptions.ATTRIBUTION_TOPIC);
+  }
+
+  JobID jobId() {
+    return job.getJobID();
+  }
+
+  /** A producer into the job's snapshot topic; the caller closes it. */
+  KafkaSnapshotSink snapshotSink() throws BrokerUnreachableException {
+    return KafkaSnapshotSink.connect(
+        kafka.bootstrapServers(),
+        options.get(JobOptions.SNAPSHOT_TOPIC),
+        PARTITIONS,
+        Duration.ofSeconds(30));
+  }
+
+  /**
+   * The end of the last window that lies wholly before {@code t}: windows are aligned to the epoch,
+   * so the one holding {@code t} ends after it and holds only part of what came before.
+   */
+  Instant lastWindowEndBefore(Instant t) {
+    long window = options.duration(JobOptions.WINDOW).toMillis();
+    return Instant.ofEpochMilli(Math.floorDiv(t.toEpochMilli(), window) * window);
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      // A job that already ended (failed, or finished) cannot be cancelled.
+      if (!job.getJobStatus().get(30, TimeUnit.SECONDS).isGloballyTerminalState()) {
+        job.cancel().get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      kafka.close();
+    }
+  }
+}
