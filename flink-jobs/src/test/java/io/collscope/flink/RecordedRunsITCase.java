@@ -69,6 +69,9 @@ class RecordedRunsITCase {
           Map.entry("cuda-final-slow-rank-1.snapshots", List.of("SLOW_RANK(1,ARRIVED_LATE)")),
           Map.entry("cuda-slow-link-3-6.snapshots", List.of("SLOW_LINK(3->6)")),
           Map.entry("cuda-slow-publish-2.snapshots", List.of("SLOW_RANK(2,SLOW_PUBLISH)")),
+          Map.entry(
+              "cuda-two-culprits.snapshots",
+              List.of("SLOW_RANK(1,ARRIVED_LATE)", "SLOW_LINK(3->6)")),
           Map.entry("cpu-clean.snapshots", List.of()),
           Map.entry("cpu-slow-rank-2.snapshots", List.of("SLOW_RANK(2,ARRIVED_LATE)")),
           Map.entry("cpu-slow-link-1-3.snapshots", List.of("SLOW_LINK(1->3)")),
