@@ -7,8 +7,8 @@ import io.collscope.avro.Cause;
  * phases: the counter block layout, the snapshot reader, the reporter, the job's deltas and window
  * means, the attribution's cause and the printed tables all iterate over it.
  *
- * <p>Adding a phase is one constant here, its {@code CB_PH_*} index in {@code counter_block.h}
- * (the kernel accumulates it), and the fields {@code <name>_cycles} in {@code CounterSnapshot} and
+ * <p>Adding a phase is one constant here, its {@code CB_PH_*} index in {@code counter_block.h} (the
+ * kernel accumulates it), and the fields {@code <name>_cycles} in {@code CounterSnapshot} and
  * {@code <name>_mean_us} in {@code RankWindow} and {@code RankPhases}; {@code PhaseContractTest}
  * fails until all of them exist.
  */
