@@ -60,7 +60,8 @@ class CpuEmitterITCase {
     Map<Integer, List<CounterSnapshot>> byRank = new HashMap<>();
     for (ConsumerRecord<byte[], byte[]> rec : records) {
       CounterSnapshot s = Snapshots.decode(rec.value());
-      assertThat(new String(rec.key(), StandardCharsets.UTF_8)).isEqualTo("comm-it/" + s.getRank());
+      assertThat(new String(rec.key(), StandardCharsets.UTF_8))
+          .isEqualTo("it-cluster/it-job/comm-it/" + s.getRank());
       assertThat(rec.timestamp()).isEqualTo(s.getEventTime().toEpochMilli());
       assertThat(s.getBootId()).isEqualTo(id.bootId());
       byRank.computeIfAbsent(s.getRank(), r -> new ArrayList<>()).add(s);
