@@ -44,7 +44,7 @@ class CliITCase {
               "--timeout",
               "60s");
       List<String> lines = text.out().strip().lines().toList();
-      assertThat(lines).hasSize(4).allMatch(l -> l.contains(" snapshot comm0/"));
+      assertThat(lines).hasSize(4).allMatch(l -> l.contains(" snapshot local/demo/comm0/"));
 
       CliRun json =
           CliRun.of(

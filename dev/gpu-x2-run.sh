@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# On a machine with two GPUs (nvidia-h200-x2), after dev/gpu-carry.sh brought .carry/ there:
+# the GPU suite with ranks on both GPUs (2-rank cases: one rank per GPU with peer access; the
+# IPC test: one process per GPU), `bench gpu --ranks 2` (one rank per GPU) and, in the same
+# machine session, PyTorch's NCCL all-reduce with the same method (dev/nccl_allreduce_bench.py).
+# Everything goes into one archive, OUT_DIR/x2.tgz (the device tool returns few files).
+set -u
+cd "$(dirname "$0")/.."
+export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
+J=.carry/gpu-node/jre/bin/java
+CS=.carry/gpu-node/bin/collscope
+OUT_DIR=${1:-${OUT:-/tmp/out}}
+O=$(mktemp -d)
+SIZES=${SIZES:-4K,64K,256K,1M,16M}
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nvidia-smi topo -m; } > "$O/gpu.txt" 2>&1
+cat "$O/gpu.txt"
+for t in ${TESTS:-CudaCollectiveGpuTest ProcessPerGpuGpuTest}; do
+  timeout 300 $J -cp ".carry/gpu-node/lib/*:.carry/test/*" org.junit.platform.console.ConsoleLauncher \
+    --disable-banner --details=tree --select-class "io.collscope.cuda.$t" > "$O/gpu-tests-$t.log" 2>&1
+  echo "$t rc=$?"; grep -E "tests (successful|failed)" "$O/gpu-tests-$t.log"
+done
+timeout 200 $CS bench gpu --ranks 2 --sizes "$SIZES" > "$O/bench-osar.log" 2>&1; echo "osar bench rc=$?"; cat "$O/bench-osar.log"
+timeout 200 torchrun --nproc_per_node=2 dev/nccl_allreduce_bench.py --sizes "$SIZES" > "$O/bench-nccl.log" 2>&1
+echo "nccl bench rc=$?"; grep -v "^W\|^\*\*\*\*" "$O/bench-nccl.log" | tail -15
+mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/x2.tgz" -C "$O" .
