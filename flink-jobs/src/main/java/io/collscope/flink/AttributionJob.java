@@ -16,6 +16,7 @@ import io.collscope.flink.source.RawRecordDeserializer;
 import io.collscope.flink.window.RankWindowAggregate;
 import io.collscope.flink.window.RankWindowFunction;
 import io.collscope.model.CommunicatorKey;
+import io.collscope.model.RankKey;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -122,7 +123,7 @@ public final class AttributionJob {
 
   /** The communicator a rank window belongs to: the key of cross-rank state. */
   public static CommunicatorKey communicatorKey(RankWindow w) {
-    return new CommunicatorKey(w.getCluster(), w.getJob(), w.getCommunicator());
+    return CommunicatorKey.of(w);
   }
 
   public static KafkaSource<RawRecord> kafkaSource(JobOptions o) {
@@ -144,13 +145,13 @@ public final class AttributionJob {
             JobOptions.RANK_WINDOW_TOPIC,
             "rank-windows",
             RankWindow.class,
-            w -> communicatorKey(w).rank(w.getRank()).toString()),
+            w -> RankKey.of(w).toString()),
         sink(
             o,
             JobOptions.ATTRIBUTION_TOPIC,
             "attribution",
             Attribution.class,
-            a -> new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()).toString()),
+            a -> CommunicatorKey.of(a).toString()),
         sink(
             o,
             JobOptions.DEADLETTER_TOPIC,

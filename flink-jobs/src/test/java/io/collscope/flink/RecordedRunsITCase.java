@@ -105,7 +105,7 @@ class RecordedRunsITCase {
     }
 
     boolean holds(Attribution a) {
-      return key.equals(new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()))
+      return key.equals(CommunicatorKey.of(a))
           && a.getWindowEnd().toEpochMilli() > first
           && a.getWindowStart().toEpochMilli() <= last;
     }

@@ -110,7 +110,7 @@ final class AttributionPrinter implements Consumer<Attribution> {
             HMS.format(a.getWindowStart()),
             HMS.format(a.getWindowEnd()),
             full ? "" : " (partial)",
-            new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()),
+            CommunicatorKey.of(a),
             verdict(a),
             a.getConfidence(),
             a.getMaxWaitMeanUs(),

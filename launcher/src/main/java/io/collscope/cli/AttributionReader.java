@@ -90,8 +90,7 @@ final class AttributionReader implements AutoCloseable {
             err.println("collscope demo: undecodable attribution: " + e.getMessage());
             continue;
           }
-          if (!communicator.equals(
-              new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()))) {
+          if (!communicator.equals(CommunicatorKey.of(a))) {
             continue;
           }
           onWindow.accept(a);

@@ -126,7 +126,7 @@ sealed interface SnapshotFeed extends AutoCloseable {
     @Override
     public CommunicatorKey communicator() {
       CounterSnapshot first = recording.get(0);
-      return new CommunicatorKey(first.getCluster(), first.getJob(), first.getCommunicator());
+      return CommunicatorKey.of(first);
     }
 
     @Override

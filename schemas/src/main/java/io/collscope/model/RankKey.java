@@ -1,6 +1,7 @@
 package io.collscope.model;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.avro.RankWindow;
 import java.io.Serializable;
 
 /**
@@ -12,7 +13,11 @@ public record RankKey(String cluster, String job, String communicator, int rank)
     implements Serializable {
 
   public static RankKey of(CounterSnapshot s) {
-    return new RankKey(s.getCluster(), s.getJob(), s.getCommunicator(), s.getRank());
+    return CommunicatorKey.of(s).rank(s.getRank());
+  }
+
+  public static RankKey of(RankWindow w) {
+    return CommunicatorKey.of(w).rank(w.getRank());
   }
 
   public CommunicatorKey communicatorKey() {
