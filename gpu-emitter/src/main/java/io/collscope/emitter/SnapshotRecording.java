@@ -93,6 +93,20 @@ public final class SnapshotRecording {
   }
 
   /**
+   * The snapshots of several recordings merged by event time, as their emitters' records would
+   * interleave in a topic: one file per rank's process (one process per GPU records only its own
+   * rank), or recordings of several communicators made at the same time. Within a file the order is
+   * kept.
+   */
+  public static List<CounterSnapshot> readAll(List<Path> paths)
+      throws IOException, DecodeException {
+    List<CounterSnapshot> out = new ArrayList<>();
+    for (Path p : paths) out.addAll(read(p));
+    out.sort(java.util.Comparator.comparing(CounterSnapshot::getEventTime)); // stable
+    return out;
+  }
+
+  /**
    * Every complete frame of a recording exactly as recorded (the schema version of the recorder),
    * in order; a torn last frame is left out.
    */

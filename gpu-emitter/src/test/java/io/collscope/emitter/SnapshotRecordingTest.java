@@ -77,4 +77,24 @@ class SnapshotRecordingTest {
     Files.write(bad, new byte[] {0, 0, 0, 4, 'j', 'u', 'n', 'k'});
     assertThatThrownBy(() -> SnapshotRecording.read(bad)).hasMessageContaining("frame at byte 0");
   }
+
+  @Test
+  void severalRecordingsMergeByEventTimeKeepingEachFilesOrder() throws Exception {
+    Path a = record("a.snapshots", Duration.ofMillis(400));
+    Path b = record("b.snapshots", Duration.ofMillis(400));
+    List<CounterSnapshot> merged = SnapshotRecording.readAll(List.of(a, b));
+    assertThat(merged).hasSize(SnapshotRecording.read(a).size() + SnapshotRecording.read(b).size());
+    for (int i = 1; i < merged.size(); i++) {
+      assertThat(merged.get(i).getEventTime()).isAfterOrEqualTo(merged.get(i - 1).getEventTime());
+    }
+    // each boot's (file's) own sequence stays increasing per rank
+    for (CounterSnapshot s : SnapshotRecording.read(b)) {
+      List<Long> seqs =
+          merged.stream()
+              .filter(x -> x.getBootId().equals(s.getBootId()) && x.getRank() == s.getRank())
+              .map(CounterSnapshot::getSeq)
+              .toList();
+      assertThat(seqs).isSorted();
+    }
+  }
 }

@@ -9,15 +9,17 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
 /**
- * Follows the attribution topic on a thread of its own and hands each window of one communicator to
- * a consumer, so the command's thread is free to run the feed meanwhile. Remembers the latest
- * window end seen, so the command can wait for the last window before it shuts the pipeline down.
+ * Follows the attribution topic on a thread of its own and hands each window of the fed
+ * communicators to a consumer, so the command's thread is free to run the feed meanwhile. Remembers
+ * the latest window end seen, so the command can wait for the last window before it shuts the
+ * pipeline down.
  */
 final class AttributionReader implements AutoCloseable {
 
@@ -25,7 +27,7 @@ final class AttributionReader implements AutoCloseable {
 
   private final String bootstrap;
   private final String topic;
-  private final CommunicatorKey communicator;
+  private final Set<CommunicatorKey> communicators;
   private final Consumer<Attribution> onWindow;
   private final PrintWriter err;
   private final AtomicLong lastWindowEnd = new AtomicLong(Long.MIN_VALUE);
@@ -35,12 +37,12 @@ final class AttributionReader implements AutoCloseable {
   private AttributionReader(
       String bootstrap,
       String topic,
-      CommunicatorKey communicator,
+      Set<CommunicatorKey> communicators,
       Consumer<Attribution> onWindow,
       PrintWriter err) {
     this.bootstrap = bootstrap;
     this.topic = topic;
-    this.communicator = communicator;
+    this.communicators = Set.copyOf(communicators);
     this.onWindow = onWindow;
     this.err = err;
     this.thread = new Thread(this::read, "collscope-attribution-reader");
@@ -51,10 +53,10 @@ final class AttributionReader implements AutoCloseable {
   static AttributionReader start(
       String bootstrap,
       String topic,
-      CommunicatorKey communicator,
+      Set<CommunicatorKey> communicators,
       Consumer<Attribution> onWindow,
       PrintWriter err) {
-    AttributionReader r = new AttributionReader(bootstrap, topic, communicator, onWindow, err);
+    AttributionReader r = new AttributionReader(bootstrap, topic, communicators, onWindow, err);
     r.thread.start();
     return r;
   }
@@ -90,7 +92,7 @@ final class AttributionReader implements AutoCloseable {
             err.println("collscope demo: undecodable attribution: " + e.getMessage());
             continue;
           }
-          if (!communicator.equals(CommunicatorKey.of(a))) {
+          if (!communicators.contains(CommunicatorKey.of(a))) {
             continue;
           }
           onWindow.accept(a);

@@ -11,6 +11,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -54,9 +55,10 @@ final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--replay",
+      arity = "1..*",
       description =
-          "Instead of running ranks, replay a recording from 'collscope emit --record' (e.g. made on a GPU node).")
-  Path replay;
+          "Instead of running ranks, replay recordings from 'collscope emit --record' (e.g. made on GPU nodes, one file per rank's process), merged by event time.")
+  List<Path> replay;
 
   @Option(names = "--json", description = "One JSON object per attribution window on stdout.")
   boolean json;
@@ -88,7 +90,7 @@ final class DemoCommand implements Callable<Integer> {
             AttributionReader.start(
                 pipeline.bootstrapServers(),
                 pipeline.attributionTopic(),
-                feed.communicator(),
+                feed.communicators(),
                 printer,
                 err);
         KafkaSnapshotSink sink = pipeline.snapshotSink()) {

@@ -15,7 +15,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code collscope replay FILE}: publish a recording (from {@code emit --record}) to Kafka. */
+/**
+ * {@code collscope replay FILE...}: publish recordings (from {@code emit --record}) to Kafka,
+ * merged by event time.
+ */
 @Command(
     name = "replay",
     mixinStandardHelpOptions = true,
@@ -25,8 +28,11 @@ final class ReplayCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(index = "0", description = "A file written by 'collscope emit --record'.")
-  Path file;
+  @Parameters(
+      arity = "1..*",
+      description =
+          "Files written by 'collscope emit --record' (e.g. one per rank's process), merged by event time.")
+  List<Path> files;
 
   @Option(
       names = "--bootstrap",
@@ -53,10 +59,12 @@ final class ReplayCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (!Files.isReadable(file)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "cannot read " + file);
+    for (Path file : files) {
+      if (!Files.isReadable(file)) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "cannot read " + file);
+      }
     }
-    List<CounterSnapshot> rec = SnapshotRecording.read(file);
+    List<CounterSnapshot> rec = SnapshotRecording.readAll(files);
     try (KafkaSnapshotSink sink = KafkaSnapshotSink.connect(bootstrap, topic, 4, brokerTimeout)) {
       Replayer.replay(rec, sink, !noPace);
       spec.commandLine()

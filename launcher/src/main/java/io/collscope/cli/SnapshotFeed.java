@@ -13,8 +13,10 @@ import io.collscope.schema.DecodeException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Where the demo's snapshots come from: ranks running here, read by an {@link Emitter}, or a
@@ -23,8 +25,8 @@ import java.util.Optional;
  */
 sealed interface SnapshotFeed extends AutoCloseable {
 
-  /** The communicator the snapshots are of. */
-  CommunicatorKey communicator();
+  /** The communicators the snapshots are of. */
+  Set<CommunicatorKey> communicators();
 
   /** What feeds, for the start-up line, e.g. {@code 4 cpu ranks, faults none, 45s}. */
   String describe();
@@ -45,14 +47,15 @@ sealed interface SnapshotFeed extends AutoCloseable {
   }
 
   /**
-   * The snapshots recorded in {@code file}.
+   * The snapshots recorded in {@code files}, merged by event time (e.g. one file per rank's
+   * process, or several communicators recorded at once).
    *
-   * @throws IllegalArgumentException when it holds none
+   * @throws IllegalArgumentException when they hold none
    */
-  static SnapshotFeed recorded(Path file) throws IOException, DecodeException {
-    List<CounterSnapshot> recording = SnapshotRecording.read(file);
-    if (recording.isEmpty()) throw new IllegalArgumentException(file + " holds no snapshots");
-    return new Recorded(file, recording);
+  static SnapshotFeed recorded(List<Path> files) throws IOException, DecodeException {
+    List<CounterSnapshot> recording = SnapshotRecording.readAll(files);
+    if (recording.isEmpty()) throw new IllegalArgumentException(files + " hold no snapshots");
+    return new Recorded(files, recording);
   }
 
   /** Ranks running here until the duration elapses, the backend fails, or the JVM shuts down. */
@@ -77,8 +80,8 @@ sealed interface SnapshotFeed extends AutoCloseable {
     }
 
     @Override
-    public CommunicatorKey communicator() {
-      return communicator;
+    public Set<CommunicatorKey> communicators() {
+      return Set.of(communicator);
     }
 
     @Override
@@ -115,18 +118,19 @@ sealed interface SnapshotFeed extends AutoCloseable {
 
   /** A recording, replayed once. */
   final class Recorded implements SnapshotFeed {
-    private final Path file;
+    private final List<Path> files;
     private final List<CounterSnapshot> recording;
 
-    private Recorded(Path file, List<CounterSnapshot> recording) {
-      this.file = file;
+    private Recorded(List<Path> files, List<CounterSnapshot> recording) {
+      this.files = List.copyOf(files);
       this.recording = recording;
     }
 
     @Override
-    public CommunicatorKey communicator() {
-      CounterSnapshot first = recording.get(0);
-      return CommunicatorKey.of(first);
+    public Set<CommunicatorKey> communicators() {
+      Set<CommunicatorKey> keys = new LinkedHashSet<>();
+      for (CounterSnapshot s : recording) keys.add(CommunicatorKey.of(s));
+      return keys;
     }
 
     @Override
@@ -136,8 +140,8 @@ sealed interface SnapshotFeed extends AutoCloseable {
           recording.get(recording.size() - 1).getEventTime().toEpochMilli()
               - first.getEventTime().toEpochMilli();
       return String.format(
-          "%d recorded ranks, faults as recorded in %s, %ds",
-          first.getWorldSize(), file, millis / 1000);
+          "%d recorded communicator(s) %s, faults as recorded in %s, %ds",
+          communicators().size(), communicators(), files, millis / 1000);
     }
 
     @Override
