@@ -139,11 +139,14 @@ final class AttributionPrinter implements Consumer<Attribution> {
     return a.getVerdict() == Verdict.MULTIPLE ? "MULTIPLE: " + findings : findings.toString();
   }
 
-  /** {@code SLOW_RANK(5,RING_FULL)} or {@code SLOW_LINK(3->6)}: one token, also in tail's lines. */
+  /**
+   * {@code SLOW_RANK(5,RING_FULL)}, {@code SLOW_LINK(3->6)} or {@code SILENT_RANK(3,TIMED_OUT)}:
+   * one token, also in tail's lines.
+   */
   static String finding(Finding f) {
     return switch (f.getKind()) {
       case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
-      case SLOW_RANK -> "SLOW_RANK(" + f.getRank() + "," + f.getCause() + ")";
+      case SLOW_RANK, SILENT_RANK -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
       case UNKNOWN -> "UNKNOWN(" + f.getRank() + ")";
     };
   }

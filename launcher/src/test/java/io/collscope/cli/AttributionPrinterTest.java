@@ -85,6 +85,21 @@ class AttributionPrinterTest {
   }
 
   @Test
+  void aSilentRankIsPrintedWithItsCauseAndIsTheJsonRank() {
+    Finding silent = finding(FindingKind.SILENT_RANK, 3, -1, Cause.TIMED_OUT, 1.0);
+    Attribution a = window(Verdict.SILENT_RANK, List.of(silent), 3);
+    a.setMissingRanks(List.of(3));
+
+    assertThat(verdictLine(AttributionPrinter.table(a, true)))
+        .contains("  SILENT_RANK(3,TIMED_OUT)  ", "missing [3]");
+    JsonNode json = parse(AttributionPrinter.jsonLine(a, true));
+    assertThat(json.get("verdict").asText()).isEqualTo("SILENT_RANK");
+    assertThat(json.get("rank").asInt()).isEqualTo(3);
+    assertThat(json.get("link").isNull()).isTrue();
+    assertThat(json.get("cause").asText()).isEqualTo("TIMED_OUT");
+  }
+
+  @Test
   void theJsonLineIsOneLineOfValidJsonWithTheDocumentedKeys() {
     Attribution a = window(Verdict.SLOW_RANK, List.of(slowRank(2, Cause.ARRIVED_LATE, 0.7)), 4);
     a.setMissingRanks(List.of(3));

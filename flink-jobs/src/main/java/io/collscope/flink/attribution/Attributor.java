@@ -35,6 +35,33 @@ import java.util.TreeMap;
  *       high too, but r waits as much as it is waited on: a victim, not a culprit.
  * </ul>
  *
+ * A rank missing from the window has no row and no column in that matrix, but the present ranks'
+ * rows still bill it what they waited on it:
+ *
+ * <ul>
+ *   <li><b>Silent rank s</b>: s is missing, yet the present ranks' column on s passes the slow-rank
+ *       column test against the same noise floor — at least {@link Thresholds#columnFraction()} of
+ *       the present ranks have a high cell on s, and their mean excess on it is at least {@link
+ *       Thresholds#minExcessUs()}. There is no row test: s has no row. If the ranks that waited on
+ *       it counted timeouts, their waits on it passed their budget (TIMED_OUT: it died or hangs);
+ *       otherwise it keeps up, late, but its reporter is gone (NOT_REPORTING). A missing rank whose
+ *       column is noise (its window simply has no data) is only listed as missing.
+ *   <li>A collective that times out in {@code guard} waited for a peer's ack of a ring slot that
+ *       never came, and {@code guard} is not billed per peer; once timed-out collectives go
+ *       unacked, every later one times out there, with no per-peer wait at all. So a present rank
+ *       that counted timeouts has its guard time billed in equal shares to the missing ranks — as
+ *       the emitter bills a timed-out wait in equal shares to the peers it never saw.
+ *   <li><b>Aborts are not culprits</b>: a timeout abandons the collective at a different moment on
+ *       each rank, so the present ranks fall out of step and wait on each other for a while. Those
+ *       waits are a small share of the timeouts that caused them (in the recorded dead-rank run,
+ *       with 1 s budgets, the present ranks then waited 1–4 ms per call on each other: 0.1–0.4% of
+ *       the silent rank's excess), so in a window with a TIMED_OUT silent rank a finding against
+ *       present ranks must also reach {@link Thresholds#abortShare()} (a tenth) of the silent
+ *       rank's excess wait, well above that. The matrix of the present ranks never held the silent
+ *       rank's column, so nothing else changes. Without timeouts nothing is aborted, and the
+ *       present ranks are attributed as usual.
+ * </ul>
+ *
  * Each culprit is one {@link Finding}; several are reported for one window with the verdict
  * MULTIPLE.
  */
@@ -91,13 +118,6 @@ public final class Attributor {
             .setMaxWaitRank(maxWaitRank)
             .setMaxWaitMeanUs(maxWait)
             .setMissingRanks(missing);
-    if (present.size() < 2) {
-      // One rank waits on nobody; with the others missing there is nothing to compare.
-      return out.setVerdict(Verdict.NONE)
-          .setFindings(List.of())
-          .setConfidence(n == 1 ? 1.0 : 0.0)
-          .build();
-    }
 
     int k = present.size();
     double[][] m = new double[k][k];
@@ -111,15 +131,113 @@ public final class Attributor {
       }
     }
     double base = k <= 2 ? 0 : lowerQuartile(cells);
+
+    List<Finding> findings = silentRanks(present, missing, byRank, base, t);
+    double timedOutExcess =
+        findings.stream()
+            .filter(f -> f.getCause() == Cause.TIMED_OUT)
+            .mapToDouble(Finding::getExcessWaitUs)
+            .max()
+            .orElse(0);
+    // One rank waits on no present peer: only silent ranks can be named.
+    if (k >= 2) {
+      for (Finding f : slowRanksAndLinks(present, byRank, m, base, t)) {
+        if (f.getExcessWaitUs() >= t.abortShare() * timedOutExcess) findings.add(f);
+      }
+    }
+    findings.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
+
+    double confidence;
+    if (!findings.isEmpty()) {
+      confidence = findings.get(0).getConfidence();
+    } else if (k < 2) {
+      // With the others missing there is nothing to compare.
+      confidence = n == 1 ? 1.0 : 0.0;
+    } else {
+      double maxExcess =
+          Math.max(0, cells.stream().mapToDouble(Double::doubleValue).max().orElse(0) - base);
+      confidence = clamp(1.0 - maxExcess / (2 * t.minExcessUs()));
+    }
+    return out.setVerdict(verdict(findings))
+        .setFindings(findings)
+        .setConfidence(confidence)
+        .build();
+  }
+
+  /**
+   * The missing ranks that the present ranks wait on: column test of the slow rank, without the row
+   * test, over each present rank's wait billed to the missing rank plus, if it timed out, its share
+   * of its guard time.
+   */
+  private static List<Finding> silentRanks(
+      List<Integer> present,
+      List<Integer> missing,
+      TreeMap<Integer, RankWindow> byRank,
+      double base,
+      Thresholds t) {
+    List<Finding> found = new ArrayList<>();
+    if (present.isEmpty()) return found;
+    int k = present.size();
+    for (int s : missing) {
+      int highCount = 0;
+      double colExcess = 0;
+      long timeouts = 0;
+      long calls = 0;
+      for (int r : present) {
+        RankWindow w = byRank.get(r);
+        double cell = w.getPeerWaitMeanUs().get(s);
+        // A timed-out guard waited for an ack nobody billed to a peer: see the class comment.
+        if (w.getTimeouts() > 0) cell += meanUs(w, Phase.GUARD) / missing.size();
+        double excess = Math.max(0, cell - base);
+        colExcess += excess;
+        if (excess >= t.minExcessUs() && cell >= t.cellFactor() * base) {
+          highCount++;
+          timeouts += w.getTimeouts();
+          calls += w.getCalls();
+        }
+      }
+      colExcess /= k;
+      double highFrac = (double) highCount / k;
+      if (highFrac < t.columnFraction() || colExcess < t.minExcessUs()) continue;
+      found.add(
+          new Finding(
+              FindingKind.SILENT_RANK,
+              s,
+              -1,
+              timeouts > 0 ? Cause.TIMED_OUT : Cause.NOT_REPORTING,
+              clamp(highFrac * colExcess / (colExcess + base)),
+              colExcess,
+              String.format(
+                  Locale.ROOT,
+                  "%d of %d present ranks waited on rank %d, which sent no data, %.1fus/call over the %.1fus floor; %s",
+                  highCount,
+                  k,
+                  s,
+                  colExcess,
+                  base,
+                  timeouts > 0
+                      ? String.format(
+                          Locale.ROOT, "they timed out in %d of their %d calls", timeouts, calls)
+                      : "none of them timed out: it runs, but does not report")));
+    }
+    return found;
+  }
+
+  /** Slow ranks and slow links among the present ranks, from their delay matrix {@code m}. */
+  private static List<Finding> slowRanksAndLinks(
+      List<Integer> present,
+      TreeMap<Integer, RankWindow> byRank,
+      double[][] m,
+      double base,
+      Thresholds t) {
+    int k = present.size();
     double[][] e = new double[k][k];
     boolean[][] high = new boolean[k][k];
-    double maxExcess = 0;
     for (int i = 0; i < k; i++) {
       for (int j = 0; j < k; j++) {
         if (i == j) continue;
         e[i][j] = Math.max(0, m[i][j] - base);
         high[i][j] = e[i][j] >= t.minExcessUs() && m[i][j] >= t.cellFactor() * base;
-        maxExcess = Math.max(maxExcess, e[i][j]);
       }
     }
 
@@ -209,25 +327,19 @@ public final class Attributor {
       links = links.subList(0, 1);
     }
     findings.addAll(links);
-    findings.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
-
-    double confidence =
-        findings.isEmpty()
-            ? clamp(1.0 - maxExcess / (2 * t.minExcessUs()))
-            : findings.get(0).getConfidence();
-    return out.setVerdict(verdict(findings))
-        .setFindings(findings)
-        .setConfidence(confidence)
-        .build();
+    return findings;
   }
 
   /** NONE, the kind of a single finding, or MULTIPLE. */
   static Verdict verdict(List<Finding> findings) {
     if (findings.isEmpty()) return Verdict.NONE;
     if (findings.size() > 1) return Verdict.MULTIPLE;
-    return findings.get(0).getKind() == FindingKind.SLOW_LINK
-        ? Verdict.SLOW_LINK
-        : Verdict.SLOW_RANK;
+    return switch (findings.get(0).getKind()) {
+      case SLOW_RANK -> Verdict.SLOW_RANK;
+      case SLOW_LINK -> Verdict.SLOW_LINK;
+      case SILENT_RANK -> Verdict.SILENT_RANK;
+      case UNKNOWN -> Verdict.UNKNOWN;
+    };
   }
 
   /** A phase's mean microseconds per collective in a rank window. */

@@ -26,6 +26,7 @@ final class Windows {
   private final double[] reduce;
   private final long[][] last;
   private final double[] arrival;
+  private final long[] timeouts;
   private final List<Integer> absent = new ArrayList<>();
 
   Windows(int n, double noiseUs) {
@@ -37,6 +38,7 @@ final class Windows {
     reduce = new double[n];
     last = new long[n][n];
     arrival = new double[n];
+    timeouts = new long[n];
     java.util.Random rnd = new java.util.Random(n);
     for (int r = 0; r < n; r++) {
       guard[r] = 0.5;
@@ -109,6 +111,20 @@ final class Windows {
     return this;
   }
 
+  /**
+   * Rank s sends no data while every other rank waits {@code us} per collective on it and counts
+   * {@code peerTimeouts} timeouts: a dead rank, or with no timeouts one whose reporter is gone.
+   */
+  Windows silent(int s, double us, long peerTimeouts) {
+    absent(s);
+    for (int r = 0; r < n; r++) {
+      if (r == s) continue;
+      wait[r][s] += us;
+      timeouts[r] += peerTimeouts;
+    }
+    return this;
+  }
+
   List<RankWindow> build() {
     applyArrivals();
     List<RankWindow> out = new ArrayList<>();
@@ -139,7 +155,7 @@ final class Windows {
     w.setWindowEnd(Instant.ofEpochMilli(END));
     w.setCalls(1000);
     w.setBytes(4096 * 1000);
-    w.setTimeouts(0);
+    w.setTimeouts(timeouts[r]);
     w.put(Phase.GUARD.meanUsField(), guard[r]);
     w.put(Phase.COPY.meanUsField(), copy[r]);
     w.put(Phase.PUBLISH.meanUsField(), publish[r]);
