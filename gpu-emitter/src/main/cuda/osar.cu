@@ -177,10 +177,14 @@ __device__ void osar(const u64* __restrict__ P) {
   if (INSTR) t1 = clock64();
 
   // ---- copy -----------------------------------------------------------------------------
+  // The slot gets the input plus a term of the sequence (CollectiveConfig.inputValue), so every
+  // collective reduces different data and the host's sum check, which knows the sequence, fails
+  // on a slot or an output left over from another collective.
   T* mine = (T*)P[P_SLOT_PTR + rank] + (long long)slot * elems;
   const T* in = (const T*)P[P_INPUT];
   if (!s_abort) {
-    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = in[i];
+    const float term = (float)(seq % P[P_SEQ_PERIOD]);
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
   }
   __syncthreads();
   if (INSTR) t2 = clock64();

@@ -24,6 +24,7 @@
 #define P_COUNTER_BLOCK 11   // u64* counter block (mapped host memory, device pointer)
 #define P_HIST_BUCKETS 12
 #define P_WORK_BLOCKS 13     // blocks per collective launch
+#define P_SEQ_PERIOD 14      // the copy adds seq % this to the input (CollectiveConfig.SEQUENCE_PERIOD)
 #define P_LINK_DELAY_NS 16   // [OSAR_MAX_RANKS] delay of peer p's flag as seen by this rank
 #define P_SLOT_PTR 48        // [OSAR_MAX_RANKS] peer p's ring base (slot s at + s*elems)
 #define P_FLAG_PTR 80        // [OSAR_MAX_RANKS] peer p's flag word (last published seq)

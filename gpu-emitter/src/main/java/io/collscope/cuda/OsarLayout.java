@@ -25,6 +25,7 @@ final class OsarLayout {
   static final int P_COUNTER_BLOCK = 11;
   static final int P_HIST_BUCKETS = 12;
   static final int P_WORK_BLOCKS = 13;
+  static final int P_SEQ_PERIOD = 14;
   static final int P_LINK_DELAY_NS = 16;
   static final int P_SLOT_PTR = 48;
   static final int P_FLAG_PTR = 80;
