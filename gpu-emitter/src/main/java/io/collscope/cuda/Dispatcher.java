@@ -88,7 +88,10 @@ final class Dispatcher {
     threads.clear();
   }
 
-  /** Throws if one of the rank's waits passed its budget; the rank's stream is idle. */
+  /**
+   * Throws if one of the rank's collectives aborted (a wait passed its budget, or was cut short by
+   * a peer's abort); the rank's stream is idle.
+   */
   void checkAbort(RankBuffers r) {
     long collective = r.stateWord(OsarLayout.S_ABORT);
     if (collective != 0) {
@@ -97,7 +100,7 @@ final class Dispatcher {
               + r.rank()
               + ": a wait passed its budget of "
               + cfg.waitBudgetNanos() / 1_000_000
-              + " ms in collective "
+              + " ms, or a peer had aborted, in collective "
               + collective
               + " (timeout counted); a peer is dead or far too slow");
     }

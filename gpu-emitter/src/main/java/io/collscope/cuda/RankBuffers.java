@@ -135,6 +135,7 @@ final class RankBuffers implements RankMemory {
       putPointer(OsarLayout.P_ACK_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ACK));
       putPointer(OsarLayout.P_PUBTIME_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_PUBTIME));
       putPointer(OsarLayout.P_ACKTIME_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ACKTIME));
+      putPointer(OsarLayout.P_ABORT_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ABORT));
     }
   }
 
