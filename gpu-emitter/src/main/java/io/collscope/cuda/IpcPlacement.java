@@ -49,6 +49,7 @@ final class IpcPlacement implements Placement {
     try {
       GpuDevice d = ranks.device(device);
       int blocks = opt.blocksPerRank() > 0 ? opt.blocksPerRank() : Math.min(16, d.sms);
+      d.requireResident(1, blocks);
       RankBuffers me = ranks.add(new RankBuffers(rank, d, blocks, cfg, opt.dtype()));
       CUipcMemHandle slots = new CUipcMemHandle();
       CUipcMemHandle sync = new CUipcMemHandle();
