@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
+import io.collscope.counters.CounterBlock;
 import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
+import io.collscope.counters.UnlockedRead;
 import io.collscope.model.Counter;
 import io.collscope.model.Phase;
 import java.util.List;
@@ -199,6 +201,67 @@ class CudaCollectiveGpuTest {
         assertThat(k.timeouts()).as("rank %d: one timeout per aborted collective", r).isEqualTo(1);
         assertThat(k.calls()).as("rank %d calls", r).isEqualTo(1);
       }
+    }
+  }
+
+  /**
+   * Null when a snapshot is whole, else what a torn one broke: the histogram, the bytes and the
+   * calls are written together, once per completed collective, so any read that mixes two
+   * publications breaks one of these.
+   */
+  private static String tornBy(Counters k, long bytesPerCollective, long callsBefore) {
+    long completed = k.calls() - k.timeouts();
+    long histogram = java.util.Arrays.stream(k.histogram()).sum();
+    if (histogram != completed) {
+      return "histogram holds " + histogram + " collectives, calls - timeouts = " + completed;
+    }
+    if (k.get(Counter.BYTES) != completed * bytesPerCollective) {
+      return "bytes " + k.get(Counter.BYTES) + " for " + completed + " collectives";
+    }
+    if (k.calls() < callsBefore) return "calls went back from " + callsBefore + " to " + k.calls();
+    return null;
+  }
+
+  @Test
+  void liveSnapshotsOfADispatcherPublishingEveryCollectiveAreNeverTorn() throws Exception {
+    CollectiveConfig cfg = config(2, 4 << 10, DType.F32);
+    long bytesPerCollective = 4 << 10;
+    try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.NONE)) {
+      new CudaBenchHarness(c).setPublishEvery(1); // before start: osar_publish after every one
+      CounterBlock block = c.block(0);
+      SnapshotReader reader = new SnapshotReader(block);
+      long snapshots = 0;
+      long firstCalls = -1;
+      long lastCalls = 0;
+      long unlockedTorn = 0;
+      String torn = null;
+      c.start();
+      try {
+        long end = System.nanoTime() + 2_000_000_000L;
+        while (torn == null && System.nanoTime() < end) {
+          Counters k = reader.read();
+          torn = tornBy(k, bytesPerCollective, lastCalls);
+          if (firstCalls < 0) firstCalls = k.calls();
+          lastCalls = k.calls();
+          snapshots++;
+          // Negative control, in the same loop against the same writer: without the lock, the
+          // same invariant does catch reads that straddle a publication.
+          if (tornBy(UnlockedRead.read(block), bytesPerCollective, 0) != null) unlockedTorn++;
+        }
+      } finally {
+        c.stop();
+      }
+      System.out.printf(
+          "live snapshots: %d read (%d retries), calls %d -> %d; %d of as many unlocked reads"
+              + " torn%n",
+          snapshots, reader.retries(), firstCalls, lastCalls, unlockedTorn);
+      assertThat(torn).as("torn snapshot accepted after %d good ones", snapshots).isNull();
+      assertThat(c.failure()).isEmpty();
+      assertThat(snapshots).isGreaterThan(5_000);
+      assertThat(lastCalls - firstCalls)
+          .as("collectives published while reading")
+          .isGreaterThan(1_000);
+      assertThat(unlockedTorn).as("unlocked reads of the same block tear").isPositive();
     }
   }
 
