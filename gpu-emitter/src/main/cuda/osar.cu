@@ -18,6 +18,16 @@
 // and the collective itself carries no PCIe traffic or fence for instrumentation.
 // Every wait backs off (hot spins, then __nanosleep 128 ns doubling to 4096 ns) and is bounded:
 // past its budget the kernel counts a timeout, raises S_ABORT and returns; it never hangs.
+// S_ABORT is sticky: every later launch of the rank (a dispatcher batch or a graph replay already
+// queued) sees it at entry and returns without touching anything, so an abort costs one budget,
+// not one per queued launch. The rank also raises the abort word in its sync region, and a peer
+// still waiting on it gives up once it backs off instead of running out its own budget.
+//
+// Memory ordering across GPUs and processes: a peer's flag, ack and their timestamps are read
+// with ld.acquire.sys, and this rank publishes its own flag and ack with st.release.sys. The
+// blocks of one rank meet on two counters (S_ARRIVED, S_FINISHED): each block fences its own
+// work before its increment, the increment is an acquire, so the last block, whose release store
+// publishes the flag or ack, has every block's work ordered before it (see publish and finish).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -27,6 +37,7 @@
 typedef unsigned long long u64;
 
 static_assert(S_WORDS == S_TOT + T_WORDS, "state words: S_TOT plus the totals");
+static_assert(OSAR_MAX_RANKS <= 32, "guard and wait poll one peer per lane of warp 0");
 static_assert(CB_OFF_PHASES == CB_OFF_COUNTERS + 8 * CB_N_COUNTERS, "phases follow counters");
 static_assert(CB_OFF_PEER_WAIT == CB_OFF_PHASES + 8 * CB_N_PHASES, "peer arrays follow phases");
 
@@ -36,8 +47,44 @@ __device__ __forceinline__ u64 globaltimer() {
   return t;
 }
 
+// This rank's own words: its state, which only its own launches write (ordered by the kernel
+// boundaries between them), and its counter block (ordered by the seqlock's fences).
 __device__ __forceinline__ u64 ld_volatile(const u64* p) { return *(volatile const u64*)p; }
 __device__ __forceinline__ void st_volatile(u64* p, u64 v) { *(volatile u64*)p = v; }
+
+// Sync words that other GPUs and processes read or write: system scope.
+__device__ __forceinline__ u64 ld_acquire_sys(const u64* p) {
+  u64 v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ u64 ld_relaxed_sys(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release_sys(u64* p, u64 v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+// A block's arrival on a counter the rank's blocks share (one GPU): the acquire makes the work
+// that earlier blocks fenced before their increments visible to, and ordered before, whatever the
+// block that sees the final count does next.
+__device__ __forceinline__ u64 atom_add_acquire_gpu(u64* p, u64 v) {
+  u64 old;
+  asm volatile("atom.acquire.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+
+// Whether peer p (a lane's own peer: any p < 32) aborted. A peer whose collective aborted never
+// publishes or acks again (its later launches return at entry), so this collective cannot
+// complete on every rank, whichever peer this rank is still waiting for: the wait may end now
+// rather than at this rank's budget. The abort word carries no data: relaxed.
+__device__ __forceinline__ bool peer_aborted(const u64* P, int rank, int world, int p) {
+  return p < world && p != rank && ld_relaxed_sys((const u64*)P[P_ABORT_PTR + p]) != 0;
+}
 
 __device__ __forceinline__ void spin_ns(u64 ns) {
   if (ns == 0) return;
@@ -47,10 +94,11 @@ __device__ __forceinline__ void spin_ns(u64 ns) {
 
 // Bounded back-off: returns false once the deadline (globaltimer) has passed.
 struct Backoff {
+  static constexpr unsigned HOT_SPINS = 32;
   unsigned spins = 0;
   unsigned sleep = 128;
   __device__ __forceinline__ bool pause(u64 deadline) {
-    if (spins < 32) {
+    if (spins < HOT_SPINS) {
       ++spins;
     } else {
       __nanosleep(sleep);
@@ -58,6 +106,9 @@ struct Backoff {
     }
     return globaltimer() <= deadline;
   }
+  // Past the hot spins: the wait is long enough to be worth a look at the peers' abort words,
+  // and short waits (every healthy collective's) never pay for that look.
+  __device__ __forceinline__ bool cold() const { return spins >= HOT_SPINS; }
 };
 
 __device__ __forceinline__ int bucket_of(u64 cycles, int buckets) {
@@ -133,9 +184,12 @@ __device__ void osar(const u64* __restrict__ P) {
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
-    s_abort = 0;
+    s_abort = ld_volatile(st + S_ABORT) != 0;
   }
   __syncthreads();
+  // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
+  // the counters are touched. The abort was counted once, by the launch that raised it.
+  if (s_abort) return;
   const u64 seq = s_seq;
 
   const int slot = (int)(seq % (u64)nslots);
@@ -155,49 +209,65 @@ __device__ void osar(const u64* __restrict__ P) {
   bool my_last[OSAR_MAX_RANKS / 32] = {false};
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
-  if (threadIdx.x == 0 && seq > (u64)nslots) {
+  // Warp 0, one lane per peer as in wait: one thread would issue the acquire loads one after
+  // another (an acquire orders every later load), lanes issue them side by side.
+  if (threadIdx.x < 32 && seq > (u64)nslots) {
+    const int lane = threadIdx.x;
+    const bool peer = lane < world && lane != rank;
     const u64 need = seq - nslots;
     const u64 ack_delay = P[P_ACK_DELAY_NS];
+    // in registers: every acquire below empties this SM's L1, where P would otherwise be cached
+    const u64* ack = peer ? (const u64*)P[P_ACK_PTR + lane] : nullptr;
+    const u64* acktime = peer ? (const u64*)P[P_ACKTIME_PTR + lane] + need % OSAR_ACK_HISTORY : nullptr;
     Backoff bo;
     for (;;) {
-      bool ok = true;
-      u64 now = ack_delay ? globaltimer() : 0;
-      for (int p = 0; p < world && ok; ++p) {
-        if (p == rank) continue;
-        if (ld_volatile((const u64*)P[P_ACK_PTR + p]) < need) ok = false;
-        else if (ack_delay &&
-                 ld_volatile((const u64*)P[P_ACKTIME_PTR + p] + need % OSAR_ACK_HISTORY) + ack_delay > now)
-          ok = false;
+      // acquire: the peer's reads of this rank's slot are done before the copy below overwrites it
+      const bool ok = !peer || (ld_acquire_sys(ack) >= need &&
+                                (!ack_delay || ld_acquire_sys(acktime) + ack_delay <= globaltimer()));
+      if (__all_sync(0xffffffffu, ok)) break;
+      const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
+      if (__any_sync(0xffffffffu, give_up)) {
+        if (lane == 0) s_abort = 1;
+        break;
       }
-      if (ok) break;
-      if (!bo.pause(deadline)) { s_abort = 1; break; }
     }
   }
   __syncthreads();
   if (INSTR) t1 = clock64();
 
   // ---- copy -----------------------------------------------------------------------------
+  // The slot gets the input plus a term of the sequence (CollectiveConfig.inputValue), so every
+  // collective reduces different data and the host's sum check, which knows the sequence, fails
+  // on a slot or an output left over from another collective.
   T* mine = (T*)P[P_SLOT_PTR + rank] + (long long)slot * elems;
   const T* in = (const T*)P[P_INPUT];
   if (!s_abort) {
-    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = in[i];
+    const float term = (float)(seq % P[P_SEQ_PERIOD]);
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
   }
   __syncthreads();
   if (INSTR) t2 = clock64();
 
   // ---- publish: the last block to finish copying publishes the rank's flag -----------------
   if (threadIdx.x == 0 && !s_abort) {
-    __threadfence_system();  // this block's slot data before the flag (peers may be remote)
-    u64 before = atomicAdd(st + S_ARRIVED, 1ull);
+    // read before the atom, whose acquire empties L1: the last block's path to its flag stays short
     u64* flag = (u64*)P[P_FLAG_PTR + rank];
+    u64* pubtime = (u64*)P[P_PUBTIME_PTR + rank] + slot;
+    const u64 publish_delay = P[P_PUBLISH_DELAY_NS];
+    __threadfence_system();  // this block's slot data (every thread's: __syncthreads above) first
+    const u64 before = atom_add_acquire_gpu(st + S_ARRIVED, 1ull);
     if (before + 1 == seq * (u64)blocks) {
-      spin_ns(P[P_PUBLISH_DELAY_NS]);
-      st_volatile((u64*)P[P_PUBTIME_PTR + rank] + slot, globaltimer());
-      __threadfence_system();
-      st_volatile(flag, seq);
+      spin_ns(publish_delay);
+      st_relaxed_sys(pubtime, globaltimer());
+      // The release store replaces __threadfence_system() + a volatile store: it orders the
+      // publish time and, being cumulative, every block's slot data (ordered before the count
+      // this block acquired) before the flag. The old fence's other duty, acquiring the other
+      // blocks' increments, is the atom's acquire above; one system-scope fence either way.
+      st_release_sys(flag, seq);
     } else {
+      // local completion only: nothing is read on the strength of it, so relaxed
       Backoff bo;
-      while (ld_volatile(flag) < seq) {
+      while (ld_relaxed_sys(flag) < seq) {
         if (!bo.pause(deadline)) { s_abort = 1; break; }
       }
     }
@@ -211,6 +281,16 @@ __device__ void osar(const u64* __restrict__ P) {
     unsigned pending = 0;  // bit k: peer lane + 32k not yet seen
     for (int k = 0; lane + 32 * k < world; ++k)
       if (lane + 32 * k != rank) pending |= 1u << k;
+    // in registers: every acquire below empties this SM's L1, where P would otherwise be cached
+    const u64* flag_of[OSAR_MAX_RANKS / 32];
+    const u64* pubtime_of[OSAR_MAX_RANKS / 32];
+    u64 link_of[OSAR_MAX_RANKS / 32];
+    for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
+      const int p = lane + 32 * k;
+      flag_of[k] = p < world ? (const u64*)P[P_FLAG_PTR + p] : nullptr;
+      pubtime_of[k] = p < world ? (const u64*)P[P_PUBTIME_PTR + p] + slot : nullptr;
+      link_of[k] = p < world ? P[P_LINK_DELAY_NS + p] : 0;
+    }
     Backoff bo;
     for (;;) {
       // one timestamp per poll round, taken by lane 0: peers seen in one round are tied
@@ -223,17 +303,17 @@ __device__ void osar(const u64* __restrict__ P) {
         int k = __ffs(left) - 1;
         left &= left - 1;
         int p = lane + 32 * k;
-        if (ld_volatile((const u64*)P[P_FLAG_PTR + p]) >= seq) {
-          u64 link = P[P_LINK_DELAY_NS + p];
-          if (link == 0 || ld_volatile((const u64*)P[P_PUBTIME_PTR + p] + slot) + link <= gt) {
+        // acquire: the peer's slot data (released with its flag) before this block's reads of it
+        if (ld_acquire_sys(flag_of[k]) >= seq) {
+          if (link_of[k] == 0 || ld_acquire_sys(pubtime_of[k]) + link_of[k] <= gt) {
             pending &= ~(1u << k);
             if (INSTR) s_arrival[p] = now;
           }
         }
       }
       if (__all_sync(0xffffffffu, pending == 0)) break;
-      bool in_budget = bo.pause(deadline);
-      if (!__all_sync(0xffffffffu, in_budget)) {
+      const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
+      if (__any_sync(0xffffffffu, give_up)) {
         if (lane == 0) s_abort = 1;
         break;
       }
@@ -271,10 +351,10 @@ __device__ void osar(const u64* __restrict__ P) {
       }
     }
   }
+  // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
+  // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
+  // (__ldcg), which may still hold the slot from nslots collectives ago.
   __syncthreads();
-  // Peers' slots were written by other SMs (or GPUs): order their flags before the data reads,
-  // and read the data past this SM's L1, which may hold the slot from nslots collectives ago.
-  __threadfence();
   if (INSTR) t4 = clock64();
 
   // ---- reduce -----------------------------------------------------------------------------
@@ -299,17 +379,22 @@ __device__ void osar(const u64* __restrict__ P) {
     s_last = 0;
     if (s_abort) {
       // Count the timeout once per collective and tell the host; the data path is abandoned.
+      // A wait cut short because a peer had aborted counts too: the communicator is broken, and
+      // a wait on that peer, this one or the next, would only run out its budget.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
         atomicAdd(st + S_TOT + CB_C_TIMEOUTS, 1ull);
         atomicAdd(st + S_TOT + CB_C_CALLS, 1ull);
+        st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
       }
     } else {
-      __threadfence();  // this block's reads of the peers' slots are done before the ack
-      if (atomicAdd(st + S_FINISHED, 1ull) + 1 == seq * (u64)blocks) {
-        // last block: every block has read every peer's slot, so ack it
-        st_volatile((u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY, globaltimer());
-        __threadfence_system();
-        st_volatile((u64*)P[P_ACK_PTR + rank], seq);
+      u64* ack = (u64*)P[P_ACK_PTR + rank];  // before the atom, as for the flag
+      u64* acktime = (u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY;
+      __threadfence();  // this block's reads of the peers' slots are done before its count
+      if (atom_add_acquire_gpu(st + S_FINISHED, 1ull) + 1 == seq * (u64)blocks) {
+        // last block: every block has read every peer's slot, so ack it. As for the flag, the
+        // release store replaces __threadfence_system() + a volatile store.
+        st_relaxed_sys(acktime, globaltimer());
+        st_release_sys(ack, seq);
         s_last = 1;
       }
     }

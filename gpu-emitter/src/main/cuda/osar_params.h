@@ -24,19 +24,21 @@
 #define P_COUNTER_BLOCK 11   // u64* counter block (mapped host memory, device pointer)
 #define P_HIST_BUCKETS 12
 #define P_WORK_BLOCKS 13     // blocks per collective launch
+#define P_SEQ_PERIOD 14      // the copy adds seq % this to the input (CollectiveConfig.SEQUENCE_PERIOD)
 #define P_LINK_DELAY_NS 16   // [OSAR_MAX_RANKS] delay of peer p's flag as seen by this rank
 #define P_SLOT_PTR 48        // [OSAR_MAX_RANKS] peer p's ring base (slot s at + s*elems)
 #define P_FLAG_PTR 80        // [OSAR_MAX_RANKS] peer p's flag word (last published seq)
 #define P_ACK_PTR 112        // [OSAR_MAX_RANKS] peer p's ack word (last seq fully reduced)
 #define P_PUBTIME_PTR 144    // [OSAR_MAX_RANKS] peer p's publish %globaltimer per slot
 #define P_ACKTIME_PTR 176    // [OSAR_MAX_RANKS] peer p's ack %globaltimer per seq % 64
-#define P_WORDS 208
+#define P_ABORT_PTR 208      // [OSAR_MAX_RANKS] peer p's abort word (its S_ABORT, for peers to see)
+#define P_WORDS 240
 
 // ---- State: one u64 array per rank, in device memory, zeroed at start ----------------------
 #define S_NEXT_SEQ 0     // sequence of the next collective (host sets 1); the kernel advances it
 #define S_ARRIVED 1      // blocks done copying, cumulative (publish = last of seq*B)
 #define S_FINISHED 2     // blocks done reducing, cumulative
-#define S_ABORT 4        // sticky: a wait passed its budget; the host stops
+#define S_ABORT 4        // sticky: the collective (seq) that aborted; later launches return at once
 #define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
 #define S_LOCK 6         // the counter block's seqlock value, mirrored here: no PCIe read
 // Totals through the last collective. Data blocks add to them with fire-and-forget atomics;

@@ -46,13 +46,54 @@ public record CollectiveConfig(
     return new CollectiveConfig(worldSize, elements, ringSlots, b, histogramBuckets);
   }
 
-  /** The test pattern every backend reduces: small integers, so fp32 and bf16 sums are exact. */
-  public static float inputValue(int rank, long seq, int i) {
-    return (rank + 1) * (float) ((seq + i) % 7);
+  /** Period of {@link #sequenceTerm}: the GPU kernel takes it as a parameter. */
+  public static final int SEQUENCE_PERIOD = 7;
+
+  /**
+   * What every rank adds to element i of its input in collective {@code seq}: {@code seq mod 7}.
+   * The GPU kernel adds it as it copies the input into the ring slot (the input itself is {@link
+   * #inputValue} of sequence 0, whose term is 0).
+   */
+  public static int sequenceTerm(long seq) {
+    return (int) (seq % SEQUENCE_PERIOD);
   }
 
-  /** The expected all-reduce sum of {@link #inputValue} over all ranks. */
+  /**
+   * The test pattern every backend reduces, rank r's element i in collective seq: {@code (r+1)·(i
+   * mod 7) + seq mod 7}. Each part makes the host's sum check catch one kind of bug:
+   *
+   * <ul>
+   *   <li>the element part, different per element and weighted by rank: an element taken from the
+   *       wrong index, or a rank's contribution missing or counted twice;
+   *   <li>the sequence part, different for consecutive sequences and for {@code seq} and {@code seq
+   *       - ringSlots} (any ring that is not a multiple of 7; the ring is 4): a slot reduced before
+   *       its owner rewrote it (the ring slot's previous user, from a flag seen before its data or
+   *       a stale cache line), or an output left over from an earlier collective.
+   * </ul>
+   *
+   * Small integers, so fp32 and bf16 hold every value and every sum exactly up to 8 ranks: bf16
+   * holds every integer below 256, which bounds the sums of up to 7 ranks ({@code 3w(w+1) + 6w}),
+   * and every even integer below 512, which the sums of 8 ranks ({@code 36·(i mod 7) + 8·(seq mod
+   * 7)}, at most 264) all are.
+   */
+  public static float inputValue(int rank, long seq, int i) {
+    return (rank + 1) * (float) (i % 7) + sequenceTerm(seq);
+  }
+
+  /** The expected all-reduce sum of {@link #inputValue} over all ranks, for collective seq. */
   public static float expectedSum(int worldSize, long seq, int i) {
-    return (float) ((seq + i) % 7) * (worldSize * (worldSize + 1) / 2);
+    return (float) (i % 7) * (worldSize * (worldSize + 1) / 2)
+        + (float) worldSize * sequenceTerm(seq);
+  }
+
+  /**
+   * The first element of {@code got} that differs from collective {@code seq}'s {@link
+   * #expectedSum}, or -1 when every element matches.
+   */
+  public static int firstMismatch(float[] got, int worldSize, long seq) {
+    for (int i = 0; i < got.length; i++) {
+      if (got[i] != expectedSum(worldSize, seq, i)) return i;
+    }
+    return -1;
   }
 }

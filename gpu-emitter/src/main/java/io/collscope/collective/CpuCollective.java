@@ -224,12 +224,19 @@ public final class CpuCollective implements CollectiveBackend {
       long t5 = System.nanoTime();
       acc.addCycles(Phase.REDUCE, t5 - t4);
 
-      for (int i = 0; i < output.length; i++) {
-        float want = CollectiveConfig.expectedSum(n, seq, i);
-        if (output[i] != want) {
-          throw new IllegalStateException(
-              "rank " + r + " seq " + seq + " element " + i + ": sum " + output[i] + " != " + want);
-        }
+      int bad = CollectiveConfig.firstMismatch(output, n, seq);
+      if (bad >= 0) {
+        throw new IllegalStateException(
+            "rank "
+                + r
+                + " seq "
+                + seq
+                + " element "
+                + bad
+                + ": sum "
+                + output[bad]
+                + " != "
+                + CollectiveConfig.expectedSum(n, seq, bad));
       }
       acc.add(Counter.CALLS, 1);
       acc.add(Counter.BYTES, 4L * input.length);

@@ -59,7 +59,10 @@ public final class CudaBenchHarness {
     return new Graphs(collectives, instrumented);
   }
 
-  /** Waits for rank {@code rank}, copies its output back and checks it against the host sum. */
+  /**
+   * Waits for rank {@code rank}, copies its output back and checks it against the host sum of the
+   * collective it belongs to, the rank's last completed one.
+   */
   public void verifyOutput(int rank) {
     RankBuffers r = ranks.local(rank);
     r.device().makeCurrent();

@@ -88,7 +88,10 @@ final class Dispatcher {
     threads.clear();
   }
 
-  /** Throws if one of the rank's waits passed its budget; the rank's stream is idle. */
+  /**
+   * Throws if one of the rank's collectives aborted (a wait passed its budget, or was cut short by
+   * a peer's abort); the rank's stream is idle.
+   */
   void checkAbort(RankBuffers r) {
     long collective = r.stateWord(OsarLayout.S_ABORT);
     if (collective != 0) {
@@ -97,28 +100,36 @@ final class Dispatcher {
               + r.rank()
               + ": a wait passed its budget of "
               + cfg.waitBudgetNanos() / 1_000_000
-              + " ms in collective "
+              + " ms, or a peer had aborted, in collective "
               + collective
               + " (timeout counted); a peer is dead or far too slow");
     }
   }
 
-  /** Throws unless the rank's output equals the host sum; the rank's stream is idle. */
+  /**
+   * Throws unless the rank's output equals the host sum of the collective it belongs to (every
+   * collective reduces different data: {@link CollectiveConfig#inputValue}); the rank's stream is
+   * idle.
+   */
   void verifyOutput(RankBuffers r) {
+    long seq = r.lastCompleted();
+    if (seq < 1) {
+      throw new IllegalStateException("rank " + r.rank() + ": no collective has completed");
+    }
     float[] got = r.readOutput();
-    for (int i = 0; i < got.length; i++) {
-      float want = CollectiveConfig.expectedSum(cfg.worldSize(), 0, i);
-      if (got[i] != want) {
-        throw new IllegalStateException(
-            "rank "
-                + r.rank()
-                + " element "
-                + i
-                + ": all-reduce sum "
-                + got[i]
-                + " != host sum "
-                + want);
-      }
+    int bad = CollectiveConfig.firstMismatch(got, cfg.worldSize(), seq);
+    if (bad >= 0) {
+      throw new IllegalStateException(
+          "rank "
+              + r.rank()
+              + " collective "
+              + seq
+              + " element "
+              + bad
+              + ": all-reduce sum "
+              + got[bad]
+              + " != host sum "
+              + CollectiveConfig.expectedSum(cfg.worldSize(), seq, bad));
     }
   }
 }

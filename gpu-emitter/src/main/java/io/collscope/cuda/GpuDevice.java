@@ -100,6 +100,28 @@ final class GpuDevice implements AutoCloseable {
     }
   }
 
+  /**
+   * Throws unless {@code ranks} ranks of {@code blocks} blocks each fit on this GPU at once (one
+   * block per SM, as the shared memory each block asks for makes it): a rank's blocks wait on one
+   * another (the flag is local grid completion), so one never scheduled holds the collective until
+   * its wait budget runs out.
+   */
+  void requireResident(int ranks, int blocks) {
+    long need = (long) ranks * blocks;
+    if (need > sms) {
+      throw new IllegalArgumentException(
+          (ranks == 1
+                  ? "1 rank of " + blocks + " blocks needs "
+                  : ranks + " ranks of " + blocks + " blocks need ")
+              + need
+              + " SMs at once, but GPU "
+              + ordinal
+              + " has "
+              + sms
+              + ": the collective would wait on blocks never scheduled (use fewer blocks per rank)");
+    }
+  }
+
   /** Makes this GPU's context the calling thread's current one. */
   void makeCurrent() {
     cuCtxSetCurrent(ctx);

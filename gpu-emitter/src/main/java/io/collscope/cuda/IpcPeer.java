@@ -35,8 +35,17 @@ record IpcPeer(int rank, GpuDevice device, CUdeviceptr slots, CUdeviceptr sync)
 
   /** The last collective this peer has fully reduced (its ack word). */
   long ack() {
+    return syncWord(OsarLayout.SYNC_ACK);
+  }
+
+  /** Whether one of this peer's collectives aborted: it acks nothing more (its abort word). */
+  boolean aborted() {
+    return syncWord(OsarLayout.SYNC_ABORT) != 0;
+  }
+
+  private long syncWord(int offset) {
     long[] v = new long[1];
-    cuMemcpyDtoH(Pointer.to(v), sync.withByteOffset(OsarLayout.SYNC_ACK), 8);
+    cuMemcpyDtoH(Pointer.to(v), sync.withByteOffset(offset), 8);
     return v[0];
   }
 

@@ -49,6 +49,7 @@ final class IpcPlacement implements Placement {
     try {
       GpuDevice d = ranks.device(device);
       int blocks = opt.blocksPerRank() > 0 ? opt.blocksPerRank() : Math.min(16, d.sms);
+      d.requireResident(1, blocks);
       RankBuffers me = ranks.add(new RankBuffers(rank, d, blocks, cfg, opt.dtype()));
       CUipcMemHandle slots = new CUipcMemHandle();
       CUipcMemHandle sync = new CUipcMemHandle();
@@ -89,16 +90,19 @@ final class IpcPlacement implements Placement {
   /**
    * Peers' kernels may still be reducing out of this rank's slots when this one is done: waits
    * (bounded by the rendezvous timeout) until every live peer has acked this rank's last
-   * collective.
+   * collective, or aborted (a peer that aborted acks nothing more and reads nothing more once its
+   * aborting launch has ended).
    */
   @Override
   public void awaitPeersDone() throws InterruptedException {
     me.device().makeCurrent();
-    long last = me.stateWord(OsarLayout.S_NEXT_SEQ) - 1;
+    long last = me.lastCompleted();
     long deadline = System.nanoTime() + timeout.toNanos();
     for (IpcPeer peer : ranks.peers()) {
       if (faults.isDead(peer.rank())) continue;
-      while (peer.ack() < last && System.nanoTime() <= deadline) Thread.sleep(5);
+      while (peer.ack() < last && !peer.aborted() && System.nanoTime() <= deadline) {
+        Thread.sleep(5);
+      }
     }
   }
 

@@ -25,24 +25,30 @@ final class OsarLayout {
   static final int P_COUNTER_BLOCK = 11;
   static final int P_HIST_BUCKETS = 12;
   static final int P_WORK_BLOCKS = 13;
+  static final int P_SEQ_PERIOD = 14;
   static final int P_LINK_DELAY_NS = 16;
   static final int P_SLOT_PTR = 48;
   static final int P_FLAG_PTR = 80;
   static final int P_ACK_PTR = 112;
   static final int P_PUBTIME_PTR = 144;
   static final int P_ACKTIME_PTR = 176;
-  static final int P_WORDS = 208;
+  static final int P_ABORT_PTR = 208;
+  static final int P_WORDS = 240;
 
   static final int S_NEXT_SEQ = 0;
   static final int S_ABORT = 4;
   static final int S_CPS = 5;
   static final int S_WORDS = 146;
 
-  /** Per-rank sync region: flag, ack, publish times per slot, ack times per seq % 64. */
+  /**
+   * Per-rank sync region: flag, ack, publish times per slot, ack times per seq % 64, and the abort
+   * word (the collective that aborted, 0 while none did), which peers' waits watch.
+   */
   static final int SYNC_FLAG = 0;
 
   static final int SYNC_ACK = 128;
   static final int SYNC_PUBTIME = 256;
   static final int SYNC_ACKTIME = 1024;
-  static final int SYNC_BYTES = SYNC_ACKTIME + 8 * ACK_HISTORY;
+  static final int SYNC_ABORT = SYNC_ACKTIME + 8 * ACK_HISTORY;
+  static final int SYNC_BYTES = SYNC_ABORT + 8;
 }

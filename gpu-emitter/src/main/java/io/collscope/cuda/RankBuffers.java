@@ -89,6 +89,10 @@ final class RankBuffers implements RankMemory {
     return (long) cfg.elements() * dtype.bytes;
   }
 
+  /**
+   * Uploads the pattern of sequence 0, whose sequence term is 0: the kernel adds collective seq's
+   * term ({@link CollectiveConfig#sequenceTerm}) as it copies the input into the ring slot.
+   */
   private void uploadInput() {
     int e = cfg.elements();
     if (dtype == DType.F32) {
@@ -116,6 +120,7 @@ final class RankBuffers implements RankMemory {
     p[OsarLayout.P_ACK_DELAY_NS] = faults.ackDelayNanos(rank);
     p[OsarLayout.P_HIST_BUCKETS] = cfg.histogramBuckets();
     p[OsarLayout.P_WORK_BLOCKS] = blocks;
+    p[OsarLayout.P_SEQ_PERIOD] = CollectiveConfig.SEQUENCE_PERIOD;
     for (int q = 0; q < n; q++) p[OsarLayout.P_LINK_DELAY_NS + q] = faults.linkDelayNanos(q, rank);
     device.makeCurrent();
     cuMemcpyHtoD(params, Pointer.to(p), 8L * p.length);
@@ -130,6 +135,7 @@ final class RankBuffers implements RankMemory {
       putPointer(OsarLayout.P_ACK_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ACK));
       putPointer(OsarLayout.P_PUBTIME_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_PUBTIME));
       putPointer(OsarLayout.P_ACKTIME_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ACKTIME));
+      putPointer(OsarLayout.P_ABORT_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ABORT));
     }
   }
 
@@ -143,6 +149,14 @@ final class RankBuffers implements RankMemory {
     long[] v = new long[1];
     cuMemcpyDtoH(Pointer.to(v), state.withByteOffset(8L * index), 8);
     return v[0];
+  }
+
+  /**
+   * The collective whose result the output holds: the last one that completed (0: none yet); the
+   * device's context is current and the stream idle.
+   */
+  long lastCompleted() {
+    return stateWord(OsarLayout.S_NEXT_SEQ) - 1;
   }
 
   /** The last all-reduce's result as floats; the device's context is current. */

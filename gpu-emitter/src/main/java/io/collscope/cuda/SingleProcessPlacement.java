@@ -37,17 +37,7 @@ final class SingleProcessPlacement implements Placement {
                 // every rank's blocks must be resident at once (one block per SM); one SM per rank
                 // is left spare for whatever else shares the GPU
                 : Math.max(1, Math.min(16, d.sms / onDevice - 1));
-        if (onDevice * blocks > d.sms) {
-          throw new IllegalArgumentException(
-              onDevice
-                  + " ranks of "
-                  + blocks
-                  + " blocks do not fit on the "
-                  + d.sms
-                  + " SMs of GPU "
-                  + d.ordinal
-                  + ": the collective would wait on blocks never scheduled");
-        }
+        d.requireResident(onDevice, blocks);
         ranks.add(new RankBuffers(r, d, blocks, cfg, opt.dtype()));
       }
       for (RankBuffers r : ranks.local()) r.writeParams(faults, ranks);

@@ -6,8 +6,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import io.collscope.model.Counter;
 import io.collscope.model.Phase;
 import io.collscope.model.RankTotals;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -121,7 +119,6 @@ class SnapshotReaderTortureTest {
   void theInvariantDetectsTearsWhenTheLockIsIgnored() throws Exception {
     assumeThat(Runtime.getRuntime().availableProcessors()).isGreaterThanOrEqualTo(2);
     CounterBlock block = CounterBlock.allocate(WORLD, BUCKETS);
-    ByteBuffer raw = block.buffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
     AtomicBoolean stop = new AtomicBoolean();
     Thread writer =
         new Thread(
@@ -137,15 +134,7 @@ class SnapshotReaderTortureTest {
     long torn = 0;
     try {
       for (int i = 0; i < 50_000_000 && torn == 0; i++) {
-        RankTotals t = new RankTotals(WORLD, BUCKETS);
-        for (Counter f : Counter.values()) t.set(f, raw.getLong(CounterBlock.offCounter(f)));
-        for (Phase p : Phase.values()) t.setCycles(p, raw.getLong(CounterBlock.offPhase(p)));
-        for (int p = 0; p < WORLD; p++) {
-          t.peerWaitCycles()[p] = raw.getLong(block.offPeerWait(p));
-          t.peerArrivedLast()[p] = raw.getLong(block.offPeerLast(p));
-        }
-        for (int j = 0; j < BUCKETS; j++) t.histogram()[j] = raw.getLong(block.offHistogram(j));
-        Counters c = new Counters(0, raw.getLong(CounterBlock.OFF_CYCLES_PER_SECOND), t);
+        Counters c = UnlockedRead.read(block);
         if (c.calls() > 0 && inconsistency(c) != null) torn++;
       }
     } finally {

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
+import io.collscope.counters.CounterBlock;
 import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
+import io.collscope.counters.UnlockedRead;
 import io.collscope.model.Counter;
 import io.collscope.model.Phase;
 import java.util.List;
@@ -144,19 +146,122 @@ class CudaCollectiveGpuTest {
     }
   }
 
+  /** Nanoseconds from {@code t0} until the backend reports a failure (at most 30 s). */
+  private static long untilFailure(CudaCollective c, long t0) throws InterruptedException {
+    while (c.failure().isEmpty() && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(1);
+    return System.nanoTime() - t0;
+  }
+
   @Test
   void aDeadPeerIsATimeoutAndACleanErrorNotAHang() throws Exception {
-    CollectiveConfig cfg = config(2, 4 << 10, DType.F32).withWaitBudgetNanos(50_000_000L);
+    long budget = 50_000_000L;
+    CollectiveConfig cfg = config(2, 4 << 10, DType.F32).withWaitBudgetNanos(budget);
     try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.parse(List.of("dead-rank=1"), 2))) {
+      long t0 = System.nanoTime();
       c.start(); // rank 1 never launches
-      long deadline = System.nanoTime() + 30_000_000_000L;
-      while (c.failure().isEmpty() && System.nanoTime() < deadline) Thread.sleep(20);
+      long reported = untilFailure(c, t0);
       c.stop();
+      System.out.printf(
+          "dead peer: failure reported %.1f ms after start (budget %d ms)%n",
+          reported / 1e6, budget / 1_000_000);
       assertThat(c.failure()).isPresent();
       assertThat(c.failure().get()).hasMessageContaining("passed its budget of 50 ms");
+      // One budget: the 15 launches queued behind the one that timed out in the dispatcher's
+      // batch return at entry instead of each waiting out a budget of its own (16 budgets).
+      assertThat(reported).as("ns from start to the failure").isLessThan(3 * budget);
       Counters k = counters(c, 0);
       assertThat(k.timeouts()).isEqualTo(1);
+      assertThat(k.calls()).as("the queued launches count nothing").isEqualTo(1);
       assertThat(c.reports(1)).isFalse();
+    }
+  }
+
+  @Test
+  void aPeersAbortEndsTheWaitsOfTheOthersInsteadOfTheirOwnBudgets() throws Exception {
+    long budget = 200_000_000L;
+    // Rank 2 never runs: rank 0 times out waiting for it, one budget after start. Rank 1 arrives
+    // a budget late and waits for rank 2 too; it sees rank 0's abort word and gives up then,
+    // rather than a budget after its own arrival (two budgets after start).
+    FaultPlan plan = FaultPlan.parse(List.of("dead-rank=2", "slow-rank=1:200ms"), 3);
+    CollectiveConfig cfg = config(3, 4 << 10, DType.F32).withWaitBudgetNanos(budget);
+    try (CudaCollective c = CudaCollective.open(cfg, plan)) {
+      long t0 = System.nanoTime();
+      c.start();
+      long reported = untilFailure(c, t0);
+      c.stop(); // waits for every rank's stream
+      long drained = System.nanoTime() - t0;
+      System.out.printf(
+          "peer abort: failure reported %.1f ms, every rank drained %.1f ms after start (budget"
+              + " %d ms)%n",
+          reported / 1e6, drained / 1e6, budget / 1_000_000);
+      assertThat(c.failure()).isPresent();
+      assertThat(drained).as("ns from start until every rank is idle").isLessThan(3 * budget / 2);
+      for (int r = 0; r < 2; r++) {
+        Counters k = counters(c, r);
+        assertThat(k.timeouts()).as("rank %d: one timeout per aborted collective", r).isEqualTo(1);
+        assertThat(k.calls()).as("rank %d calls", r).isEqualTo(1);
+      }
+    }
+  }
+
+  /**
+   * Null when a snapshot is whole, else what a torn one broke: the histogram, the bytes and the
+   * calls are written together, once per completed collective, so any read that mixes two
+   * publications breaks one of these.
+   */
+  private static String tornBy(Counters k, long bytesPerCollective, long callsBefore) {
+    long completed = k.calls() - k.timeouts();
+    long histogram = java.util.Arrays.stream(k.histogram()).sum();
+    if (histogram != completed) {
+      return "histogram holds " + histogram + " collectives, calls - timeouts = " + completed;
+    }
+    if (k.get(Counter.BYTES) != completed * bytesPerCollective) {
+      return "bytes " + k.get(Counter.BYTES) + " for " + completed + " collectives";
+    }
+    if (k.calls() < callsBefore) return "calls went back from " + callsBefore + " to " + k.calls();
+    return null;
+  }
+
+  @Test
+  void liveSnapshotsOfADispatcherPublishingEveryCollectiveAreNeverTorn() throws Exception {
+    CollectiveConfig cfg = config(2, 4 << 10, DType.F32);
+    long bytesPerCollective = 4 << 10;
+    try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.NONE)) {
+      new CudaBenchHarness(c).setPublishEvery(1); // before start: osar_publish after every one
+      CounterBlock block = c.block(0);
+      SnapshotReader reader = new SnapshotReader(block);
+      long snapshots = 0;
+      long firstCalls = -1;
+      long lastCalls = 0;
+      long unlockedTorn = 0;
+      String torn = null;
+      c.start();
+      try {
+        long end = System.nanoTime() + 2_000_000_000L;
+        while (torn == null && System.nanoTime() < end) {
+          Counters k = reader.read();
+          torn = tornBy(k, bytesPerCollective, lastCalls);
+          if (firstCalls < 0) firstCalls = k.calls();
+          lastCalls = k.calls();
+          snapshots++;
+          // Negative control, in the same loop against the same writer: without the lock, the
+          // same invariant does catch reads that straddle a publication.
+          if (tornBy(UnlockedRead.read(block), bytesPerCollective, 0) != null) unlockedTorn++;
+        }
+      } finally {
+        c.stop();
+      }
+      System.out.printf(
+          "live snapshots: %d read (%d retries), calls %d -> %d; %d of as many unlocked reads"
+              + " torn%n",
+          snapshots, reader.retries(), firstCalls, lastCalls, unlockedTorn);
+      assertThat(torn).as("torn snapshot accepted after %d good ones", snapshots).isNull();
+      assertThat(c.failure()).isEmpty();
+      assertThat(snapshots).isGreaterThan(5_000);
+      assertThat(lastCalls - firstCalls)
+          .as("collectives published while reading")
+          .isGreaterThan(1_000);
+      assertThat(unlockedTorn).as("unlocked reads of the same block tear").isPositive();
     }
   }
 
