@@ -22,4 +22,24 @@ done
 timeout 200 $CS bench gpu --ranks 2 --sizes "$SIZES" > "$O/bench-osar.log" 2>&1; echo "osar bench rc=$?"; cat "$O/bench-osar.log"
 timeout 200 torchrun --nproc_per_node=2 dev/nccl_allreduce_bench.py --sizes "$SIZES" > "$O/bench-nccl.log" 2>&1
 echo "nccl bench rc=$?"; grep -v "^W\|^\*\*\*\*" "$O/bench-nccl.log" | tail -15
+# Two-GPU recordings: one rank per GPU, in one process (peer access) and as one process per GPU
+# (CUDA IPC), each process recording its own rank; `demo --replay` merges the files.
+rec2() {  # NAME INJECT
+  timeout 60 $CS emit --backend cuda --ranks 2 --seconds 22 --interval 1s --inject "$2" \
+    --cluster h200x2 --job "x2-$1" --communicator tp0 --record "$O/x2-$1.snapshots" > "$O/x2-$1.log" 2>&1
+  echo "record x2-$1 rc=$?"; tail -1 "$O/x2-$1.log"
+}
+rec2ipc() {  # NAME INJECT
+  local rv; rv=$(mktemp -d /dev/shm/collscope-x2.XXXX)
+  for r in 0 1; do
+    timeout 90 $CS emit --backend cuda --ranks 2 --rank $r --device $r --rendezvous "$rv" --seconds 22 \
+      --interval 1s --inject "$2" --cluster h200x2 --job "x2-ipc-$1" --communicator tp0 \
+      --record "$O/x2-ipc-$1.rank$r.snapshots" > "$O/x2-ipc-$1.rank$r.log" 2>&1 &
+  done
+  wait; echo "record x2-ipc-$1 done"; tail -qn1 "$O"/x2-ipc-$1.rank*.log; rm -rf "$rv"
+}
+if [[ "${RECORD:-1}" == 1 ]]; then
+  rec2 slow-rank-1 slow-rank=1:200us
+  rec2ipc slow-rank-0 slow-rank=0:200us
+fi
 mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/x2.tgz" -C "$O" .

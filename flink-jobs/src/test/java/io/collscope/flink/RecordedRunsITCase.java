@@ -68,6 +68,9 @@ class RecordedRunsITCase {
           Map.entry(
               "cuda-two-culprits.snapshots",
               List.of("SLOW_RANK(1,ARRIVED_LATE)", "SLOW_LINK(3->6)")),
+          // two H200s: one rank per GPU in one process, and one process per GPU (CUDA IPC)
+          Map.entry("x2-slow-rank-1.snapshots", List.of("SLOW_RANK(1,ARRIVED_LATE)")),
+          Map.entry("x2-ipc-slow-rank-0.snapshots", List.of("SLOW_RANK(0,ARRIVED_LATE)")),
           Map.entry("cpu-clean.snapshots", List.of()),
           Map.entry("cpu-slow-rank-2.snapshots", List.of("SLOW_RANK(2,ARRIVED_LATE)")),
           Map.entry("cpu-slow-link-1-3.snapshots", List.of("SLOW_LINK(1->3)")),
@@ -94,10 +97,18 @@ class RecordedRunsITCase {
   private static List<RankWindow> rankWindows;
   private static List<DeadLetter> deadLetters;
 
-  /** One recorded run: its file, the communicator it recorded and the span of its snapshots. */
+  /**
+   * One recorded run: its file (for a run recorded as one process per GPU, each process writing its
+   * own rank to {@code NAME.rankR.snapshots}, the run's name {@code NAME.snapshots} standing for
+   * all of them), the communicator it recorded and the span of its snapshots.
+   */
   private record Recording(Path file, CommunicatorKey key, int worldSize, long first, long last) {
     String name() {
       return DOCS.relativize(file).toString();
+    }
+
+    static Path runOf(Path file) {
+      return file.resolveSibling(file.getFileName().toString().replaceFirst("\\.rank\\d+\\.", "."));
     }
 
     boolean holds(Attribution a) {
@@ -113,12 +124,14 @@ class RecordedRunsITCase {
     try (Stream<Path> s = Files.walk(DOCS)) {
       files = s.filter(p -> p.toString().endsWith(".snapshots")).sorted().toList();
     }
-    for (Path f : files) {
-      List<CounterSnapshot> snaps = SnapshotRecording.read(f);
+    Map<Path, List<Path>> runs = new java.util.TreeMap<>();
+    for (Path f : files) runs.computeIfAbsent(Recording.runOf(f), r -> new ArrayList<>()).add(f);
+    for (Map.Entry<Path, List<Path>> run : runs.entrySet()) {
+      List<CounterSnapshot> snaps = SnapshotRecording.readAll(run.getValue());
       CounterSnapshot first = snaps.get(0);
       recordings.add(
           new Recording(
-              f,
+              run.getKey(),
               RankKey.of(first).communicatorKey(),
               first.getWorldSize(),
               first.getEventTime().toEpochMilli(),
