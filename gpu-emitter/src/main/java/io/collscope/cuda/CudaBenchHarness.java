@@ -3,6 +3,8 @@ package io.collscope.cuda;
 import static jcuda.driver.JCudaDriver.*;
 
 import java.util.List;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
 import jcuda.driver.CUstreamCaptureMode;
@@ -75,10 +77,15 @@ public final class CudaBenchHarness {
     return ranks.get(rank).device().cyclesPerSecond;
   }
 
-  /** A CUDA graph per rank holding {@code collectives} launches, replayable without the host. */
+  /**
+   * A CUDA graph per rank holding {@code collectives} launches, replayable without the host, with a
+   * start and an end event on every rank's stream to time replays on the device.
+   */
   public final class Graphs implements AutoCloseable {
     private final CUgraph[] graphs = new CUgraph[backend.worldSize()];
     private final CUgraphExec[] execs = new CUgraphExec[backend.worldSize()];
+    private final CUevent[] starts = new CUevent[backend.worldSize()];
+    private final CUevent[] ends = new CUevent[backend.worldSize()];
 
     private Graphs(int collectives, boolean instrumented) {
       try {
@@ -91,6 +98,8 @@ public final class CudaBenchHarness {
           cuStreamEndCapture(r.stream(), graphs[r.rank()]);
           execs[r.rank()] = new CUgraphExec();
           cuGraphInstantiate(execs[r.rank()], graphs[r.rank()], 0);
+          starts[r.rank()] = timingEvent();
+          ends[r.rank()] = timingEvent();
         }
       } catch (RuntimeException e) {
         close();
@@ -98,16 +107,65 @@ public final class CudaBenchHarness {
       }
     }
 
+    /**
+     * A timing event in the current context, kept only once created, so {@link #close()} never
+     * destroys one that does not exist.
+     */
+    private static CUevent timingEvent() {
+      CUevent e = new CUevent();
+      cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT);
+      return e;
+    }
+
     /** Replays every rank's graph {@code times} times and waits for them. */
     public void replay(int times) {
+      launch(times, false);
+      synchronizeAll();
+    }
+
+    /**
+     * Replays every rank's graph {@code times} times, waits for them, and returns the device time
+     * they took in microseconds: the longest, over this process's ranks, from an event recorded on
+     * the rank's stream right before its first replay to one recorded after its last.
+     *
+     * <p>Each rank is timed on its own stream because events compare only within one GPU ({@code
+     * cuEventElapsedTime} refuses a pair from two contexts), so with one rank per GPU there is no
+     * common start event. The longest interval is the round as the devices saw it: every collective
+     * waits for all ranks, so the ranks end together, and the rank launched first, whose interval
+     * is the longest, also waits for the ranks the host launches after it. That launch skew
+     * (microseconds, once per call) is thus counted, never hidden, and spread over all the replayed
+     * collectives; the shortest interval would leave it out and undercount the ranks launched
+     * first.
+     */
+    public double replayTimed(int times) {
+      if (times < 1) throw new IllegalArgumentException("times must be >= 1: " + times);
+      launch(times, true);
+      synchronizeAll();
+      float[] ms = new float[1];
+      double longest = 0;
+      for (RankBuffers r : ranks.local()) {
+        r.device().makeCurrent();
+        cuEventElapsedTime(ms, starts[r.rank()], ends[r.rank()]);
+        longest = Math.max(longest, ms[0]);
+      }
+      return longest * 1000;
+    }
+
+    /**
+     * Launches round-robin over ranks, a replay of every rank before the next, so no rank's queue
+     * runs ahead while another's first graph is not launched yet; {@code timed}: each rank's start
+     * event immediately before its first launch, its end event after its last.
+     */
+    private void launch(int times, boolean timed) {
       List<RankBuffers> local = ranks.local();
       for (int t = 0; t < times; t++) {
         for (RankBuffers r : local) {
           r.device().makeCurrent();
+          if (timed && t == 0) cuEventRecord(starts[r.rank()], r.stream());
           cuGraphLaunch(execs[r.rank()], r.stream());
+          if (timed && t == times - 1) cuEventRecord(ends[r.rank()], r.stream());
         }
       }
-      synchronizeAll();
     }
 
     @Override
@@ -115,8 +173,12 @@ public final class CudaBenchHarness {
       for (int i = 0; i < execs.length; i++) {
         if (execs[i] != null) cuGraphExecDestroy(execs[i]);
         if (graphs[i] != null) cuGraphDestroy(graphs[i]);
+        if (starts[i] != null) cuEventDestroy(starts[i]);
+        if (ends[i] != null) cuEventDestroy(ends[i]);
         execs[i] = null;
         graphs[i] = null;
+        starts[i] = null;
+        ends[i] = null;
       }
     }
   }

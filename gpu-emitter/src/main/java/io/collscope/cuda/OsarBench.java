@@ -1,26 +1,38 @@
 package io.collscope.cuda;
 
+import static io.collscope.bench.Classification.PAIRED_RULE;
+import static io.collscope.bench.Classification.UNPAIRED_RULE;
+import static io.collscope.bench.Classification.classify;
+import static io.collscope.bench.Classification.classifyUnpaired;
+import static io.collscope.bench.Classification.max;
+import static io.collscope.bench.Classification.median;
+import static io.collscope.bench.Classification.min;
+
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
 import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
 import io.collscope.counters.TornSnapshotException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * {@code collscope bench gpu}: latency per collective of the instrumented and the uninstrumented
- * kernel, measured side by side (alternating rounds of CUDA-graph replays on the same buffers), the
- * reporter's cost per snapshot, and a check that graph replays advance the counters by exactly the
- * replayed collectives.
+ * {@code collscope bench gpu}: device time per collective of the uninstrumented kernel and of the
+ * instrumented one at two publication rates, measured side by side (interleaved rounds of
+ * CUDA-graph replays on the same buffers), each instrumented variant classified against the plain
+ * one and, given {@code dev/nccl_allreduce_bench.py}'s rounds, the instrumented one against NCCL;
+ * the reporter's cost per snapshot; and a check that graph replays advance the counters by exactly
+ * the replayed collectives.
  */
 public final class OsarBench {
 
-  private static final int PER_GRAPH = 50;
-  private static final int REPLAYS = 4;
-  private static final int ROUNDS = 9;
+  static final int PER_GRAPH = 50;
+  static final int REPLAYS = 4;
+  public static final int DEFAULT_ROUNDS = 9;
+  public static final double DEFAULT_MIN_EFFECT_PCT = 1.0;
 
   private OsarBench() {}
 
@@ -28,6 +40,9 @@ public final class OsarBench {
     int[] ranks = {2, 4, 8};
     long[] sizes = {4L << 10, 64L << 10, 1L << 20, 16L << 20};
     DType[] types = {DType.F32, DType.BF16};
+    int rounds = DEFAULT_ROUNDS;
+    double minEffectPct = DEFAULT_MIN_EFFECT_PCT;
+    NcclBaseline baseline = null;
     for (String a : args) {
       if (a.startsWith("--ranks="))
         ranks = Arrays.stream(a.substring(8).split(",")).mapToInt(Integer::parseInt).toArray();
@@ -38,11 +53,18 @@ public final class OsarBench {
             Arrays.stream(a.substring(9).split(","))
                 .map(s -> DType.valueOf(s.toUpperCase(Locale.ROOT)))
                 .toArray(DType[]::new);
+      else if (a.startsWith("--rounds=")) rounds = Integer.parseInt(a.substring(9));
+      else if (a.startsWith("--min-effect-pct="))
+        minEffectPct = Double.parseDouble(a.substring(17));
+      else if (a.startsWith("--baseline=")) baseline = NcclBaseline.read(Path.of(a.substring(11)));
       else
         throw new IllegalArgumentException(
-            "unknown argument " + a + " (--ranks=2,4 --sizes=4K,1M --dtypes=f32,bf16)");
+            "unknown argument "
+                + a
+                + " (--ranks=2,4 --sizes=4K,1M --dtypes=f32,bf16 --rounds=9 --min-effect-pct=1"
+                + " --baseline=nccl.log)");
     }
-    System.exit(run(System.out, ranks, sizes, types));
+    System.exit(run(System.out, ranks, sizes, types, rounds, minEffectPct, baseline));
   }
 
   public static long bytes(String s) {
@@ -52,48 +74,134 @@ public final class OsarBench {
     return Long.parseLong(u);
   }
 
-  public static int run(PrintStream out, int[] ranks, long[] sizes, DType[] types)
+  /**
+   * Measures every (dtype, ranks, size) in {@code rounds} rounds and prints the table, the rules it
+   * classified by, and the reporter's cost.
+   *
+   * @param minEffectPct the smallest difference that counts, in percent of the baseline's median
+   *     (plain's, or NCCL's)
+   * @param baseline NCCL's rounds to compare with, or null for no NCCL columns
+   * @return 0, or 2 without a GPU
+   */
+  public static int run(
+      PrintStream out,
+      int[] ranks,
+      long[] sizes,
+      DType[] types,
+      int rounds,
+      double minEffectPct,
+      NcclBaseline baseline)
       throws Exception {
+    if (rounds < 1) throw new IllegalArgumentException("--rounds must be >= 1, got " + rounds);
+    if (!(minEffectPct >= 0) || Double.isInfinite(minEffectPct)) {
+      throw new IllegalArgumentException(
+          "--min-effect-pct must be finite and >= 0, got " + minEffectPct);
+    }
     if (CudaProbe.gpuCount() == 0) {
       out.println("bench gpu: no GPU (" + CudaProbe.reason() + ")");
       return 2;
     }
-    out.printf(
-        "| dtype | ranks | bytes/rank | plain us | instrumented us (publish every %d) | overhead | overhead ns | instrumented us (publish every 1) | overhead | graph counters |%n",
-        CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
-    out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|%n");
-    double worst = 0;
+    if (baseline != null) out.println("baseline: " + baseline.header());
+    boolean withNccl = baseline != null;
+    out.println(header(withNccl));
     for (DType t : types) {
       for (int n : ranks) {
         for (long b : sizes) {
-          double[] r = measure(n, b, t);
-          worst = Math.max(worst, r[2]);
-          out.printf(
-              Locale.ROOT,
-              "| %s | %d | %s | %.2f | %.2f | %+.2f%% | %+.0f | %.2f | %+.2f%% | %s |%n",
-              t.suffix,
-              n,
-              human(b),
-              r[0],
-              r[1],
-              100 * r[2],
-              (r[1] - r[0]) * 1000,
-              r[4],
-              100 * (r[4] - r[0]) / r[0],
-              r[3] == 1 ? "exact" : "MISMATCH");
+          Rounds r = measure(n, b, t, rounds);
+          double[] nccl = withNccl ? baseline.rounds(t, n, b) : null;
+          out.println(row(t, n, b, r, withNccl, nccl, minEffectPct));
           out.flush();
         }
       }
     }
+    out.println();
+    out.println(method(rounds, minEffectPct, withNccl));
     reporterCost(out);
     return 0;
   }
 
+  /** One shape's rounds, µs per collective each, and whether the counters matched the replays. */
+  record Rounds(double[] plain, double[] instrumented, double[] every1, boolean countersExact) {}
+
+  /** The table's header; plain ASCII ("us"), as a terminal without a UTF-8 locale prints it. */
+  static String header(boolean withNccl) {
+    return "| dtype | ranks | bytes/rank | plain us (min..max) | instrumented us (min..max) |"
+        + " overhead ns | class vs plain | publish-every-1 us (min..max) | class |"
+        + (withNccl ? " NCCL us (min..max) | instr/NCCL | class vs NCCL |" : "")
+        + " graph counters |\n"
+        + "|---|---:|---:|---:|---:|---:|---|---:|---|"
+        + (withNccl ? "---:|---:|---|" : "")
+        + "---|";
+  }
+
   /**
-   * Returns {plain us, instrumented us (default publication), relative overhead, graph counters
-   * exact (1/0), instrumented us publishing every collective}.
+   * One table row. Overhead is the difference of the medians, the one the classification weighs;
+   * {@code nccl} null with {@code withNccl}: NCCL did not measure this shape.
    */
-  static double[] measure(int n, long bytes, DType t) throws Exception {
+  static String row(
+      DType t, int n, long b, Rounds r, boolean withNccl, double[] nccl, double minEffectPct) {
+    double plain = median(r.plain());
+    double instr = median(r.instrumented());
+    double vsPlain = minEffectPct / 100 * plain;
+    StringBuilder s =
+        new StringBuilder(
+            String.format(
+                Locale.ROOT,
+                "| %s | %d | %s | %s | %s | %+.0f | %s | %s | %s |",
+                t.suffix,
+                n,
+                human(b),
+                cell(r.plain()),
+                cell(r.instrumented()),
+                (instr - plain) * 1000,
+                classify(r.instrumented(), r.plain(), vsPlain),
+                cell(r.every1()),
+                classify(r.every1(), r.plain(), vsPlain)));
+    if (withNccl && nccl == null) {
+      s.append(" not measured | - | - |");
+    } else if (withNccl) {
+      s.append(
+          String.format(
+              Locale.ROOT,
+              " %s | %.2f | %s |",
+              cell(nccl),
+              instr / median(nccl),
+              classifyUnpaired(r.instrumented(), nccl, minEffectPct / 100 * median(nccl))));
+    }
+    s.append(r.countersExact() ? " exact |" : " MISMATCH |");
+    return s.toString();
+  }
+
+  /** What the table's numbers are and the rules its classes follow, to print under it. */
+  static String method(int rounds, double minEffectPct, boolean withNccl) {
+    String m =
+        String.format(
+            Locale.ROOT,
+            "Each cell: median (min..max) over %d rounds of device us per collective. Per round and"
+                + " variant: CUDA events on every rank's stream around %d replays of a graph of %d"
+                + " collectives per rank, the longest rank's interval / %d; the variants"
+                + " interleaved, their order rotated each round. instrumented publishes the"
+                + " counters every %d collectives (the default), publish-every-1 after each."
+                + " minEffect = %s%% of the baseline's median (plain's; NCCL's).%n"
+                + "class vs plain, class (each instrumented variant against plain): %s",
+            rounds,
+            REPLAYS,
+            PER_GRAPH,
+            REPLAYS * PER_GRAPH,
+            CudaCollective.Options.DEFAULT_PUBLISH_EVERY,
+            minEffectPct,
+            PAIRED_RULE);
+    return withNccl
+        ? m + System.lineSeparator() + "class vs NCCL (instrumented against NCCL): " + UNPAIRED_RULE
+        : m;
+  }
+
+  private static String cell(double[] rounds) {
+    return String.format(
+        Locale.ROOT, "%.2f (%.2f..%.2f)", median(rounds), min(rounds), max(rounds));
+  }
+
+  static Rounds measure(int n, long bytes, DType t, int rounds) throws Exception {
     CollectiveConfig cfg = CollectiveConfig.of(n).withElements((int) (bytes / t.bytes));
     try (CudaCollective c =
         CudaCollective.open(cfg, FaultPlan.NONE, CudaCollective.Options.defaults(n).withDType(t))) {
@@ -107,11 +215,12 @@ public final class OsarBench {
         every1.replay(1);
         c.flush();
         long before = new SnapshotReader(c.block(0)).read().calls();
-        double[] p = new double[ROUNDS];
-        double[] q = new double[ROUNDS];
-        double[] e1 = new double[ROUNDS];
-        for (int i = 0; i < ROUNDS; i++) {
-          // rotate which goes first so drift and clocks hurt all alike
+        double[] p = new double[rounds];
+        double[] q = new double[rounds];
+        double[] e1 = new double[rounds];
+        for (int i = 0; i < rounds; i++) {
+          // rotate which goes first so drift and clocks hurt all alike; round i of every variant
+          // ran under the same conditions, which the paired classification relies on
           for (int j = 0; j < 3; j++) {
             switch ((i + j) % 3) {
               case 0 -> p[i] = time(plain);
@@ -123,15 +232,7 @@ public final class OsarBench {
         c.flush();
         long after = new SnapshotReader(c.block(0)).read().calls();
         for (int r = 0; r < n; r++) h.verifyOutput(r);
-        double mp = median(p);
-        double mq = median(q);
-        return new double[] {
-          mp,
-          mq,
-          (mq - mp) / mp,
-          after - before == 2L * ROUNDS * REPLAYS * PER_GRAPH ? 1 : 0,
-          median(e1)
-        };
+        return new Rounds(p, q, e1, after - before == 2L * rounds * REPLAYS * PER_GRAPH);
       }
     }
   }
@@ -145,10 +246,9 @@ public final class OsarBench {
     }
   }
 
+  /** One round of one variant: device µs per collective. */
   private static double time(CudaBenchHarness.Graphs g) {
-    long t0 = System.nanoTime();
-    g.replay(REPLAYS);
-    return (System.nanoTime() - t0) / 1e3 / (REPLAYS * PER_GRAPH);
+    return g.replayTimed(REPLAYS) / (REPLAYS * PER_GRAPH);
   }
 
   /** The reporter's cost: consistent reads of a block the kernels keep publishing into. */
@@ -190,12 +290,6 @@ public final class OsarBench {
           (double) nanos[0] / Math.max(1, reads[0]),
           reader.retries());
     }
-  }
-
-  private static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    return s[s.length / 2];
   }
 
   private static String human(long b) {

@@ -102,6 +102,23 @@ class CudaCollectiveGpuTest {
   }
 
   @Test
+  void timedReplaysTakeTheSlowestRanksDeviceTimeWithinTheHostsWallClock() throws Exception {
+    // every collective waits for rank 1's 200 us arrival delay, on every rank's stream
+    FaultPlan plan = FaultPlan.parse(List.of("slow-rank=1:200us"), 2);
+    try (CudaCollective c = CudaCollective.open(config(2, 4 << 10, DType.F32), plan)) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      try (CudaBenchHarness.Graphs g = h.captureGraphs(10, false)) {
+        g.replay(1);
+        long t0 = System.nanoTime();
+        double us = g.replayTimed(3);
+        double hostUs = (System.nanoTime() - t0) / 1e3;
+        assertThat(us).isGreaterThanOrEqualTo(30 * 200.0).isLessThanOrEqualTo(hostUs);
+      }
+      for (int r = 0; r < 2; r++) h.verifyOutput(r);
+    }
+  }
+
+  @Test
   void anInjectedSlowRankDominatesEveryPeersPerPeerWait() throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-rank=1:200us"), 4);
     try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan)) {

@@ -1,19 +1,25 @@
 package io.collscope.cli;
 
 import io.collscope.cuda.DType;
+import io.collscope.cuda.NcclBaseline;
 import io.collscope.cuda.OsarBench;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code collscope bench gpu}: the GPU kernels' latency, instrumented vs not, side by side. */
+/**
+ * {@code collscope bench gpu}: the GPU kernels' device time, instrumented vs not (and vs NCCL),
+ * side by side and classified.
+ */
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
     description =
-        "Benchmarks. 'bench gpu': one-shot all-reduce latency, instrumented vs uninstrumented, reporter cost, graph-replay counters.",
+        "Benchmarks. 'bench gpu': one-shot all-reduce device time per collective, instrumented vs uninstrumented (and vs NCCL with --baseline), classified FASTER/PARITY/SLOWER/INCONCLUSIVE; reporter cost, graph-replay counters.",
     subcommands = {BenchCommand.Gpu.class})
 final class BenchCommand implements Runnable {
 
@@ -27,7 +33,8 @@ final class BenchCommand implements Runnable {
   @Command(
       name = "gpu",
       mixinStandardHelpOptions = true,
-      description = "GPU kernel latency by ranks, size and dtype.")
+      description =
+          "GPU kernel device time per collective by ranks, size and dtype: median (min..max) of interleaved rounds, with a classification of each variant.")
   static final class Gpu implements Callable<Integer> {
     @Option(
         names = "--ranks",
@@ -50,15 +57,47 @@ final class BenchCommand implements Runnable {
         description = "Default: ${DEFAULT-VALUE}")
     List<String> dtypes;
 
+    @Option(
+        names = "--rounds",
+        defaultValue = "" + OsarBench.DEFAULT_ROUNDS,
+        description =
+            "Interleaved rounds per variant; fewer than 5 classify as INCONCLUSIVE. Default: ${DEFAULT-VALUE}")
+    int rounds;
+
+    @Option(
+        names = "--min-effect-pct",
+        defaultValue = "" + OsarBench.DEFAULT_MIN_EFFECT_PCT,
+        description =
+            "Smallest difference that counts, in percent of the baseline's median. Default: ${DEFAULT-VALUE}")
+    double minEffectPct;
+
+    @Option(
+        names = "--baseline",
+        paramLabel = "FILE",
+        description =
+            "Output of dev/nccl_allreduce_bench.py (its nccl-rounds lines): adds NCCL's time, instrumented / NCCL and a class vs NCCL")
+    Path baseline;
+
     @Override
     public Integer call() throws Exception {
       return OsarBench.run(
           System.out,
           ranks.stream().mapToInt(Integer::intValue).toArray(),
           sizes.stream().mapToLong(OsarBench::bytes).toArray(),
-          dtypes.stream()
-              .map(d -> DType.valueOf(d.toUpperCase(Locale.ROOT)))
-              .toArray(DType[]::new));
+          dtypes.stream().map(d -> DType.valueOf(d.toUpperCase(Locale.ROOT))).toArray(DType[]::new),
+          rounds,
+          minEffectPct,
+          baseline == null ? null : readBaseline());
+    }
+
+    /** The baseline, or a usage error (exit 2) naming the flag: checked before any GPU work. */
+    private NcclBaseline readBaseline() {
+      try {
+        return NcclBaseline.read(baseline);
+      } catch (IOException e) {
+        throw new IllegalArgumentException(
+            "--baseline " + baseline + ": cannot read (" + e + ")", e);
+      }
     }
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.collscope.cuda.CudaProbe;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,6 +68,24 @@ class CollscopeCliTest {
     CliRun inject = CliRun.of("emit", "--ranks", "4", "--inject", "dead-rank=9");
     assertThat(inject.err())
         .contains("collscope emit: --inject 'dead-rank=9': rank 9 is outside the world of 4 ranks");
+  }
+
+  @Test
+  void benchGpuHelpNamesItsOptionsAndBadArgumentsAreUsageErrorsBeforeGpuWork(@TempDir Path dir)
+      throws Exception {
+    CliRun help = CliRun.of("bench", "gpu", "--help");
+    assertThat(help.exitCode()).as(help.err()).isZero();
+    assertThat(help.out()).contains("--rounds", "--min-effect-pct", "--baseline=FILE");
+    CliRun rounds = CliRun.of("bench", "gpu", "--rounds", "0");
+    assertThat(rounds.exitCode()).as(rounds.err()).isEqualTo(2);
+    assertThat(rounds.err()).contains("collscope bench gpu: --rounds must be >= 1, got 0");
+    CliRun missing = CliRun.of("bench", "gpu", "--baseline", dir.resolve("none.log").toString());
+    assertThat(missing.exitCode()).as(missing.err()).isEqualTo(2);
+    assertThat(missing.err()).contains("--baseline ").contains("cannot read");
+    Path noRows = Files.writeString(dir.resolve("old.log"), "| f32 | 2 | 4K | 14.38 |\n");
+    CliRun old = CliRun.of("bench", "gpu", "--baseline", noRows.toString());
+    assertThat(old.exitCode()).as(old.err()).isEqualTo(2);
+    assertThat(old.err()).contains("old.log: no nccl-rounds, lines");
   }
 
   @Test

@@ -1,0 +1,74 @@
+package io.collscope.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** The table {@code bench gpu} prints, from synthetic rounds (no GPU needed). */
+class OsarBenchTableTest {
+
+  private static final double[] PLAIN = {10.0, 10.2, 10.1, 10.3, 10.0, 10.2, 10.1, 10.3, 10.2};
+  private static final double[] NCCL = {14.4, 13.9, 14.6, 14.2, 14.3, 14.5, 14.1, 14.4, 14.0};
+
+  private static double[] plus(double[] v, double delta) {
+    return Arrays.stream(v).map(x -> x + delta).toArray();
+  }
+
+  private static final OsarBench.Rounds ROUNDS =
+      new OsarBench.Rounds(PLAIN, plus(PLAIN, 1.7), plus(PLAIN, 0.05), true);
+
+  @Test
+  void theHeaderHasTheNcclColumnsOnlyWithABaseline() {
+    String[] without = OsarBench.header(false).split("\n");
+    String[] with = OsarBench.header(true).split("\n");
+    assertThat(without[0])
+        .isEqualTo(
+            "| dtype | ranks | bytes/rank | plain us (min..max) | instrumented us (min..max) |"
+                + " overhead ns | class vs plain | publish-every-1 us (min..max) | class |"
+                + " graph counters |");
+    assertThat(with[0])
+        .contains("| class | NCCL us (min..max) | instr/NCCL | class vs NCCL | graph counters |");
+    for (String[] h : new String[][] {without, with}) {
+      assertThat(h[1].chars().filter(c -> c == '|').count())
+          .isEqualTo(h[0].chars().filter(c -> c == '|').count());
+    }
+  }
+
+  @Test
+  void aRowShowsMediansSpreadsOverheadAndClasses() {
+    assertThat(OsarBench.row(DType.F32, 2, 4 << 10, ROUNDS, false, null, 1.0))
+        .isEqualTo(
+            "| f32 | 2 | 4K | 10.20 (10.00..10.30) | 11.90 (11.70..12.00) | +1700 | SLOWER"
+                + " | 10.25 (10.05..10.35) | PARITY | exact |");
+  }
+
+  @Test
+  void withABaselineTheInstrumentedKernelIsComparedWithNccl() {
+    assertThat(OsarBench.row(DType.BF16, 2, 1 << 20, ROUNDS, true, NCCL, 1.0))
+        .endsWith("| PARITY | 14.30 (13.90..14.60) | 0.83 | FASTER | exact |");
+    assertThat(OsarBench.row(DType.BF16, 2, 1 << 20, ROUNDS, true, null, 1.0))
+        .endsWith("| PARITY | not measured | - | - | exact |");
+  }
+
+  @Test
+  void countersThatMissedReplaysShowAsMismatch() {
+    OsarBench.Rounds r = new OsarBench.Rounds(PLAIN, PLAIN, PLAIN, false);
+    assertThat(OsarBench.row(DType.F32, 8, 16 << 20, r, false, null, 1.0))
+        .startsWith("| f32 | 8 | 16M |")
+        .endsWith("| +0 | PARITY | 10.20 (10.00..10.30) | PARITY | MISMATCH |");
+  }
+
+  @Test
+  void theMethodStatesTheRulesUnderTheTable() {
+    String m = OsarBench.method(9, 1.0, true);
+    assertThat(m)
+        .contains("over 9 rounds of device us per collective")
+        .contains("4 replays of a graph of 50 collectives per rank")
+        .contains("minEffect = 1.0% of the baseline's median")
+        .contains("publishes the counters every 16 collectives")
+        .contains("paired (rounds interleaved)")
+        .contains("unpaired (separate programs)");
+    assertThat(OsarBench.method(9, 1.0, false)).doesNotContain("unpaired");
+  }
+}
