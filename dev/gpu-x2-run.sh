@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On a machine with two GPUs (nvidia-h200-x2), after dev/gpu-carry.sh brought .carry/ there:
 # the GPU suite with ranks on both GPUs (2-rank cases: one rank per GPU with peer access; the
-# IPC test: one process per GPU), `bench gpu --ranks 2` (one rank per GPU) and, in the same
-# machine session, PyTorch's NCCL all-reduce with the same method (dev/nccl_allreduce_bench.py).
+# IPC test: one process per GPU), PyTorch's NCCL all-reduce (dev/nccl_allreduce_bench.py), then
+# in the same machine session `bench gpu --ranks 2 --baseline` on NCCL's rounds (one rank per
+# GPU, the same method), which adds NCCL's time and a class against it to every row.
 # Everything goes into one archive, OUT_DIR/x2.tgz (the device tool returns few files).
 set -u
 cd "$(dirname "$0")/.."
@@ -19,9 +20,19 @@ for t in ${TESTS:-CudaCollectiveGpuTest ProcessPerGpuGpuTest}; do
     --disable-banner --details=tree --select-class "io.collscope.cuda.$t" > "$O/gpu-tests-$t.log" 2>&1
   echo "$t rc=$?"; grep -E "tests (successful|failed)" "$O/gpu-tests-$t.log"
 done
-timeout 200 $CS bench gpu --ranks 2 --sizes "$SIZES" > "$O/bench-osar.log" 2>&1; echo "osar bench rc=$?"; cat "$O/bench-osar.log"
-timeout 200 torchrun --nproc_per_node=2 dev/nccl_allreduce_bench.py --sizes "$SIZES" > "$O/bench-nccl.log" 2>&1
-echo "nccl bench rc=$?"; grep -v "^W\|^\*\*\*\*" "$O/bench-nccl.log" | tail -15
+# NCCL first: its log (stdout only, torchrun's warnings go to bench-nccl.err) is the baseline.
+timeout 200 torchrun --nproc_per_node=2 dev/nccl_allreduce_bench.py --sizes "$SIZES" \
+  > "$O/bench-nccl.log" 2> "$O/bench-nccl.err"
+echo "nccl bench rc=$?"; cat "$O/bench-nccl.log"
+# Without NCCL's rounds (torch missing, a failed run) osar is still measured, without NCCL columns.
+BASELINE=()
+if grep -q '^nccl-rounds,' "$O/bench-nccl.log"; then
+  BASELINE=(--baseline "$O/bench-nccl.log")
+else
+  echo "no nccl-rounds lines in bench-nccl.log: bench gpu without --baseline"; tail -5 "$O/bench-nccl.err"
+fi
+timeout 200 $CS bench gpu --ranks 2 --sizes "$SIZES" ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar.log" 2>&1
+echo "osar bench rc=$?"; cat "$O/bench-osar.log"
 # Two-GPU recordings: one rank per GPU, in one process (peer access) and as one process per GPU
 # (CUDA IPC), each process recording its own rank; `demo --replay` merges the files.
 rec2() {  # NAME INJECT
