@@ -98,12 +98,15 @@ final class DemoPipeline implements AutoCloseable {
   }
 
   /**
-   * The end of the last window that lies wholly before {@code t}: windows are aligned to the epoch,
-   * so the one holding {@code t} ends after it and holds only part of what came before.
+   * The end of the last window the job will attribute when the snapshots stop at {@code t}: the
+   * watermark trails the last snapshot by the out-of-orderness and, once every input is idle, moves
+   * no further, so only windows that end by {@code t} minus the out-of-orderness ever fire (waiting
+   * for a later one would sit out the whole timeout).
    */
   Instant lastWindowEndBefore(Instant t) {
     long window = options.duration(JobOptions.WINDOW).toMillis();
-    return Instant.ofEpochMilli(Math.floorDiv(t.toEpochMilli(), window) * window);
+    long watermark = t.toEpochMilli() - options.duration(JobOptions.OUT_OF_ORDERNESS).toMillis();
+    return Instant.ofEpochMilli(Math.floorDiv(watermark, window) * window);
   }
 
   @Override
