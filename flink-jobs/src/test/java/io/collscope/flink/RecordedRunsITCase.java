@@ -68,6 +68,13 @@ class RecordedRunsITCase {
           Map.entry(
               "cuda-two-culprits.snapshots",
               List.of("SLOW_RANK(1,ARRIVED_LATE)", "SLOW_LINK(3->6)")),
+          // two slow ranks at once: peers wait 250 us on rank 5, then 50 us more on rank 2
+          Map.entry(
+              "cuda-two-slow-ranks-2-300us-5-250us.snapshots",
+              List.of("SLOW_RANK(5,ARRIVED_LATE)", "SLOW_RANK(2,ARRIVED_LATE)")),
+          Map.entry(
+              "cuda-two-slow-ranks-2-300us-5-300us.snapshots",
+              List.of("SLOW_RANK(2,ARRIVED_LATE)", "SLOW_RANK(5,ARRIVED_LATE)")),
           // two H200s: one rank per GPU in one process, and one process per GPU (CUDA IPC)
           Map.entry("x2-slow-rank-1.snapshots", List.of("SLOW_RANK(1,ARRIVED_LATE)")),
           Map.entry("x2-ipc-slow-rank-0.snapshots", List.of("SLOW_RANK(0,ARRIVED_LATE)")),
