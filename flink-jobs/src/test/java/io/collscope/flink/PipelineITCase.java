@@ -12,12 +12,12 @@ import io.collscope.avro.Stage;
 import io.collscope.broker.EmbeddedKafka;
 import io.collscope.broker.TopicDrainer;
 import io.collscope.emitter.KafkaSnapshotSink;
+import io.collscope.flink.testing.MiniClusters;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -44,12 +44,7 @@ class PipelineITCase {
   private static final int FULL_WINDOWS = 4;
 
   @RegisterExtension
-  static final MiniClusterExtension FLINK =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
-              .build());
+  static final MiniClusterExtension FLINK = MiniClusters.oneTaskManagerTwoSlots();
 
   private static EmbeddedKafka kafka;
   private static JobOptions options;

@@ -11,6 +11,7 @@ import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
 import io.collscope.emitter.SnapshotRecording;
 import io.collscope.flink.testing.CollectingSink;
+import io.collscope.flink.testing.MiniClusters;
 import io.collscope.flink.testing.RecordingSource;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.RankKey;
@@ -22,7 +23,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.BeforeAll;
@@ -92,12 +92,7 @@ class RecordedRunsITCase {
           Map.entry("cpu-job-b-clean.snapshots", List.of()));
 
   @RegisterExtension
-  static final MiniClusterExtension FLINK =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
-              .build());
+  static final MiniClusterExtension FLINK = MiniClusters.oneTaskManagerTwoSlots();
 
   private static final List<Recording> recordings = new ArrayList<>();
   private static List<Attribution> attributions;
