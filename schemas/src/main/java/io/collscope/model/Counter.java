@@ -9,7 +9,10 @@ public enum Counter {
   CALLS("calls"),
   /** Payload bytes reduced by completed collectives. */
   BYTES("bytes"),
-  /** Collectives aborted because a wait passed its budget (also counted in calls). */
+  /**
+   * Collectives aborted because a wait passed its budget, or was cut short because a peer had
+   * aborted (the communicator is broken either way); also counted in calls.
+   */
   TIMEOUTS("timeouts"),
   /** Wall-clock ns of the intervals measured in {@link #CLOCK_CYCLES}: the clock's own rate. */
   CLOCK_NS("clock_ns"),
