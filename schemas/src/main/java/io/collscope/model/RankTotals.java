@@ -167,24 +167,23 @@ public final class RankTotals {
 
   /** Adds every counter of {@code other} (same shape) to this one. */
   public void addAll(RankTotals other) {
-    requireSameShape(other);
-    addInto(counters, other.counters, 1);
-    addInto(phaseCycles, other.phaseCycles, 1);
-    addInto(peerWaitCycles, other.peerWaitCycles, 1);
-    addInto(peerArrivedLast, other.peerArrivedLast, 1);
-    addInto(histogram, other.histogram, 1);
+    addScaled(other, 1);
   }
 
   /** This minus {@code earlier}, counter by counter (same shape). */
   public RankTotals minus(RankTotals earlier) {
-    requireSameShape(earlier);
     RankTotals d = copy();
-    addInto(d.counters, earlier.counters, -1);
-    addInto(d.phaseCycles, earlier.phaseCycles, -1);
-    addInto(d.peerWaitCycles, earlier.peerWaitCycles, -1);
-    addInto(d.peerArrivedLast, earlier.peerArrivedLast, -1);
-    addInto(d.histogram, earlier.histogram, -1);
+    d.addScaled(earlier, -1);
     return d;
+  }
+
+  private void addScaled(RankTotals other, int sign) {
+    requireSameShape(other);
+    addInto(counters, other.counters, sign);
+    addInto(phaseCycles, other.phaseCycles, sign);
+    addInto(peerWaitCycles, other.peerWaitCycles, sign);
+    addInto(peerArrivedLast, other.peerArrivedLast, sign);
+    addInto(histogram, other.histogram, sign);
   }
 
   /**
@@ -201,24 +200,43 @@ public final class RankTotals {
           + " -> "
           + histogramBuckets();
     }
-    for (Counter c : Counter.values()) {
-      String f = backwards(c.fieldName(), earlier.get(c), get(c));
-      if (f != null) return f;
-    }
-    for (Phase p : Phase.values()) {
-      String f = backwards(p.cyclesField(), earlier.cycles(p), cycles(p));
-      if (f != null) return f;
-    }
-    String f = backwards("peer_wait_cycles", earlier.peerWaitCycles, peerWaitCycles);
-    if (f == null) f = backwards("peer_arrived_last", earlier.peerArrivedLast, peerArrivedLast);
-    if (f == null) f = backwards("latency_histogram", earlier.histogram, histogram);
-    return f;
+    return firstBelow(earlier, (name, was, now) -> name + " went backwards " + was + " -> " + now);
   }
 
   /** The first negative counter (a broken writer), or null. */
   public String firstNegative() {
-    String f = firstBackwards(new RankTotals(worldSize(), histogramBuckets()));
-    return f == null ? null : f.replace("went backwards 0 ->", "is negative:");
+    return firstBelow(
+        new RankTotals(worldSize(), histogramBuckets()),
+        (name, zero, now) -> name + " is negative: " + now);
+  }
+
+  /** How a counter below its bound is described. */
+  private interface Below {
+    String describe(String name, long bound, long value);
+  }
+
+  /** The first counter lower here than in {@code bound} (same shape), described, or null. */
+  private String firstBelow(RankTotals bound, Below below) {
+    for (Counter c : Counter.values()) {
+      if (get(c) < bound.get(c)) return below.describe(c.fieldName(), bound.get(c), get(c));
+    }
+    for (Phase p : Phase.values()) {
+      if (cycles(p) < bound.cycles(p)) {
+        return below.describe(p.cyclesField(), bound.cycles(p), cycles(p));
+      }
+    }
+    String f = firstBelow("peer_wait_cycles", bound.peerWaitCycles, peerWaitCycles, below);
+    if (f == null)
+      f = firstBelow("peer_arrived_last", bound.peerArrivedLast, peerArrivedLast, below);
+    if (f == null) f = firstBelow("latency_histogram", bound.histogram, histogram, below);
+    return f;
+  }
+
+  private static String firstBelow(String name, long[] bound, long[] values, Below below) {
+    for (int i = 0; i < values.length; i++) {
+      if (values[i] < bound[i]) return below.describe(name + "[" + i + "]", bound[i], values[i]);
+    }
+    return null;
   }
 
   // ---- the snapshot record ---------------------------------------------------------------------
@@ -265,18 +283,6 @@ public final class RankTotals {
 
   private static void addInto(long[] into, long[] from, int sign) {
     for (int i = 0; i < into.length; i++) into[i] += sign * from[i];
-  }
-
-  private static String backwards(String name, long was, long now) {
-    return now < was ? name + " went backwards " + was + " -> " + now : null;
-  }
-
-  private static String backwards(String name, long[] was, long[] now) {
-    for (int i = 0; i < now.length; i++) {
-      String f = backwards(name + "[" + i + "]", was[i], now[i]);
-      if (f != null) return f;
-    }
-    return null;
   }
 
   private static long[] unboxed(List<Long> l) {
