@@ -104,7 +104,7 @@ public final class AttributionJob {
 
     SingleOutputStreamOperator<Attribution> attributions =
         rankWindows
-            .keyBy(AttributionJob::communicatorKey)
+            .keyBy((RankWindow w) -> CommunicatorKey.of(w))
             .process(
                 new AttributionFunction(
                     Thresholds.DEFAULT.withMinExcessUs(o.minExcessUs()), o.stateTtl()))
@@ -119,11 +119,6 @@ public final class AttributionJob {
         .sinkTo(sinks.deadLetters())
         .name("dead-letter sink")
         .uid("dead-letter-sink");
-  }
-
-  /** The communicator a rank window belongs to: the key of cross-rank state. */
-  public static CommunicatorKey communicatorKey(RankWindow w) {
-    return CommunicatorKey.of(w);
   }
 
   public static KafkaSource<RawRecord> kafkaSource(JobOptions o) {

@@ -217,7 +217,7 @@ class RecordedRunsITCase {
           rankWindows.stream()
               .filter(
                   w ->
-                      r.key().equals(AttributionJob.communicatorKey(w))
+                      r.key().equals(CommunicatorKey.of(w))
                           && w.getWindowEnd().toEpochMilli() > r.first()
                           && w.getWindowStart().toEpochMilli() <= r.last())
               .count();
@@ -237,7 +237,7 @@ class RecordedRunsITCase {
     assertThat(mine).allSatisfy(a -> assertThat(a.getMissingRanks()).containsExactly(3));
     assertThat(
             rankWindows.stream()
-                .filter(w -> dead.key().equals(AttributionJob.communicatorKey(w)))
+                .filter(w -> dead.key().equals(CommunicatorKey.of(w)))
                 .mapToLong(RankWindow::getTimeouts)
                 .sum())
         .as("timeouts counted by the ranks that waited on rank 3")

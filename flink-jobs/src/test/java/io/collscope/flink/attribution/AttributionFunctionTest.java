@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
-import io.collscope.flink.AttributionJob;
 import io.collscope.model.CommunicatorKey;
 import java.time.Duration;
 import java.util.List;
@@ -27,7 +26,7 @@ class AttributionFunctionTest {
     harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
             new KeyedProcessOperator<>(new AttributionFunction(Thresholds.DEFAULT, TTL)),
-            AttributionJob::communicatorKey,
+            (RankWindow w) -> CommunicatorKey.of(w),
             TypeInformation.of(CommunicatorKey.class));
     harness.open();
   }
