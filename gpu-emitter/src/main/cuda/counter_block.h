@@ -3,7 +3,7 @@
 // CounterBlock, Counter or Phase, or when either side has a constant the other lacks.
 #pragma once
 #define CB_MAGIC 1111708483  // 0x42435343, "CSCB" little-endian
-#define CB_LAYOUT_VERSION 2
+#define CB_LAYOUT_VERSION 3
 #define CB_OFF_SEQLOCK 16
 #define CB_OFF_CPS 24
 // Scalar counters (io.collscope.model.Counter), one u64 each from CB_OFF_COUNTERS.
@@ -22,5 +22,9 @@
 #define CB_PH_WAIT 3
 #define CB_PH_REDUCE 4
 #define CB_N_PHASES 5
-// peer_wait_cycles[W] from here, then peer_arrived_last[W], then latency_histogram[H].
+// peer_wait_cycles[W] from here, then peer_arrived_last[W], peer_late_cycles[W],
+// peer_late_histogram[W][CB_LATE_BUCKETS], then latency_histogram[H].
 #define CB_OFF_PEER_WAIT 112
+// A peer's lateness of c cycles lands in bucket clamp(floor(log2 c) - CB_LATE_SHIFT, 0, 15).
+#define CB_LATE_BUCKETS 16
+#define CB_LATE_SHIFT 9

@@ -116,6 +116,12 @@ __device__ __forceinline__ int bucket_of(u64 cycles, int buckets) {
   return b < buckets ? b : buckets - 1;
 }
 
+// RankTotals.lateBucketOf: factor-of-two buckets from 2^(CB_LATE_SHIFT + 1) cycles up.
+__device__ __forceinline__ int late_bucket_of(u64 cycles) {
+  const int b = cycles <= 1 ? 0 : 63 - __clzll((long long)cycles) - CB_LATE_SHIFT;
+  return b < 0 ? 0 : (b < CB_LATE_BUCKETS ? b : CB_LATE_BUCKETS - 1);
+}
+
 template <typename T>
 __device__ __forceinline__ float to_f(T v);
 template <>
@@ -156,8 +162,12 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
       cb[CB_OFF_PEER_WAIT / 8 + (i - T_PEER_WAIT)] = v / blocks;
     } else if (i >= T_PEER_LAST && i < T_PEER_LAST + world) {
       cb[CB_OFF_PEER_WAIT / 8 + world + (i - T_PEER_LAST)] = v;
+    } else if (i >= T_PEER_LATE && i < T_PEER_LATE + world) {
+      cb[CB_OFF_PEER_WAIT / 8 + 2 * world + (i - T_PEER_LATE)] = v / blocks;
+    } else if (i >= T_PEER_LATE_HIST && i < T_PEER_LATE_HIST + CB_LATE_BUCKETS * world) {
+      cb[CB_OFF_PEER_WAIT / 8 + 3 * world + (i - T_PEER_LATE_HIST)] = v;
     } else if (i >= T_HIST && i < T_HIST + buckets) {
-      cb[CB_OFF_PEER_WAIT / 8 + 2 * world + (i - T_HIST)] = v;
+      cb[CB_OFF_PEER_WAIT / 8 + (3 + CB_LATE_BUCKETS) * world + (i - T_HIST)] = v;
     }
   }
   __syncwarp();
@@ -206,6 +216,7 @@ __device__ void osar(const u64* __restrict__ P) {
   const bool clock_sampler = INSTR && blockIdx.x == 0 && threadIdx.x == 0;
   const u64 g0 = clock_sampler ? globaltimer() : 0;
   u64 my_share[OSAR_MAX_RANKS / 32] = {0};
+  u64 my_late[OSAR_MAX_RANKS / 32] = {0};
   bool my_last[OSAR_MAX_RANKS / 32] = {false};
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
@@ -320,33 +331,28 @@ __device__ void osar(const u64* __restrict__ P) {
     }
     __syncwarp();  // lane 0 may have raised s_abort
     if (INSTR && !s_abort) {
-      // Critical-path shares, one lane per peer: peer p is billed the interval from the latest
-      // earlier arrival (or this rank's publication) to its own, split among peers tied with it.
+      // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank
+      // published, whatever other peers did. The wait itself, publication to the last arrival,
+      // is billed whole to the peer(s) that gated it: those seen in the round that ended it.
       u64 latest = 0;
+      int gaters = 0;
       for (int q = 0; q < world; ++q)
         if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
+      for (int q = 0; q < world; ++q)
+        if (q != rank && s_arrival[q] == latest) ++gaters;
       const bool self_last = world == 1 || latest <= s_first_round;
       for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
         const int p = lane + 32 * k;
         if (p >= world) break;
-        u64 share = 0;
         bool last = false;
         if (p == rank) {
           last = self_last;  // every peer was already there at the first round
         } else {
           const u64 tp = s_arrival[p];
-          u64 prev = t3;
-          int ties = 0;
-          for (int q = 0; q < world; ++q) {
-            if (q == rank) continue;
-            const u64 tq = s_arrival[q];
-            if (tq == tp) ++ties;
-            else if (tq < tp && tq > prev) prev = tq;
-          }
-          share = tp > prev ? (tp - prev) / ties : 0;
+          my_late[k] = tp > t3 ? tp - t3 : 0;
+          my_share[k] = tp == latest && latest > t3 ? (latest - t3) / gaters : 0;
           last = !self_last && tp == latest;  // in the round that ended the wait
         }
-        my_share[k] = share;
         my_last[k] = last && blockIdx.x == 0;  // arrived-last from block 0's view
       }
     }
@@ -406,7 +412,10 @@ __device__ void osar(const u64* __restrict__ P) {
         const int p = threadIdx.x + 32 * k;
         if (p >= world) break;
         if (my_share[k]) atomicAdd(tot + T_PEER_WAIT + p, my_share[k]);
+        if (my_late[k]) atomicAdd(tot + T_PEER_LATE + p, my_late[k]);
         if (my_last[k]) atomicAdd(tot + T_PEER_LAST + p, 1ull);
+        if (blockIdx.x == 0 && p != rank)
+          atomicAdd(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(my_late[k]), 1ull);
       }
     }
     if (threadIdx.x == 0) {

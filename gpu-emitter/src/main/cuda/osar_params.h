@@ -49,6 +49,8 @@
 #define T_PHASES CB_N_COUNTERS                       // [CB_N_PHASES], summed over data blocks
 #define T_PEER_WAIT (T_PHASES + CB_N_PHASES)         // [world], summed over data blocks
 #define T_PEER_LAST (T_PEER_WAIT + OSAR_MAX_RANKS)   // [world], block 0's view
-#define T_HIST (T_PEER_LAST + OSAR_MAX_RANKS)        // [buckets]
+#define T_PEER_LATE (T_PEER_LAST + OSAR_MAX_RANKS)   // [world], summed over data blocks
+#define T_PEER_LATE_HIST (T_PEER_LATE + OSAR_MAX_RANKS)  // [world][CB_LATE_BUCKETS], block 0's view
+#define T_HIST (T_PEER_LATE_HIST + OSAR_MAX_RANKS * CB_LATE_BUCKETS)  // [buckets]
 #define T_WORDS (T_HIST + OSAR_HIST_MAX)
-#define S_WORDS 146                                  // S_TOT + T_WORDS
+#define S_WORDS 690                                  // S_TOT + T_WORDS

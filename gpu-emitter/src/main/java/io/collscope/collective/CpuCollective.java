@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>guard — wait until every peer has acked the slot this collective reuses (ring of slots);
  *   <li>copy — input into this rank's slot;
  *   <li>publish — until this rank's flag (= collective sequence number) is visible to peers;
- *   <li>wait — from this rank's publication until every peer's flag is seen, billed to peers as
- *       critical-path shares (see counters/README.md);
+ *   <li>wait — from this rank's publication until every peer's flag is seen, billed whole to the
+ *       peer(s) that gated it; each peer's lateness is counted too (see counters/README.md);
  *   <li>reduce — sum every rank's slot, ack the slot, check the result.
  * </ol>
  *
@@ -139,7 +139,7 @@ public final class CpuCollective implements CollectiveBackend {
     private final float[] input;
     private final float[] output;
     private final boolean[] seen;
-    private final int[] justSeen;
+    private final long[] seenAt;
     // State of the wait in progress (thread-confined), read by pollPeers.
     private int lastGroup;
     private int remaining;
@@ -156,7 +156,7 @@ public final class CpuCollective implements CollectiveBackend {
       this.input = new float[cfg.elements()];
       this.output = new float[cfg.elements()];
       this.seen = new boolean[n];
-      this.justSeen = new int[n];
+      this.seenAt = new long[n];
       this.linkDelay = new long[n];
       for (int p = 0; p < n; p++) {
         linkDelay[p] = faults.linkDelayNanos(p, r);
@@ -262,43 +262,37 @@ public final class CpuCollective implements CollectiveBackend {
     }
 
     /**
-     * Waits for every peer's flag, billing each arrival interval to the peer that ended it. Peers
-     * first seen in the same poll pass arrived within the same observation interval; which of them
-     * was last cannot be told, so they share it equally (billing it to the first in index order
-     * would bias the matrix towards low ranks).
+     * Waits for every peer's flag. Each peer's lateness is the time from this rank's publication
+     * until its flag was seen; the wait itself is billed whole to the peer(s) that gated it — those
+     * first seen in the poll pass that ended it (which of them was last cannot be told, so they
+     * share it equally: billing it to the first in index order would bias the matrix towards low
+     * ranks).
      */
     private boolean awaitPeers(long seq, int slot, long start) {
       java.util.Arrays.fill(seen, false);
       seen[r] = true;
       remaining = n - 1;
-      lastArrival = start;
       polls = 0;
+      lastArrival = start;
       pollSeq = seq;
       pollSlot = slot;
       boolean ok =
           Backoff.await(
               this::pollPeers, start, cfg.waitBudgetNanos(), CpuCollective.this::isRunning);
-      if (ok) {
-        if (polls == 1) {
-          acc.peerArrivedLast()[r]++; // every peer was already there: this rank arrived last
-        } else {
-          for (int i = 0; i < lastGroup; i++) {
-            acc.peerArrivedLast()[justSeen[i]]++;
-          }
-        }
-        return true;
-      }
-      // Timed out: the time since the last arrival goes, split evenly, to the missing peers.
-      if (remaining > 0) {
-        long share = (System.nanoTime() - lastArrival) / remaining;
-        for (int p = 0; p < n; p++) {
-          if (!seen[p]) {
-            acc.peerWaitCycles()[p] += share;
-            acc.peerArrivedLast()[p]++;
-          }
+      long end = ok ? lastArrival : System.nanoTime();
+      int gaters = ok ? lastGroup : remaining;
+      for (int p = 0; p < n; p++) {
+        if (p == r) continue;
+        // A peer still missing at a timeout was late by the whole wait, and gated it.
+        boolean gated = ok ? seenAt[p] == end : !seen[p];
+        acc.recordLateness(p, (seen[p] ? seenAt[p] : end) - start);
+        if (gated) {
+          acc.peerWaitCycles()[p] += (end - start) / gaters;
+          if (!ok || polls > 1) acc.peerArrivedLast()[p]++;
         }
       }
-      return false;
+      if (ok && polls == 1) acc.peerArrivedLast()[r]++; // every peer was already there
+      return ok;
     }
 
     /** One poll round of {@link #awaitPeers}: true once every peer's flag has been seen. */
@@ -310,13 +304,10 @@ public final class CpuCollective implements CollectiveBackend {
         if (seen[p] || flags.getAcquire(p) < pollSeq) continue;
         if (linkDelay[p] > 0 && publishNanos[p][pollSlot] + linkDelay[p] > now) continue;
         seen[p] = true;
-        justSeen[fresh++] = p;
+        seenAt[p] = now;
+        fresh++;
       }
       if (fresh > 0) {
-        long share = (now - lastArrival) / fresh;
-        for (int i = 0; i < fresh; i++) {
-          acc.peerWaitCycles()[justSeen[i]] += share;
-        }
         remaining -= fresh;
         lastArrival = now;
         lastGroup = fresh;

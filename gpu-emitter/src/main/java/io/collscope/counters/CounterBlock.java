@@ -25,7 +25,7 @@ import java.util.Map;
 public final class CounterBlock {
 
   public static final int MAGIC = 0x42435343; // "CSCB" little-endian
-  public static final int LAYOUT_VERSION = 2;
+  public static final int LAYOUT_VERSION = 3;
   public static final int DEFAULT_HISTOGRAM_BUCKETS = 40;
 
   // Header: immutable after creation.
@@ -56,7 +56,7 @@ public final class CounterBlock {
 
   /** Bytes needed for a block of this shape, rounded up to 128 (one block per cache line pair). */
   public static int sizeOf(int worldSize, int buckets) {
-    int raw = OFF_PEER_WAIT + 8 * (2 * worldSize + buckets);
+    int raw = OFF_PEER_WAIT + 8 * ((3 + RankTotals.LATE_BUCKETS) * worldSize + buckets);
     return (raw + 127) & ~127;
   }
 
@@ -77,6 +77,8 @@ public final class CounterBlock {
     for (Phase p : Phase.values()) m.put("CB_PH_" + p.name(), (long) p.ordinal());
     m.put("CB_N_PHASES", (long) Phase.COUNT);
     m.put("CB_OFF_PEER_WAIT", (long) OFF_PEER_WAIT);
+    m.put("CB_LATE_BUCKETS", (long) RankTotals.LATE_BUCKETS);
+    m.put("CB_LATE_SHIFT", (long) RankTotals.LATE_SHIFT);
     return m;
   }
 
@@ -147,8 +149,16 @@ public final class CounterBlock {
     return OFF_PEER_WAIT + 8 * (worldSize + p);
   }
 
+  int offPeerLate(int p) {
+    return OFF_PEER_WAIT + 8 * (2 * worldSize + p);
+  }
+
+  int offPeerLateHistogram(int i) {
+    return OFF_PEER_WAIT + 8 * (3 * worldSize + i);
+  }
+
   int offHistogram(int i) {
-    return OFF_PEER_WAIT + 8 * (2 * worldSize + i);
+    return OFF_PEER_WAIT + 8 * ((3 + RankTotals.LATE_BUCKETS) * worldSize + i);
   }
 
   /**
@@ -173,9 +183,15 @@ public final class CounterBlock {
     for (Phase p : Phase.values()) buf.putLong(offPhase(p), t.cycles(p));
     long[] peerWait = t.peerWaitCycles();
     long[] peerLast = t.peerArrivedLast();
+    long[] peerLate = t.peerLateCycles();
     for (int p = 0; p < worldSize; p++) {
       buf.putLong(offPeerWait(p), peerWait[p]);
       buf.putLong(offPeerLast(p), peerLast[p]);
+      buf.putLong(offPeerLate(p), peerLate[p]);
+    }
+    long[] lateHist = t.peerLateHistogram();
+    for (int i = 0; i < lateHist.length; i++) {
+      buf.putLong(offPeerLateHistogram(i), lateHist[i]);
     }
     long[] hist = t.histogram();
     for (int i = 0; i < buckets; i++) {

@@ -58,10 +58,16 @@ public final class SnapshotReader {
       for (Phase p : Phase.values()) t.setCycles(p, b.getLong(CounterBlock.offPhase(p)));
       long[] peerWait = t.peerWaitCycles();
       long[] peerLast = t.peerArrivedLast();
+      long[] peerLate = t.peerLateCycles();
+      long[] lateHist = t.peerLateHistogram();
       long[] hist = t.histogram();
       for (int p = 0; p < w; p++) {
         peerWait[p] = b.getLong(block.offPeerWait(p));
         peerLast[p] = b.getLong(block.offPeerLast(p));
+        peerLate[p] = b.getLong(block.offPeerLate(p));
+      }
+      for (int i = 0; i < lateHist.length; i++) {
+        lateHist[i] = b.getLong(block.offPeerLateHistogram(i));
       }
       for (int i = 0; i < h; i++) {
         hist[i] = b.getLong(block.offHistogram(i));

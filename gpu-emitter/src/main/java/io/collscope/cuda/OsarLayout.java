@@ -38,7 +38,7 @@ final class OsarLayout {
   static final int S_NEXT_SEQ = 0;
   static final int S_ABORT = 4;
   static final int S_CPS = 5;
-  static final int S_WORDS = 146;
+  static final int S_WORDS = 690;
 
   /**
    * Per-rank sync region: flag, ack, publish times per slot, ack times per seq % 64, and the abort

@@ -43,6 +43,18 @@ public final class Snapshots {
           + " entries, world_size is "
           + n;
     }
+    int late = s.getPeerLateCycles().size();
+    int lateHist = s.getPeerLateHistogram().size();
+    if (!(late == 0 && lateHist == 0) && !(late == n && lateHist == n * RankTotals.LATE_BUCKETS)) {
+      return "peer_late_cycles/peer_late_histogram have "
+          + late
+          + "/"
+          + lateHist
+          + " entries, expected none or "
+          + n
+          + "/"
+          + n * RankTotals.LATE_BUCKETS;
+    }
     if (s.getCyclesPerSecond() <= 0) {
       return "cycles_per_second " + s.getCyclesPerSecond() + " <= 0";
     }

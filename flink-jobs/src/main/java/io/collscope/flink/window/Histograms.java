@@ -1,5 +1,7 @@
 package io.collscope.flink.window;
 
+import io.collscope.model.RankTotals;
+
 /** Quantiles from the counter block's log2 latency histogram. */
 public final class Histograms {
 
@@ -22,5 +24,26 @@ public final class Histograms {
       }
     }
     return Math.scalb(1.0, histogram.length) / cyclesPerSecond * 1e6;
+  }
+
+  /**
+   * The upper edge, in microseconds, of the bucket holding quantile {@code q} of one peer's
+   * lateness histogram: the {@link RankTotals#LATE_BUCKETS} entries from {@code from} (bucket b
+   * ends at 2^(b + LATE_SHIFT + 1) cycles; the open last bucket reports its lower edge). 0 when the
+   * peer has no counts.
+   */
+  public static double lateQuantileUs(long[] hist, int from, double q, double cyclesPerSecond) {
+    long total = 0;
+    for (int b = 0; b < RankTotals.LATE_BUCKETS; b++) total += hist[from + b];
+    if (total == 0 || cyclesPerSecond <= 0) return 0;
+    long rank = Math.max(1, (long) Math.ceil(q * total));
+    long seen = 0;
+    int b = 0;
+    for (; b < RankTotals.LATE_BUCKETS - 1; b++) {
+      seen += hist[from + b];
+      if (seen >= rank) break;
+    }
+    int edge = b + RankTotals.LATE_SHIFT + (b == RankTotals.LATE_BUCKETS - 1 ? 0 : 1);
+    return Math.scalb(1.0, edge) / cyclesPerSecond * 1e6;
   }
 }

@@ -26,5 +26,8 @@ public class RankWindowAccumulator {
 
   public double[] peerWaitUs;
 
+  /** Empty when the window's snapshots predate per-peer lateness (version 4). */
+  public double[] peerLateUs;
+
   public RankWindowAccumulator() {}
 }

@@ -19,12 +19,14 @@ public final class RankWindowAggregate
     RankTotals t = d.totals;
     if (a.totals == null
         || a.totals.worldSize() != t.worldSize()
-        || a.totals.histogramBuckets() != t.histogramBuckets()) {
+        || a.totals.histogramBuckets() != t.histogramBuckets()
+        || a.totals.hasLateness() != t.hasLateness()) {
       // First delta, or a rank that rebooted into another shape within the window: the window
       // describes the latest shape only.
-      a.totals = new RankTotals(t.worldSize(), t.histogramBuckets());
+      a.totals = t.minus(t);
       a.phaseUs = new double[Phase.COUNT];
       a.peerWaitUs = new double[t.worldSize()];
+      a.peerLateUs = new double[t.peerLateCycles().length];
     }
     a.cluster = d.cluster;
     a.job = d.job;
@@ -38,6 +40,8 @@ public final class RankWindowAggregate
     for (Phase p : Phase.values()) a.phaseUs[p.ordinal()] += t.cycles(p) * usPerCycle;
     long[] peerWait = t.peerWaitCycles();
     for (int p = 0; p < peerWait.length; p++) a.peerWaitUs[p] += peerWait[p] * usPerCycle;
+    long[] peerLate = t.peerLateCycles();
+    for (int p = 0; p < peerLate.length; p++) a.peerLateUs[p] += peerLate[p] * usPerCycle;
     return a;
   }
 
@@ -53,6 +57,7 @@ public final class RankWindowAggregate
     a.totals.addAll(b.totals);
     for (int i = 0; i < a.phaseUs.length; i++) a.phaseUs[i] += b.phaseUs[i];
     for (int p = 0; p < a.peerWaitUs.length; p++) a.peerWaitUs[p] += b.peerWaitUs[p];
+    for (int p = 0; p < a.peerLateUs.length; p++) a.peerLateUs[p] += b.peerLateUs[p];
     return a;
   }
 }

@@ -33,6 +33,14 @@ public final class RankWindowFunction
     double clockHz = t.clockRate(a.cyclesPerSecond);
     List<Double> peerWait = new ArrayList<>(a.peerWaitUs.length);
     for (double us : a.peerWaitUs) peerWait.add(us * per);
+    List<Double> peerLate = new ArrayList<>(a.peerLateUs.length);
+    for (double us : a.peerLateUs) peerLate.add(us * per);
+    List<Double> peerLateP99 = new ArrayList<>(peerLate.size());
+    long[] lateHist = t.peerLateHistogram();
+    for (int p = 0; p < peerLate.size(); p++) {
+      peerLateP99.add(
+          Histograms.lateQuantileUs(lateHist, p * RankTotals.LATE_BUCKETS, 0.99, clockHz));
+    }
     RankWindow w = new RankWindow();
     w.setCluster(a.cluster);
     w.setJob(a.job);
@@ -50,6 +58,8 @@ public final class RankWindowFunction
     w.setP99Us(Histograms.quantileUs(t.histogram(), 0.99, clockHz));
     w.setClockHz(clockHz);
     w.setPeerWaitMeanUs(peerWait);
+    w.setPeerLateMeanUs(peerLate);
+    w.setPeerLateP99Us(peerLateP99);
     w.setPeerArrivedLast(RankTotals.boxed(t.peerArrivedLast()));
     return w;
   }
