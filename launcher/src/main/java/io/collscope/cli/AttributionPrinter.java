@@ -140,13 +140,14 @@ final class AttributionPrinter implements Consumer<Attribution> {
   }
 
   /**
-   * {@code SLOW_RANK(5,RING_FULL)}, {@code SLOW_LINK(3->6)} or {@code SILENT_RANK(3,TIMED_OUT)}:
-   * one token, also in tail's lines.
+   * {@code SLOW_RANK(5,RING_FULL)}, {@code SLOW_LINK(3->6)}, {@code SILENT_RANK(3,TIMED_OUT)} or
+   * {@code UNIFORM_SLOWDOWN(LINK)}: one token, also in tail's lines.
    */
   static String finding(Finding f) {
     return switch (f.getKind()) {
       case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
       case SLOW_RANK, SILENT_RANK -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
+      case UNIFORM_SLOWDOWN -> "UNIFORM_SLOWDOWN(" + f.getCause() + ")";
       case UNKNOWN -> "UNKNOWN(" + f.getRank() + ")";
     };
   }

@@ -24,9 +24,13 @@ import org.apache.flink.util.Collector;
  * by then is reported missing. Rank windows of a window already attributed are late: counted and
  * dropped, so a window is attributed exactly once.
  *
+ * <p>It also keeps the communicator's {@link CollectiveBaseline}, learned from its windows without
+ * findings, so a window where every rank got slower reads UNIFORM_SLOWDOWN rather than NONE.
+ *
  * <p>State ends: pending windows leave state when they fire, and the end of the last attributed
- * window (kept to recognise late rank windows) is dropped once the communicator has been quiet for
- * {@code idleTimeout} of event time. A communicator that is gone leaves no state and no timer.
+ * window (kept to recognise late rank windows) and the baseline are dropped once the communicator
+ * has been quiet for {@code idleTimeout} of event time. A communicator that is gone leaves no state
+ * and no timer.
  */
 public final class AttributionFunction
     extends KeyedProcessFunction<CommunicatorKey, RankWindow, Attribution> {
@@ -36,6 +40,7 @@ public final class AttributionFunction
   private transient MapState<Long, List<RankWindow>> pending;
   private transient ValueState<Long> lastFired;
   private transient ValueState<Long> cleanupAt;
+  private transient ValueState<CollectiveBaseline> baseline;
   private transient Counter late;
   private transient Counter expired;
 
@@ -55,6 +60,11 @@ public final class AttributionFunction
                     new ListTypeInfo<>(TypeInformation.of(RankWindow.class))));
     lastFired = getRuntimeContext().getState(new ValueStateDescriptor<>("lastFired", Types.LONG));
     cleanupAt = getRuntimeContext().getState(new ValueStateDescriptor<>("cleanupAt", Types.LONG));
+    baseline =
+        getRuntimeContext()
+            .getState(
+                new ValueStateDescriptor<>(
+                    "baseline", TypeInformation.of(CollectiveBaseline.class)));
     late = getRuntimeContext().getMetricGroup().counter("lateRankWindows");
     expired = getRuntimeContext().getMetricGroup().counter("expiredCommunicators");
   }
@@ -92,7 +102,16 @@ public final class AttributionFunction
         scheduleCleanup(ctx, end - 1 + idleTimeoutMs);
       }
       long start = list.get(0).getWindowStart().toEpochMilli();
-      out.collect(Attributor.attribute(ctx.getCurrentKey(), start, end, list, thresholds));
+      CollectiveBaseline b = baseline.value();
+      if (b == null) b = new CollectiveBaseline();
+      Attribution a = Attributor.attribute(ctx.getCurrentKey(), start, end, list, thresholds, b);
+      // Only windows with nothing wrong teach the baseline what the collective costs, and only
+      // complete ones: a missing rank's window says nothing about the whole communicator.
+      if (a.getFindings().isEmpty() && a.getMissingRanks().isEmpty() && a.getCollectiveUs() > 0) {
+        b.add(Attributor.bytesPerCall(list), a.getCollectiveUs(), Attributor.phaseMedians(list));
+        baseline.update(b);
+      }
+      out.collect(a);
     }
     Long cleanup = cleanupAt.value();
     if (cleanup != null && cleanup == timestamp) {
@@ -100,6 +119,7 @@ public final class AttributionFunction
       if (due <= timestamp && pending.isEmpty()) {
         lastFired.clear();
         cleanupAt.clear();
+        baseline.clear();
         expired.inc();
       } else {
         // A newer window fired (or one is pending) since the timer was set: look again later.

@@ -15,37 +15,57 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.TreeMap;
+import java.util.function.ToDoubleFunction;
 
 /**
- * The attribution rule, as a pure function of one communicator's rank windows.
+ * The attribution rule, as a pure function of one communicator's rank windows (and, for uniform
+ * slowdowns, of its {@link CollectiveBaseline}).
  *
- * <p>Build the delay matrix {@code M[r][p]}: mean wait per collective of rank r billed to peer p.
- * Its noise floor is the lower quartile of the off-diagonal cells (zero with two ranks, where there
- * are too few cells to tell noise from signal); a cell is high when it exceeds the floor by {@link
- * Thresholds#minExcessUs()} and by a factor {@link Thresholds#cellFactor()}.
+ * <p><b>The delay matrix.</b> {@code L[r][p]}: mean lateness per collective of peer p as rank r saw
+ * it — from r's publication until p's flag was visible. Each late peer shows its whole lateness
+ * whatever the others did, so two or three stragglers each get a column of their own (a bill split
+ * between them, as the wait itself is, would hide all but the last). {@code T[r][p]} is the same
+ * cell's p99 from its lateness histogram: the tail a peer that is slow in one collective out of ten
+ * leaves while its mean hides it. Counters of emitters before snapshot version 4 have no lateness:
+ * their per-peer waits stand in for {@code L}, and there are no tails.
+ *
+ * <p><b>Noise and threshold.</b> The floor is the lower quartile of the off-diagonal cells (with
+ * two ranks, the smaller cell: one direction is always clean unless both are slow). The noise is
+ * how far a typical cell's p99 lies above its mean, the median over cells (the smaller, with two
+ * ranks): measured in this window, so jitter of a loaded CPU host raises it and a quiet GPU keeps
+ * it near zero. A cell is high when it exceeds the floor by the window's threshold — the largest of
+ * {@link Thresholds#absFloorUs()}, {@link Thresholds#relExcess()} of the collective's own cost and
+ * {@link Thresholds#noiseFactor()} × the noise ({@link Thresholds#minExcessUs()} without tails) —
+ * and is at least {@link Thresholds#cellFactor()} times the floor. The collective's own cost is the
+ * smallest mean time per collective over the present ranks: the last to arrive waits least, so its
+ * time is what the collective costs without waiting on anyone.
  *
  * <ul>
  *   <li><b>Slow rank p</b>: most of column p is high (every peer waits on p) and p itself waits
- *       little — the straggler arrives last and waits least. Its own phases say why: the cause
- *       ({@link Phase#blame()}) whose phases exceed its peers' most, e.g. {@code guard} →
- *       RING_FULL, {@code publish} → SLOW_PUBLISH, {@code copy+reduce} → SLOW_COPY_REDUCE; none →
- *       ARRIVED_LATE.
+ *       little — the straggler arrives last and waits least. Several columns can pass at once: each
+ *       is its own finding. Its own phases say why: the cause ({@link Phase#blame()}) whose phases
+ *       exceed its peers' most, e.g. {@code guard} → RING_FULL, {@code publish} → SLOW_PUBLISH,
+ *       {@code copy+reduce} → SLOW_COPY_REDUCE; none → ARRIVED_LATE.
+ *   <li><b>Intermittently slow rank p</b>: the same column test on the tails {@code T} instead of
+ *       the means, for a column whose means did not pass: p is late in a few collectives only.
  *   <li><b>Slow link p→r</b>: one cell (r, p) high that stands out of its column (the other ranks
  *       do not wait on p). Its receiver r then arrives late at the next collective, so column r is
  *       high too, but r waits as much as it is waited on: a victim, not a culprit.
+ *   <li><b>Uniform slowdown</b>: the collective's own cost exceeds its baseline by {@link
+ *       Thresholds#uniformRel()} and by the threshold. No rank is later than another, so the matrix
+ *       is quiet; the cause is that of the phase that grew most (LINK when it is the wait: every
+ *       path is slower).
  * </ul>
  *
  * A rank missing from the window has no row and no column in that matrix, but the present ranks'
- * rows still bill it what they waited on it:
+ * rows still show what they waited on it:
  *
  * <ul>
  *   <li><b>Silent rank s</b>: s is missing, yet the present ranks' column on s passes the slow-rank
- *       column test against the same noise floor — at least {@link Thresholds#columnFraction()} of
- *       the present ranks have a high cell on s, and their mean excess on it is at least {@link
- *       Thresholds#minExcessUs()}. There is no row test: s has no row. If the ranks that waited on
- *       it counted timeouts, their waits on it passed their budget (TIMED_OUT: it died or hangs);
- *       otherwise it keeps up, late, but its reporter is gone (NOT_REPORTING). A missing rank whose
- *       column is noise (its window simply has no data) is only listed as missing.
+ *       column test against the same floor. There is no row test: s has no row. If the ranks that
+ *       waited on it counted timeouts, their waits on it passed their budget (TIMED_OUT: it died or
+ *       hangs); otherwise it keeps up, late, but its reporter is gone (NOT_REPORTING). A missing
+ *       rank whose column is noise (its window simply has no data) is only listed as missing.
  *   <li>A collective that times out in {@code guard} waited for a peer's ack of a ring slot that
  *       never came, and {@code guard} is not billed per peer; once timed-out collectives go
  *       unacked, every later one times out there, with no per-peer wait at all. So a present rank
@@ -53,47 +73,43 @@ import java.util.TreeMap;
  *       the emitter bills a timed-out wait in equal shares to the peers it never saw.
  *   <li><b>Aborts are not culprits</b>: a timeout abandons the collective at a different moment on
  *       each rank, so the present ranks fall out of step and wait on each other for a while. Those
- *       waits are a small share of the timeouts that caused them (in the recorded dead-rank run,
- *       with 1 s budgets, the present ranks then waited 1–4 ms per call on each other: 0.1–0.4% of
- *       the silent rank's excess), so in a window with a TIMED_OUT silent rank a finding against
- *       present ranks must also reach {@link Thresholds#abortShare()} (a tenth) of the silent
- *       rank's excess wait, well above that. The matrix of the present ranks never held the silent
- *       rank's column, so nothing else changes. Without timeouts nothing is aborted, and the
- *       present ranks are attributed as usual.
+ *       waits are a small share of the timeouts that caused them, so in a window with a TIMED_OUT
+ *       silent rank a finding against present ranks must also reach {@link Thresholds#abortShare()}
+ *       of the silent rank's excess.
  * </ul>
  *
- * Each culprit is one {@link Finding}; several are reported for one window with the verdict
- * MULTIPLE.
+ * Each culprit is one {@link Finding}, strongest first; several make the verdict MULTIPLE. A
+ * finding's confidence grows with how far its excess stands above the threshold and with the share
+ * of peers that see it, and shrinks when the ranks counted fewer than {@link Thresholds#minCalls()}
+ * collectives in the window.
  */
 public final class Attributor {
 
   private Attributor() {}
 
+  /** Attributes without a baseline: no uniform slowdown can be told. */
   public static Attribution attribute(
       CommunicatorKey communicator,
       long startMs,
       long endMs,
       List<RankWindow> windows,
       Thresholds t) {
-    int n = 0;
-    TreeMap<Integer, RankWindow> byRank = new TreeMap<>();
-    for (RankWindow w : windows) {
-      n = Math.max(n, w.getWorldSize());
-      byRank.put(w.getRank(), w);
-    }
-    List<Integer> present = new ArrayList<>();
-    List<Integer> missing = new ArrayList<>();
-    for (int r = 0; r < n; r++) {
-      RankWindow w = byRank.get(r);
-      if (w != null && w.getCalls() > 0 && w.getPeerWaitMeanUs().size() == n) present.add(r);
-      else missing.add(r);
-    }
+    return attribute(communicator, startMs, endMs, windows, t, new CollectiveBaseline());
+  }
 
+  public static Attribution attribute(
+      CommunicatorKey communicator,
+      long startMs,
+      long endMs,
+      List<RankWindow> windows,
+      Thresholds t,
+      CollectiveBaseline baseline) {
+    Matrix x = Matrix.of(windows);
     List<RankPhases> table = new ArrayList<>();
     int maxWaitRank = -1;
     double maxWait = 0;
-    for (int r : present) {
-      RankWindow w = byRank.get(r);
+    for (int r : x.present) {
+      RankWindow w = x.byRank.get(r);
       RankPhases row = new RankPhases();
       row.setRank(r);
       row.setCalls(w.getCalls());
@@ -105,34 +121,13 @@ public final class Attributor {
         maxWaitRank = r;
       }
     }
+    double threshold =
+        x.tails
+            ? Math.max(t.absFloorUs(), Math.max(t.relExcess() * x.cost, t.noiseFactor() * x.noise))
+            : Math.max(t.minExcessUs(), t.relExcess() * x.cost);
+    Judge judge = new Judge(x, t, threshold);
 
-    Attribution.Builder out =
-        Attribution.newBuilder()
-            .setCluster(communicator.cluster())
-            .setJob(communicator.job())
-            .setCommunicator(communicator.communicator())
-            .setWindowStart(Instant.ofEpochMilli(startMs))
-            .setWindowEnd(Instant.ofEpochMilli(endMs))
-            .setWorldSize(n)
-            .setRanks(table)
-            .setMaxWaitRank(maxWaitRank)
-            .setMaxWaitMeanUs(maxWait)
-            .setMissingRanks(missing);
-
-    int k = present.size();
-    double[][] m = new double[k][k];
-    List<Double> cells = new ArrayList<>();
-    for (int i = 0; i < k; i++) {
-      List<Double> row = byRank.get(present.get(i)).getPeerWaitMeanUs();
-      for (int j = 0; j < k; j++) {
-        if (i == j) continue;
-        m[i][j] = row.get(present.get(j));
-        cells.add(m[i][j]);
-      }
-    }
-    double base = k <= 2 ? 0 : lowerQuartile(cells);
-
-    List<Finding> findings = silentRanks(present, missing, byRank, base, t);
+    List<Finding> findings = judge.silentRanks();
     double timedOutExcess =
         findings.stream()
             .filter(f -> f.getCause() == Cause.TIMED_OUT)
@@ -140,194 +135,500 @@ public final class Attributor {
             .max()
             .orElse(0);
     // One rank waits on no present peer: only silent ranks can be named.
-    if (k >= 2) {
-      for (Finding f : slowRanksAndLinks(present, byRank, m, base, t)) {
+    if (x.k >= 2) {
+      for (Finding f : judge.slowRanksAndLinks()) {
         if (f.getExcessWaitUs() >= t.abortShare() * timedOutExcess) findings.add(f);
       }
+    }
+    double baselineUs =
+        baseline.matches(x.bytesPerCall) && baseline.ready(t.baselineWindows())
+            ? baseline.cost()
+            : 0;
+    if (baselineUs > 0 && x.k >= 1 && timedOutExcess == 0) {
+      Finding u = judge.uniformSlowdown(baseline, baselineUs);
+      if (u != null) findings.add(u);
     }
     findings.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
 
     double confidence;
     if (!findings.isEmpty()) {
       confidence = findings.get(0).getConfidence();
-    } else if (k < 2) {
+    } else if (x.k < 2) {
       // With the others missing there is nothing to compare.
-      confidence = n == 1 ? 1.0 : 0.0;
+      confidence = x.n == 1 ? 1.0 : 0.0;
     } else {
-      double maxExcess =
-          Math.max(0, cells.stream().mapToDouble(Double::doubleValue).max().orElse(0) - base);
-      confidence = clamp(1.0 - maxExcess / (2 * t.minExcessUs()));
+      double maxExcess = 0;
+      for (int i = 0; i < x.k; i++) {
+        for (int j = 0; j < x.k; j++) if (i != j) maxExcess = Math.max(maxExcess, x.excess(i, j));
+      }
+      confidence = clamp(1.0 - maxExcess / (2 * threshold)) * x.callsFactor(t);
     }
-    return out.setVerdict(verdict(findings))
+    return Attribution.newBuilder()
+        .setCluster(communicator.cluster())
+        .setJob(communicator.job())
+        .setCommunicator(communicator.communicator())
+        .setWindowStart(Instant.ofEpochMilli(startMs))
+        .setWindowEnd(Instant.ofEpochMilli(endMs))
+        .setWorldSize(x.n)
+        .setRanks(table)
+        .setMaxWaitRank(maxWaitRank)
+        .setMaxWaitMeanUs(maxWait)
+        .setMissingRanks(x.missing)
+        .setVerdict(verdict(findings))
         .setFindings(findings)
         .setConfidence(confidence)
+        .setCollectiveUs(x.cost)
+        .setBaselineUs(baselineUs)
+        .setThresholdUs(threshold)
+        .setNoiseUs(x.noise)
         .build();
   }
 
   /**
-   * The missing ranks that the present ranks wait on: column test of the slow rank, without the row
-   * test, over each present rank's wait billed to the missing rank plus, if it timed out, its share
-   * of its guard time.
+   * The collective's own cost in a window, and the median of each phase over the present ranks:
+   * what {@link CollectiveBaseline} remembers of a window without findings.
    */
-  private static List<Finding> silentRanks(
-      List<Integer> present,
-      List<Integer> missing,
-      TreeMap<Integer, RankWindow> byRank,
-      double base,
-      Thresholds t) {
-    List<Finding> found = new ArrayList<>();
-    if (present.isEmpty()) return found;
-    int k = present.size();
-    for (int s : missing) {
-      int highCount = 0;
-      double colExcess = 0;
-      long timeouts = 0;
-      long calls = 0;
-      for (int r : present) {
-        RankWindow w = byRank.get(r);
-        double cell = w.getPeerWaitMeanUs().get(s);
-        // A timed-out guard waited for an ack nobody billed to a peer: see the class comment.
-        if (w.getTimeouts() > 0) cell += meanUs(w, Phase.GUARD) / missing.size();
-        double excess = Math.max(0, cell - base);
-        colExcess += excess;
-        if (excess >= t.minExcessUs() && cell >= t.cellFactor() * base) {
-          highCount++;
-          timeouts += w.getTimeouts();
-          calls += w.getCalls();
-        }
-      }
-      colExcess /= k;
-      double highFrac = (double) highCount / k;
-      if (highFrac < t.columnFraction() || colExcess < t.minExcessUs()) continue;
-      found.add(
-          new Finding(
-              FindingKind.SILENT_RANK,
-              s,
-              -1,
-              timeouts > 0 ? Cause.TIMED_OUT : Cause.NOT_REPORTING,
-              clamp(highFrac * colExcess / (colExcess + base)),
-              colExcess,
-              String.format(
-                  Locale.ROOT,
-                  "%d of %d present ranks waited on rank %d, which sent no data, %.1fus/call over the %.1fus floor; %s",
-                  highCount,
-                  k,
-                  s,
-                  colExcess,
-                  base,
-                  timeouts > 0
-                      ? String.format(
-                          Locale.ROOT, "they timed out in %d of their %d calls", timeouts, calls)
-                      : "none of them timed out: it runs, but does not report")));
-    }
-    return found;
+  public static double[] phaseMedians(List<RankWindow> windows) {
+    Matrix x = Matrix.of(windows);
+    double[] m = new double[Phase.COUNT];
+    for (Phase p : Phase.values()) m[p.ordinal()] = x.median(w -> meanUs(w, p), -1);
+    return m;
   }
 
-  /** Slow ranks and slow links among the present ranks, from their delay matrix {@code m}. */
-  private static List<Finding> slowRanksAndLinks(
-      List<Integer> present,
-      TreeMap<Integer, RankWindow> byRank,
-      double[][] m,
-      double base,
-      Thresholds t) {
-    int k = present.size();
-    double[][] e = new double[k][k];
-    boolean[][] high = new boolean[k][k];
-    for (int i = 0; i < k; i++) {
-      for (int j = 0; j < k; j++) {
-        if (i == j) continue;
-        e[i][j] = Math.max(0, m[i][j] - base);
-        high[i][j] = e[i][j] >= t.minExcessUs() && m[i][j] >= t.cellFactor() * base;
+  /** The collective's own cost (µs per collective) and bytes per call of a window. */
+  public static double cost(List<RankWindow> windows) {
+    return Matrix.of(windows).cost;
+  }
+
+  public static long bytesPerCall(List<RankWindow> windows) {
+    return Matrix.of(windows).bytesPerCall;
+  }
+
+  /**
+   * One window's delay matrix over the present ranks, its floor and noise, and the collective's own
+   * cost.
+   */
+  private static final class Matrix {
+    final TreeMap<Integer, RankWindow> byRank = new TreeMap<>();
+    final List<Integer> present = new ArrayList<>();
+    final List<Integer> missing = new ArrayList<>();
+    int n;
+    int k;
+    boolean tails;
+    double[][] m; // mean lateness, present x present
+    double[][] p99; // its tails, when present
+    double base;
+    double tailBase;
+    double noise;
+    double cost;
+    long bytesPerCall;
+    long minCalls;
+
+    static Matrix of(List<RankWindow> windows) {
+      Matrix x = new Matrix();
+      for (RankWindow w : windows) {
+        x.n = Math.max(x.n, w.getWorldSize());
+        x.byRank.put(w.getRank(), w);
+      }
+      for (int r = 0; r < x.n; r++) {
+        RankWindow w = x.byRank.get(r);
+        if (w != null && w.getCalls() > 0 && w.getPeerWaitMeanUs().size() == x.n) x.present.add(r);
+        else x.missing.add(r);
+      }
+      x.k = x.present.size();
+      x.tails = x.k > 0;
+      for (int r : x.present) x.tails &= x.byRank.get(r).getPeerLateMeanUs().size() == x.n;
+      x.m = new double[x.k][x.k];
+      x.p99 = new double[x.k][x.k];
+      List<Double> cells = new ArrayList<>();
+      List<Double> tailCells = new ArrayList<>();
+      List<Double> spread = new ArrayList<>();
+      for (int i = 0; i < x.k; i++) {
+        RankWindow w = x.byRank.get(x.present.get(i));
+        for (int j = 0; j < x.k; j++) {
+          if (i == j) continue;
+          int p = x.present.get(j);
+          x.m[i][j] = x.late(w, p);
+          cells.add(x.m[i][j]);
+          if (x.tails) {
+            x.p99[i][j] = w.getPeerLateP99Us().get(p);
+            tailCells.add(x.p99[i][j]);
+            spread.add(Math.max(0, x.p99[i][j] - x.m[i][j]));
+          }
+        }
+      }
+      // The spread of every cell a present rank has, missing peers' too: with one rank left
+      // those are all there is to measure noise on.
+      for (int r : x.present) {
+        RankWindow w = x.byRank.get(r);
+        for (int s : x.missing) {
+          if (x.tails) spread.add(Math.max(0, w.getPeerLateP99Us().get(s) - x.late(w, s)));
+        }
+      }
+      // With two ranks one direction is clean unless both are slow: its cell is the floor.
+      // Without tails the floor is 0 there, as it was for those counters.
+      x.base = cells.isEmpty() ? 0 : x.k == 2 ? (x.tails ? min(cells) : 0) : lowerQuartile(cells);
+      x.tailBase = tailCells.isEmpty() ? 0 : x.k == 2 ? min(tailCells) : lowerQuartile(tailCells);
+      x.noise = spread.isEmpty() ? 0 : x.k == 2 ? min(spread) : Attributor.median(spread);
+      x.cost = Double.MAX_VALUE;
+      long calls = 0;
+      long bytes = 0;
+      x.minCalls = Long.MAX_VALUE;
+      for (int r : x.present) {
+        RankWindow w = x.byRank.get(r);
+        double total = 0;
+        for (Phase p : Phase.values()) total += meanUs(w, p);
+        x.cost = Math.min(x.cost, total);
+        calls += w.getCalls() - w.getTimeouts();
+        bytes += w.getBytes();
+        x.minCalls = Math.min(x.minCalls, w.getCalls());
+      }
+      if (x.k == 0) {
+        x.cost = 0;
+        x.minCalls = 0;
+      }
+      x.bytesPerCall = calls > 0 ? Math.round((double) bytes / calls) : 0;
+      return x;
+    }
+
+    /** Lateness of peer p as w saw it; the per-peer wait for counters without lateness. */
+    double late(RankWindow w, int p) {
+      return tails ? w.getPeerLateMeanUs().get(p) : w.getPeerWaitMeanUs().get(p);
+    }
+
+    double excess(int i, int j) {
+      return Math.max(0, m[i][j] - base);
+    }
+
+    double tailExcess(int i, int j) {
+      return Math.max(0, p99[i][j] - tailBase);
+    }
+
+    /** The median of f over the present ranks but one. */
+    double median(ToDoubleFunction<RankWindow> f, int exceptRank) {
+      List<Double> v = new ArrayList<>();
+      for (int r : present) if (r != exceptRank) v.add(f.applyAsDouble(byRank.get(r)));
+      return Attributor.median(v);
+    }
+
+    /** Confidence scale: 1 once every present rank counted enough calls. */
+    double callsFactor(Thresholds t) {
+      return Math.min(1.0, (double) minCalls / t.minCalls());
+    }
+  }
+
+  /** The rule's tests over one {@link Matrix} at one threshold. */
+  private static final class Judge {
+    final Matrix x;
+    final Thresholds t;
+    final double threshold;
+    final boolean[][] high;
+    final boolean[][] tailHigh;
+    boolean[] passes;
+
+    Judge(Matrix x, Thresholds t, double threshold) {
+      this.x = x;
+      this.t = t;
+      this.threshold = threshold;
+      high = new boolean[x.k][x.k];
+      tailHigh = new boolean[x.k][x.k];
+      for (int i = 0; i < x.k; i++) {
+        for (int j = 0; j < x.k; j++) {
+          if (i == j) continue;
+          high[i][j] = x.excess(i, j) >= threshold && x.m[i][j] >= t.cellFactor() * x.base;
+          tailHigh[i][j] =
+              x.tails
+                  && x.tailExcess(i, j) >= threshold
+                  && x.p99[i][j] >= t.cellFactor() * x.tailBase;
+        }
       }
     }
 
-    List<Finding> findings = new ArrayList<>();
-    boolean[] slow = new boolean[k];
-    for (int j = 0; j < k; j++) {
+    /**
+     * The missing ranks that the present ranks wait on: column test of the slow rank, without the
+     * row test, over each present rank's lateness of the missing rank plus, if it timed out, its
+     * share of its guard time.
+     */
+    List<Finding> silentRanks() {
+      List<Finding> found = new ArrayList<>();
+      if (x.k == 0) return found;
+      for (int s : x.missing) {
+        int highCount = 0;
+        double colExcess = 0;
+        long timeouts = 0;
+        long calls = 0;
+        for (int r : x.present) {
+          RankWindow w = x.byRank.get(r);
+          double cell = x.late(w, s);
+          // A timed-out guard waited for an ack nobody billed to a peer: see the class comment.
+          if (w.getTimeouts() > 0) cell += meanUs(w, Phase.GUARD) / x.missing.size();
+          double excess = Math.max(0, cell - x.base);
+          colExcess += excess;
+          if (excess >= threshold && cell >= t.cellFactor() * x.base) {
+            highCount++;
+            timeouts += w.getTimeouts();
+            calls += w.getCalls();
+          }
+        }
+        colExcess /= x.k;
+        double highFrac = (double) highCount / x.k;
+        if (highFrac < t.columnFraction() || colExcess < threshold) continue;
+        found.add(
+            new Finding(
+                FindingKind.SILENT_RANK,
+                s,
+                -1,
+                timeouts > 0 ? Cause.TIMED_OUT : Cause.NOT_REPORTING,
+                confidence(highFrac, colExcess),
+                colExcess,
+                String.format(
+                    Locale.ROOT,
+                    "%d of %d present ranks waited on rank %d, which sent no data, %.1fus/call over the %.1fus floor; %s",
+                    highCount,
+                    x.k,
+                    s,
+                    colExcess,
+                    x.base,
+                    timeouts > 0
+                        ? String.format(
+                            Locale.ROOT, "they timed out in %d of their %d calls", timeouts, calls)
+                        : "none of them timed out: it runs, but does not report")));
+      }
+      return found;
+    }
+
+    /** Slow ranks (steadily or intermittently) and slow links among the present ranks. */
+    List<Finding> slowRanksAndLinks() {
+      int k = x.k;
+      List<Finding> findings = new ArrayList<>();
+      boolean[] slow = new boolean[k];
+      boolean[] all = new boolean[k];
+      java.util.Arrays.fill(all, true);
+      boolean[] early = new boolean[k];
+      for (int i = 0; i < k; i++) for (int j = 0; j < k; j++) early[i] |= high[i][j];
+      // Most ranks late by the same amount (3 of 4): each late rank's column is high only in the
+      // rows of the few early ranks. Judge columns over those rows when they and the late ranks
+      // make up the whole communicator: a slow link's victim waits too, but the ranks it does not
+      // wait on are then neither early nor late, and the link stays a link.
+      // A late rank's own waits on ranks later still are not waiting as a victim: its row counts
+      // only cells on columns that do not pass the column test themselves.
+      passes = new boolean[k];
+      for (int j = 0; j < k; j++) passes[j] = columnPasses(j, high, x::excess, all);
+      boolean[] lateOfEarly = new boolean[k];
+      boolean partition = false;
+      for (int j = 0; j < k; j++) lateOfEarly[j] = columnPasses(j, high, x::excess, early);
+      for (int j = 0; j < k; j++) partition |= lateOfEarly[j];
+      for (int j = 0; j < k; j++) partition &= early[j] || lateOfEarly[j];
+      for (int j = 0; j < k; j++) {
+        Finding f = slowRank(j, high, x::excess, false, all);
+        if (f == null && partition) f = slowRank(j, high, x::excess, false, early);
+        if (f == null && x.tails) f = slowRank(j, tailHigh, x::tailExcess, true, all);
+        if (f != null) {
+          slow[j] = true;
+          findings.add(f);
+        }
+      }
+
+      List<Finding> links = new ArrayList<>();
+      for (int j = 0; j < k; j++) {
+        if (slow[j]) continue;
+        for (int i = 0; i < k; i++) {
+          if (i == j || !high[i][j]) continue;
+          List<Double> others = new ArrayList<>();
+          for (int q = 0; q < k; q++) if (q != i && q != j) others.add(x.excess(q, j));
+          double med = others.isEmpty() ? 0 : median(others);
+          double e = x.excess(i, j);
+          boolean standsOut = e - med >= threshold && e >= t.cellFactor() * med;
+          if (!standsOut) continue;
+          links.add(
+              new Finding(
+                  FindingKind.SLOW_LINK,
+                  x.present.get(i),
+                  x.present.get(j),
+                  Cause.LINK,
+                  confidence(1.0, e - med) * (k == 2 ? 0.5 : 1.0),
+                  e,
+                  String.format(
+                      Locale.ROOT,
+                      "rank %d saw rank %d %.1fus/call late over the %.1fus floor while the other ranks saw it %.1fus late%s",
+                      x.present.get(i),
+                      x.present.get(j),
+                      e,
+                      x.base,
+                      med,
+                      k == 2
+                          ? "; with 2 ranks the link's direction cannot be told from waits alone"
+                          : "")));
+        }
+      }
+      if (k == 2 && links.size() == 2) {
+        // Both directions of the only link look alike: report it once, larger cell first.
+        links.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
+        links = links.subList(0, 1);
+      }
+      findings.addAll(links);
+      return findings;
+    }
+
+    /** Excess of one cell of a matrix (means or tails). */
+    interface CellExcess {
+      double of(int i, int j);
+    }
+
+    /** Whether column j is high in most of the given rows (j's own excluded). */
+    private boolean columnPasses(int j, boolean[][] hi, CellExcess excess, boolean[] rows) {
+      int count = 0;
+      int highCount = 0;
+      double colExcess = 0;
+      for (int i = 0; i < x.k; i++) {
+        if (i == j || !rows[i]) continue;
+        count++;
+        if (hi[i][j]) highCount++;
+        colExcess += excess.of(i, j);
+      }
+      return count > 0
+          && (double) highCount / count >= t.columnFraction()
+          && colExcess / count >= threshold;
+    }
+
+    /**
+     * The column test for present rank j over one matrix and the given rows, or null when it does
+     * not pass.
+     */
+    private Finding slowRank(
+        int j, boolean[][] hi, CellExcess excess, boolean intermittent, boolean[] rows) {
+      int k = x.k;
+      int count = 0;
       int highCount = 0;
       double colExcess = 0;
       double lastShare = 0;
       for (int i = 0; i < k; i++) {
-        if (i == j) continue;
-        if (high[i][j]) highCount++;
-        colExcess += e[i][j];
-        RankWindow wi = byRank.get(present.get(i));
-        lastShare += (double) wi.getPeerArrivedLast().get(present.get(j)) / wi.getCalls();
+        if (i == j || !rows[i]) continue;
+        count++;
+        if (hi[i][j]) highCount++;
+        colExcess += excess.of(i, j);
+        RankWindow wi = x.byRank.get(x.present.get(i));
+        lastShare += (double) wi.getPeerArrivedLast().get(x.present.get(j)) / wi.getCalls();
       }
-      colExcess /= (k - 1);
-      lastShare /= (k - 1);
-      double highFrac = (double) highCount / (k - 1);
+      if (count == 0) return null;
+      colExcess /= count;
+      lastShare /= count;
+      double highFrac = (double) highCount / count;
       double rowExcess = 0;
       // Only its high cells count: summed noise over many small cells is not waiting.
-      for (int q = 0; q < k; q++) if (q != j && high[j][q]) rowExcess += e[j][q];
-      if (highFrac >= t.columnFraction()
-          && colExcess >= t.minExcessUs()
-          && rowExcess <= t.rowRatio() * colExcess) {
-        slow[j] = true;
-        RankWindow w = byRank.get(present.get(j));
-        Cause cause = cause(w, present, byRank, colExcess, t);
-        double conf = clamp(highFrac * colExcess / (colExcess + base + rowExcess));
-        findings.add(
-            new Finding(
-                FindingKind.SLOW_RANK,
-                present.get(j),
-                -1,
-                cause,
-                conf,
-                colExcess,
-                String.format(
-                    Locale.ROOT,
-                    "%d of %d peers waited on rank %d, %.1fus/call over the %.1fus floor; it waited %.1fus itself and arrived last in %.0f%% of its peers' collectives; %s",
-                    highCount,
-                    k - 1,
-                    present.get(j),
-                    colExcess,
-                    base,
-                    rowExcess,
-                    100 * lastShare,
-                    causeEvidence(w, present, byRank))));
+      for (int q = 0; q < k; q++) {
+        // ... unless q waits on j as well: then neither is simply later than the other.
+        if (q != j && hi[j][q] && (!passes[q] || hi[q][j])) rowExcess += excess.of(j, q);
       }
+      if (highFrac < t.columnFraction()
+          || colExcess < threshold
+          || rowExcess > t.rowRatio() * colExcess) {
+        return null;
+      }
+      int rank = x.present.get(j);
+      RankWindow w = x.byRank.get(rank);
+      double meanExcess = 0;
+      for (int i = 0; i < k; i++) if (i != j && rows[i]) meanExcess += x.excess(i, j);
+      meanExcess /= count;
+      Cause cause = intermittent ? Cause.ARRIVED_LATE : cause(w, colExcess);
+      return new Finding(
+          FindingKind.SLOW_RANK,
+          rank,
+          -1,
+          cause,
+          confidence(highFrac, colExcess) * (rowExcess > 0 ? 1 - rowExcess / colExcess / 2 : 1),
+          meanExcess,
+          String.format(
+              Locale.ROOT,
+              "%d of %d %s saw rank %d %s %.1fus/call over the %.1fus floor (threshold %.1fus); it saw its peers %.1fus late itself and gated %.0f%% of their collectives; %s",
+              highCount,
+              count,
+              count == k - 1 ? "peers" : "early peers",
+              rank,
+              intermittent ? "late in a few collectives: p99 lateness" : "late by",
+              colExcess,
+              intermittent ? x.tailBase : x.base,
+              threshold,
+              rowExcess,
+              100 * lastShare,
+              causeEvidence(w)));
     }
 
-    List<Finding> links = new ArrayList<>();
-    for (int j = 0; j < k; j++) {
-      if (slow[j]) continue;
-      for (int i = 0; i < k; i++) {
-        if (i == j || !high[i][j]) continue;
-        List<Double> others = new ArrayList<>();
-        for (int q = 0; q < k; q++) if (q != i && q != j) others.add(e[q][j]);
-        double med = others.isEmpty() ? 0 : median(others);
-        boolean standsOut = e[i][j] - med >= t.minExcessUs() && e[i][j] >= t.cellFactor() * med;
-        if (!standsOut) continue;
-        double conf = clamp(e[i][j] / (e[i][j] + base + med)) * (k == 2 ? 0.5 : 1.0);
-        links.add(
-            new Finding(
-                FindingKind.SLOW_LINK,
-                present.get(i),
-                present.get(j),
-                Cause.LINK,
-                conf,
-                e[i][j],
-                String.format(
-                    Locale.ROOT,
-                    "rank %d waited %.1fus/call on rank %d over the %.1fus floor while the other ranks waited %.1fus on it%s",
-                    present.get(i),
-                    e[i][j],
-                    present.get(j),
-                    base,
-                    med,
-                    k == 2
-                        ? "; with 2 ranks the link's direction cannot be told from waits alone"
-                        : "")));
+    /** The collective got slower than its baseline with no culprit that explains it. */
+    Finding uniformSlowdown(CollectiveBaseline baseline, double baselineUs) {
+      double excess = x.cost - baselineUs;
+      if (excess < threshold || excess < t.uniformRel() * baselineUs) return null;
+      Phase grew = null;
+      double growth = 0;
+      StringBuilder phases = new StringBuilder();
+      for (Phase p : Phase.values()) {
+        double now = x.median(w -> meanUs(w, p), -1);
+        double was = baseline.phase(p);
+        phases.append(String.format(Locale.ROOT, " %s %.1f/%.1f", p.fieldName(), now, was));
+        if (grew == null || now - was > growth) {
+          grew = p;
+          growth = now - was;
+        }
       }
+      Cause cause = grew.blame() != null ? grew.blame() : Cause.LINK;
+      return new Finding(
+          FindingKind.UNIFORM_SLOWDOWN,
+          -1,
+          -1,
+          cause,
+          confidence(1.0, excess - t.uniformRel() * baselineUs),
+          excess,
+          String.format(
+              Locale.ROOT,
+              "the collective costs %.1fus/call, %.0f%% over its baseline of %.1fus, with no rank or link later than the others; median phases now/baseline (us/call):%s",
+              x.cost,
+              100 * excess / baselineUs,
+              baselineUs,
+              phases));
     }
-    if (k == 2 && links.size() == 2) {
-      // Both directions of the only link look alike: report it once, larger cell first.
-      links.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
-      links = links.subList(0, 1);
+
+    /** Grows with how far the excess stands above the threshold and the share that sees it. */
+    private double confidence(double share, double excess) {
+      return clamp(share * (1 - Math.exp(-excess / Math.max(threshold, 1e-9)))) * x.callsFactor(t);
     }
-    findings.addAll(links);
-    return findings;
+
+    /**
+     * Why a slow rank was slow: the cause whose phases exceed the peers' median the most, if they
+     * explain enough of the excess; otherwise it arrived late (the time went before the collective,
+     * in compute or launch).
+     */
+    private Cause cause(RankWindow w, double excess) {
+      Cause best = null;
+      double bestExcess = 0;
+      for (Phase p : Phase.values()) {
+        Cause c = p.blame();
+        if (c == null || c == best) continue;
+        double e = blamedUs(w, c) - x.median(o -> blamedUs(o, c), w.getRank());
+        if (best == null || e > bestExcess) {
+          best = c;
+          bestExcess = e;
+        }
+      }
+      if (best == null || bestExcess < t.causeShare() * excess || bestExcess < threshold / 2) {
+        return Cause.ARRIVED_LATE;
+      }
+      return best;
+    }
+
+    private String causeEvidence(RankWindow w) {
+      StringBuilder sb = new StringBuilder("its phases vs its peers' median (us/call):");
+      for (Phase p : Phase.values()) {
+        if (p.blame() == null) continue;
+        sb.append(
+            String.format(
+                Locale.ROOT,
+                " %s %.1f/%.1f",
+                p.fieldName(),
+                meanUs(w, p),
+                x.median(o -> meanUs(o, p), w.getRank())));
+      }
+      return sb.toString();
+    }
   }
 
   /** NONE, the kind of a single finding, or MULTIPLE. */
@@ -338,6 +639,7 @@ public final class Attributor {
       case SLOW_RANK -> Verdict.SLOW_RANK;
       case SLOW_LINK -> Verdict.SLOW_LINK;
       case SILENT_RANK -> Verdict.SILENT_RANK;
+      case UNIFORM_SLOWDOWN -> Verdict.UNIFORM_SLOWDOWN;
       case UNKNOWN -> Verdict.UNKNOWN;
     };
   }
@@ -354,60 +656,6 @@ public final class Attributor {
     return us;
   }
 
-  /**
-   * Why a slow rank was slow: the cause whose phases exceed the peers' median the most, if they
-   * explain enough of the excess wait; otherwise it arrived late (the time went before the
-   * collective, in compute or launch).
-   */
-  private static Cause cause(
-      RankWindow w,
-      List<Integer> present,
-      TreeMap<Integer, RankWindow> byRank,
-      double excess,
-      Thresholds t) {
-    Cause best = null;
-    double bestExcess = 0;
-    for (Phase p : Phase.values()) {
-      Cause c = p.blame();
-      if (c == null || c == best) continue;
-      double e = blamedUs(w, c) - medianOf(present, byRank, w.getRank(), x -> blamedUs(x, c));
-      if (best == null || e > bestExcess) {
-        best = c;
-        bestExcess = e;
-      }
-    }
-    if (best == null || bestExcess < t.causeShare() * excess || bestExcess < t.minExcessUs() / 2) {
-      return Cause.ARRIVED_LATE;
-    }
-    return best;
-  }
-
-  private static String causeEvidence(
-      RankWindow w, List<Integer> present, TreeMap<Integer, RankWindow> byRank) {
-    StringBuilder sb = new StringBuilder("its phases vs its peers' median (us/call):");
-    for (Phase p : Phase.values()) {
-      if (p.blame() == null) continue;
-      sb.append(
-          String.format(
-              Locale.ROOT,
-              " %s %.1f/%.1f",
-              p.fieldName(),
-              meanUs(w, p),
-              medianOf(present, byRank, w.getRank(), x -> meanUs(x, p))));
-    }
-    return sb.toString();
-  }
-
-  private static double medianOf(
-      List<Integer> present,
-      TreeMap<Integer, RankWindow> byRank,
-      int except,
-      java.util.function.ToDoubleFunction<RankWindow> f) {
-    List<Double> v = new ArrayList<>();
-    for (int r : present) if (r != except) v.add(f.applyAsDouble(byRank.get(r)));
-    return median(v);
-  }
-
   static double median(List<Double> v) {
     double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
     if (a.length == 0) return 0;
@@ -418,6 +666,10 @@ public final class Attributor {
   static double lowerQuartile(List<Double> v) {
     double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
     return a[Math.max(0, (int) Math.ceil(0.25 * a.length) - 1)];
+  }
+
+  private static double min(List<Double> v) {
+    return v.stream().mapToDouble(Double::doubleValue).min().orElse(0);
   }
 
   private static double clamp(double x) {

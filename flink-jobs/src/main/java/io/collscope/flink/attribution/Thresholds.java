@@ -3,11 +3,23 @@ package io.collscope.flink.attribution;
 import java.io.Serializable;
 
 /**
- * Knobs of the attribution rule.
+ * Knobs of the attribution rule. A delay-matrix cell counts as high when its excess over the noise
+ * floor reaches the window's threshold, the largest of:
  *
- * @param minExcessUs a delay-matrix cell must exceed the noise floor by at least this much (mean
- *     microseconds per collective) to count
- * @param cellFactor ... and be at least this many times the noise floor
+ * <ul>
+ *   <li>{@code absFloorUs} — an absolute floor, for windows whose counters carry per-peer tails
+ *       (snapshot version 4); the noise term below does the work, this only stops a perfectly quiet
+ *       GPU window from flagging nanoseconds;
+ *   <li>{@code relExcess} × the collective's own cost — a 4 KB GPU collective that doubles from 10
+ *       to 20 µs is flagged, a 10 ms one is not flagged for 20 µs;
+ *   <li>{@code noiseFactor} × the measured noise — how far a typical peer's p99 lateness lies above
+ *       its mean in this very window, so a loaded CPU host needs more than an idle GPU;
+ *   <li>{@code minExcessUs} — only for counters without per-peer tails (older emitters), where no
+ *       noise can be measured: the fixed floor of earlier versions.
+ * </ul>
+ *
+ * @param minExcessUs floor for counters without per-peer tails (mean microseconds per collective)
+ * @param cellFactor a high cell must also be at least this many times the noise floor
  * @param columnFraction share of a column's cells that must be high to call its rank slow (or, for
  *     a rank missing from the window, silent)
  * @param rowRatio a slow rank's own excess wait must stay below this share of what its peers wait
@@ -18,6 +30,13 @@ import java.io.Serializable;
  * @param abortShare in a window where a silent rank made its peers time out, a finding against a
  *     present rank must have at least this share of the silent rank's excess wait: the aborts throw
  *     the present ranks out of step, and the waits that leaves are a small share of the timeouts
+ * @param absFloorUs absolute floor when per-peer tails are present
+ * @param relExcess share of the collective's own cost a cell's excess must reach
+ * @param noiseFactor multiple of the measured noise a cell's excess must reach
+ * @param uniformRel the collective's own cost must exceed its baseline by this share (and by the
+ *     threshold) to be a UNIFORM_SLOWDOWN
+ * @param baselineWindows clean windows needed before the baseline judges a uniform slowdown
+ * @param minCalls ranks with fewer calls in the window lower the confidence proportionally
  */
 public record Thresholds(
     double minExcessUs,
@@ -25,12 +44,31 @@ public record Thresholds(
     double columnFraction,
     double rowRatio,
     double causeShare,
-    double abortShare)
+    double abortShare,
+    double absFloorUs,
+    double relExcess,
+    double noiseFactor,
+    double uniformRel,
+    int baselineWindows,
+    long minCalls)
     implements Serializable {
 
-  public static final Thresholds DEFAULT = new Thresholds(20.0, 3.0, 0.5, 0.5, 0.3, 0.1);
+  public static final Thresholds DEFAULT =
+      new Thresholds(20.0, 3.0, 0.5, 0.5, 0.3, 0.1, 2.0, 0.25, 1.0, 0.2, 5, 20);
 
   public Thresholds withMinExcessUs(double us) {
-    return new Thresholds(us, cellFactor, columnFraction, rowRatio, causeShare, abortShare);
+    return new Thresholds(
+        us,
+        cellFactor,
+        columnFraction,
+        rowRatio,
+        causeShare,
+        abortShare,
+        absFloorUs,
+        relExcess,
+        noiseFactor,
+        uniformRel,
+        baselineWindows,
+        minCalls);
   }
 }

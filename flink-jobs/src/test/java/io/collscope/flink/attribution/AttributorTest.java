@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Finding;
 import io.collscope.avro.FindingKind;
+import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -46,7 +47,7 @@ class AttributorTest {
     assertThat(a.getConfidence()).isGreaterThan(0.8);
     // the straggler waits least: the max wait belongs to a victim
     assertThat(a.getMaxWaitRank()).isNotEqualTo(5);
-    assertThat(a.getFindings().get(0).getEvidence()).contains("7 of 7 peers waited on rank 5");
+    assertThat(a.getFindings().get(0).getEvidence()).contains("7 of 7 peers saw rank 5 late by");
   }
 
   @ParameterizedTest
@@ -74,11 +75,120 @@ class AttributorTest {
     assertThat(findings(a)).containsExactly("SLOW_RANK(2,ARRIVED_LATE)", "SLOW_LINK(4->7)");
     assertThat(a.getVerdict()).isEqualTo(Verdict.MULTIPLE);
 
-    // Rank 6 is 150us late, rank 1 200us: peers wait 150us for 6 and then 50us more for 1,
-    // so each is named, the one that costs most first.
+    // Rank 6 is 150us late, rank 1 200us: each shows its own lateness, the later first.
     Attribution b = attribute(new Windows(8, 10).slowRank(1, 200).slowRank(6, 150));
     assertThat(findings(b))
-        .containsExactly("SLOW_RANK(6,ARRIVED_LATE)", "SLOW_RANK(1,ARRIVED_LATE)");
+        .containsExactly("SLOW_RANK(1,ARRIVED_LATE)", "SLOW_RANK(6,ARRIVED_LATE)");
+  }
+
+  @ParameterizedTest(name = "world {0}: late ranks {1}")
+  @CsvSource({
+    "8, '2:300 5:250'",
+    "8, '2:300 5:300'",
+    "8, '1:400 4:300 6:200'",
+    "8, '1:300 4:300 6:300'",
+    "4, '1:300 2:300 3:300'",
+    "4, '0:300 3:250'",
+    "16, '3:500 9:500 12:450'",
+    "3, '1:300 2:300'"
+  })
+  void everyLateRankIsNamedEqualOrNot(int n, String late) {
+    Windows w = new Windows(n, 10);
+    List<String> expected = new java.util.ArrayList<>();
+    for (String spec : late.split(" ")) {
+      String[] rd = spec.split(":");
+      w.slowRank(Integer.parseInt(rd[0]), Double.parseDouble(rd[1]));
+      expected.add("SLOW_RANK(" + rd[0] + ",ARRIVED_LATE)");
+    }
+    assertThat(findings(attribute(w))).containsExactlyInAnyOrderElementsOf(expected);
+  }
+
+  @Test
+  void aSmallGpuCollectiveThatDoublesIsFlagged() {
+    // A 4 KB collective of ~8 us on a quiet GPU: rank 2 arriving 8 us late doubles it. The old
+    // 20 us floor never saw it; the threshold now follows the collective's cost and its noise.
+    Windows gpu = new Windows(8, 0.3).slowRank(2, 8);
+    assertThat(findings(attribute(gpu))).containsExactly("SLOW_RANK(2,ARRIVED_LATE)");
+    Attribution a = attribute(new Windows(8, 0.3).slowRank(2, 8).legacy());
+    assertThat(a.getFindings()).as("without tails the legacy floor applies").isEmpty();
+    assertThat(attribute(new Windows(8, 0.3)).getFindings()).isEmpty();
+  }
+
+  @Test
+  void noisyHostsNeedMoreThanTheirNoise() {
+    // Cells of 50 +- 25 us with p99s 100 us above them: a 60 us straggler is within the noise.
+    assertThat(attribute(new Windows(8, 50).slowRank(3, 60)).getFindings()).isEmpty();
+    assertThat(findings(attribute(new Windows(8, 50).slowRank(3, 400))))
+        .containsExactly("SLOW_RANK(3,ARRIVED_LATE)");
+  }
+
+  @Test
+  void twoRanksWithSymmetricJitterAreNone() {
+    for (double noise : new double[] {5, 30, 200}) {
+      Attribution a = attribute(new Windows(2, noise));
+      assertThat(a.getFindings()).as("noise %s", noise).isEmpty();
+    }
+  }
+
+  @Test
+  void aRankLateInAFewCollectivesIsNamedFromItsTail() {
+    // 300 us late in 5% of collectives: 15 us on the mean, within the 20 us noise, but every
+    // peer's p99 of it is 300 us above the others'.
+    Attribution a = attribute(new Windows(8, 10).intermittent(4, 300, 0.05));
+    assertThat(findings(a)).containsExactly("SLOW_RANK(4,ARRIVED_LATE)");
+    assertThat(a.getFindings().get(0).getEvidence()).contains("late in a few collectives");
+    assertThat(attribute(new Windows(8, 10).intermittent(4, 300, 0.05).legacy()).getFindings())
+        .as("without tails it is averaged away")
+        .isEmpty();
+  }
+
+  @Test
+  void aUniformSlowdownIsNamedAgainstTheBaseline() {
+    CollectiveBaseline b = new CollectiveBaseline();
+    for (int k = 0; k < 6; k++) {
+      List<RankWindow> clean = new Windows(8, 2).window(k).build();
+      b.add(Attributor.bytesPerCall(clean), Attributor.cost(clean), Attributor.phaseMedians(clean));
+    }
+    Attribution quiet =
+        Attributor.attribute(
+            Windows.KEY,
+            Windows.START,
+            Windows.END,
+            new Windows(8, 2).build(),
+            Thresholds.DEFAULT,
+            b);
+    assertThat(quiet.getFindings()).isEmpty();
+    assertThat(quiet.getBaselineUs()).isPositive();
+
+    Attribution a =
+        Attributor.attribute(
+            Windows.KEY,
+            Windows.START,
+            Windows.END,
+            new Windows(8, 2).everyCopyReduce(10).build(),
+            Thresholds.DEFAULT,
+            b);
+    assertThat(findings(a)).containsExactly("UNIFORM_SLOWDOWN(-1,SLOW_COPY_REDUCE)");
+    assertThat(a.getVerdict()).isEqualTo(Verdict.UNIFORM_SLOWDOWN);
+    assertThat(a.getCollectiveUs()).isGreaterThan(a.getBaselineUs() + 9);
+
+    // Without a baseline (or before it has enough windows) the same window reads NONE.
+    assertThat(attribute(new Windows(8, 2).everyCopyReduce(10)).getFindings()).isEmpty();
+  }
+
+  @Test
+  void fewCallsLowerTheConfidence() {
+    double many = attribute(new Windows(8, 10).slowRank(5, 300)).getConfidence();
+    double few = attribute(new Windows(8, 10).slowRank(5, 300).calls(5)).getConfidence();
+    assertThat(few).isLessThan(many / 2);
+  }
+
+  @Test
+  void legacyCountersAreStillAttributed() {
+    assertThat(findings(attribute(new Windows(8, 10).slowRank(5, 300).legacy())))
+        .containsExactly("SLOW_RANK(5,ARRIVED_LATE)");
+    assertThat(findings(attribute(new Windows(8, 10).slowLink(3, 6, 300).legacy())))
+        .containsExactly("SLOW_LINK(3->6)");
   }
 
   @Test
@@ -162,11 +272,15 @@ class AttributorTest {
     assertThat(findings(attribute(new Windows(2, 5).slowRank(1, 300))))
         .containsExactly("SLOW_RANK(1,ARRIVED_LATE)");
     assertThat(attribute(new Windows(2, 5)).getVerdict()).isEqualTo(Verdict.NONE);
-    Attribution link = attribute(new Windows(2, 5).slowLink(0, 1, 300));
+    // Waits alone (counters without lateness): one high cell is the only link, reported once.
+    Attribution link = attribute(new Windows(2, 5).slowLink(0, 1, 300).legacy());
     assertThat(link.getFindings()).hasSize(1);
     assertThat(link.getVerdict()).isEqualTo(Verdict.SLOW_LINK);
     assertThat(link.getFindings().get(0).getEvidence()).contains("direction cannot be told");
     assertThat(link.getConfidence()).isLessThanOrEqualTo(0.5);
+    // With lateness, a link that makes both ranks late in turn names neither rank: the pair is
+    // symmetric, and what is left is the collective being slower (the baseline's finding).
+    assertThat(attribute(new Windows(2, 5).slowLink(0, 1, 300)).getFindings()).isEmpty();
   }
 
   @Test

@@ -8,9 +8,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds one window's {@link RankWindow}s from a delay matrix, as the job would produce them:
- * {@code wait[r][p]} is rank r's mean wait per collective on peer p (microseconds), and each rank's
- * total wait is its row sum.
+ * Builds one window's {@link RankWindow}s from a lateness matrix, as the job would produce them
+ * from counters of snapshot version 4: {@code late[r][p]} is the mean lateness per collective of
+ * peer p as rank r saw it (microseconds), {@code tail[r][p]} its p99, and each rank's wait is
+ * billed whole to the peer it saw latest. {@link #legacy()} drops the lateness and tails, as the
+ * windows of older emitters lack them.
  */
 final class Windows {
 
@@ -19,24 +21,28 @@ final class Windows {
   static final long END = START + 10_000L;
 
   private final int n;
-  private final double[][] wait;
+  private final double[][] late;
+  private final double[][] tail;
   private final double[] guard;
   private final double[] publish;
   private final double[] copy;
   private final double[] reduce;
-  private final long[][] last;
   private final double[] arrival;
   private final long[] timeouts;
   private final List<Integer> absent = new ArrayList<>();
+  private long calls = 1000;
+  private long startMs = START;
+  private boolean legacy;
 
+  /** Every cell's mean is noise × [0.5, 1.5); its p99 lies 2 × noise above it. */
   Windows(int n, double noiseUs) {
     this.n = n;
-    wait = new double[n][n];
+    late = new double[n][n];
+    tail = new double[n][n];
     guard = new double[n];
     publish = new double[n];
     copy = new double[n];
     reduce = new double[n];
-    last = new long[n][n];
     arrival = new double[n];
     timeouts = new long[n];
     java.util.Random rnd = new java.util.Random(n);
@@ -46,46 +52,54 @@ final class Windows {
       copy[r] = 1.0;
       reduce[r] = 2.0;
       for (int p = 0; p < n; p++) {
-        if (p != r) wait[r][p] = noiseUs * (0.5 + rnd.nextDouble());
+        if (p == r) continue;
+        late[r][p] = noiseUs * (0.5 + rnd.nextDouble());
+        tail[r][p] = late[r][p] + 2 * noiseUs;
       }
     }
   }
 
-  /**
-   * Rank s arrives {@code us} late at every collective. Waits follow the critical-path rule of the
-   * counter block: a rank that arrived at a[r] is billed, for each later peer in arrival order, the
-   * interval that peer's arrival ended. Several slow ranks compose correctly.
-   */
+  /** Rank s arrives {@code us} late at every collective; several slow ranks compose. */
   Windows slowRank(int s, double us) {
     arrival[s] += us;
     return this;
   }
 
-  private void applyArrivals() {
-    Integer[] order = new Integer[n];
-    for (int i = 0; i < n; i++) order[i] = i;
-    java.util.Arrays.sort(order, java.util.Comparator.comparingDouble(i -> arrival[i]));
+  /**
+   * Rank s arrives {@code us} late in a share {@code fraction} of the collectives: its mean
+   * lateness grows by the share, its p99 by the whole delay once the share passes 1%.
+   */
+  Windows intermittent(int s, double us, double fraction) {
     for (int r = 0; r < n; r++) {
-      double prev = arrival[r];
-      int lastPeer = r;
-      for (int p : order) {
-        if (p == r || arrival[p] <= arrival[r]) continue;
-        wait[r][p] += arrival[p] - prev;
-        prev = arrival[p];
-        lastPeer = p;
+      if (r == s) continue;
+      late[r][s] += us * fraction;
+      if (fraction >= 0.01) tail[r][s] += us;
+    }
+    return this;
+  }
+
+  private void applyArrivals() {
+    for (int r = 0; r < n; r++) {
+      for (int p = 0; p < n; p++) {
+        if (p == r) continue;
+        double d = Math.max(0, arrival[p] - arrival[r]);
+        late[r][p] += d;
+        tail[r][p] += d;
       }
-      if (arrival[order[n - 1]] > 0) last[r][lastPeer] += 900;
     }
   }
 
   /**
-   * Link p→r slow by d: in alternate collectives r waits d on p, and everyone else waits d on r (r
-   * arrives late) — the lockstep propagation a real run shows.
+   * Link p→r slow by d: in alternate collectives r sees p d late, and everyone else sees r d late
+   * (r arrives late) — the lockstep propagation a real run shows.
    */
   Windows slowLink(int from, int to, double d) {
-    wait[to][from] += d / 2;
+    late[to][from] += d / 2;
+    tail[to][from] += d;
     for (int q = 0; q < n; q++) {
-      if (q != to) wait[q][to] += d / 2;
+      if (q == to) continue;
+      late[q][to] += d / 2;
+      tail[q][to] += d;
     }
     return this;
   }
@@ -106,20 +120,44 @@ final class Windows {
     return this;
   }
 
+  /** Every rank's copy and reduce slower by {@code us} in total: the collective itself. */
+  Windows everyCopyReduce(double us) {
+    for (int r = 0; r < n; r++) copyReduce(r, us);
+    return this;
+  }
+
   Windows absent(int r) {
     absent.add(r);
     return this;
   }
 
+  Windows calls(long c) {
+    calls = c;
+    return this;
+  }
+
+  /** The window {@code k} windows after the first. */
+  Windows window(int k) {
+    startMs = START + k * (END - START);
+    return this;
+  }
+
+  /** Counters of an emitter before snapshot version 4: no lateness, no tails. */
+  Windows legacy() {
+    legacy = true;
+    return this;
+  }
+
   /**
-   * Rank s sends no data while every other rank waits {@code us} per collective on it and counts
+   * Rank s sends no data while every other rank sees it {@code us} late per collective and counts
    * {@code peerTimeouts} timeouts: a dead rank, or with no timeouts one whose reporter is gone.
    */
   Windows silent(int s, double us, long peerTimeouts) {
     absent(s);
     for (int r = 0; r < n; r++) {
       if (r == s) continue;
-      wait[r][s] += us;
+      late[r][s] += us;
+      tail[r][s] += us;
       timeouts[r] += peerTimeouts;
     }
     return this;
@@ -136,13 +174,24 @@ final class Windows {
   }
 
   RankWindow rank(int r) {
+    int gater = r;
+    double wait = 0;
+    for (int p = 0; p < n; p++) {
+      if (p != r && late[r][p] > wait) {
+        wait = late[r][p];
+        gater = p;
+      }
+    }
     List<Double> pw = new ArrayList<>();
     List<Long> pl = new ArrayList<>();
-    double total = 0;
+    List<Double> lm = new ArrayList<>();
+    List<Double> lt = new ArrayList<>();
     for (int p = 0; p < n; p++) {
-      pw.add(wait[r][p]);
-      pl.add(last[r][p]);
-      total += wait[r][p];
+      // Legacy counters billed waits per peer: their lateness stands in for it.
+      pw.add(legacy ? late[r][p] : p == gater ? wait : 0.0);
+      pl.add(p == gater ? calls * 9 / 10 : 0L);
+      lm.add(late[r][p]);
+      lt.add(tail[r][p]);
     }
     RankWindow w = new RankWindow();
     w.setCluster(KEY.cluster());
@@ -151,21 +200,23 @@ final class Windows {
     w.setRank(r);
     w.setWorldSize(n);
     w.setHost("h" + r);
-    w.setWindowStart(Instant.ofEpochMilli(START));
-    w.setWindowEnd(Instant.ofEpochMilli(END));
-    w.setCalls(1000);
-    w.setBytes(4096 * 1000);
+    w.setWindowStart(Instant.ofEpochMilli(startMs));
+    w.setWindowEnd(Instant.ofEpochMilli(startMs + END - START));
+    w.setCalls(calls);
+    w.setBytes(4096 * calls);
     w.setTimeouts(timeouts[r]);
     w.put(Phase.GUARD.meanUsField(), guard[r]);
     w.put(Phase.COPY.meanUsField(), copy[r]);
     w.put(Phase.PUBLISH.meanUsField(), publish[r]);
-    w.put(Phase.WAIT.meanUsField(), total);
+    w.put(Phase.WAIT.meanUsField(), wait);
     w.put(Phase.REDUCE.meanUsField(), reduce[r]);
-    w.setP50Us(total + 4);
-    w.setP99Us(2 * total + 8);
+    w.setP50Us(wait + 4);
+    w.setP99Us(2 * wait + 8);
     w.setClockHz(1e9);
     w.setPeerWaitMeanUs(pw);
     w.setPeerArrivedLast(pl);
+    w.setPeerLateMeanUs(legacy ? List.of() : lm);
+    w.setPeerLateP99Us(legacy ? List.of() : lt);
     return w;
   }
 }
