@@ -111,6 +111,44 @@ struct Backoff {
   __device__ __forceinline__ bool cold() const { return spins >= HOT_SPINS; }
 };
 
+// ---- injected faults (io.collscope.collective.FaultPlan) ----------------------------------
+// The per-sequence pattern of a fault with a fraction (~P%): splitmix64 of the sequence offset by
+// the fault's index, the same function as FaultPlan.mix. Pinned in FaultPlanTest:
+//   fault_mix(1, 0)         = 0x910a2dec89025cc1
+//   fault_mix(2, 0)         = 0x975835de1c9756ce
+//   fault_mix(1, 1)         = 0xbeeb8da1658eec67
+//   fault_mix(1000, 3)      = 0x4f50d8f6e14fcfa7
+//   fault_mix(123456789, 7) = 0xc56da70a99d3435c
+__host__ __device__ __forceinline__ u64 fault_mix(u64 seq, u64 index) {
+  u64 z = seq + (index + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// This collective's injected delays, summed over the rank's fault table (osar_params.h): d[F_*]
+// for the rank's own phases, link[p] for peer p's flag. An entry counts when its delay is set
+// (the host zeroes it outside the fault's active interval) and its pattern selects seq. Thread 0;
+// d and link were zeroed before the block's first barrier. No faults: one load of P_N_FAULTS.
+__device__ __forceinline__ void fault_delays(const u64* P, u64 seq, int rank, int world, u64* d,
+                                             u64* link) {
+  const int nf = (int)P[P_N_FAULTS];
+  for (int i = 0; i < nf; ++i) {
+    const u64* f = P + P_FAULTS + F_WORDS * i;
+    const u64 ns = f[F_DELAY];
+    if (ns == 0 || (fault_mix(seq, f[F_INDEX]) >> 32) >= f[F_THRESHOLD]) continue;
+    const int what = (int)(f[F_WHAT] & 0xff);
+    if (what == F_LINK) {
+      link[(int)(f[F_WHAT] >> 8)] += ns;
+    } else if (what == F_ALL) {
+      for (int p = 0; p < world; ++p)
+        if (p != rank) link[p] += ns;
+    } else {
+      d[what] += ns;
+    }
+  }
+}
+
 __device__ __forceinline__ int bucket_of(u64 cycles, int buckets) {
   int b = cycles <= 1 ? 0 : 63 - __clzll((long long)cycles);
   return b < buckets ? b : buckets - 1;
@@ -191,11 +229,15 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ int s_abort;
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
   __shared__ u64 s_first_round;
+  __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
+  __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
     s_abort = ld_volatile(st + S_ABORT) != 0;
   }
+  if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
+  if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
   __syncthreads();
   // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
   // the counters are touched. The abort was counted once, by the launch that raised it.
@@ -203,7 +245,10 @@ __device__ void osar(const u64* __restrict__ P) {
   const u64 seq = s_seq;
 
   const int slot = (int)(seq % (u64)nslots);
-  if (threadIdx.x == 0) spin_ns(P[P_ARRIVAL_DELAY_NS]);
+  if (threadIdx.x == 0) {
+    fault_delays(P, seq, rank, world, s_delay, s_link);
+    spin_ns(s_delay[F_ARRIVAL]);
+  }
   __syncthreads();
 
   const u64 deadline = globaltimer() + P[P_BUDGET_NS];
@@ -226,7 +271,7 @@ __device__ void osar(const u64* __restrict__ P) {
     const int lane = threadIdx.x;
     const bool peer = lane < world && lane != rank;
     const u64 need = seq - nslots;
-    const u64 ack_delay = P[P_ACK_DELAY_NS];
+    const u64 ack_delay = s_delay[F_ACK];
     // in registers: every acquire below empties this SM's L1, where P would otherwise be cached
     const u64* ack = peer ? (const u64*)P[P_ACK_PTR + lane] : nullptr;
     const u64* acktime = peer ? (const u64*)P[P_ACKTIME_PTR + lane] + need % OSAR_ACK_HISTORY : nullptr;
@@ -255,6 +300,7 @@ __device__ void osar(const u64* __restrict__ P) {
   if (!s_abort) {
     const float term = (float)(seq % P[P_SEQ_PERIOD]);
     for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
+    if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
   }
   __syncthreads();
   if (INSTR) t2 = clock64();
@@ -264,7 +310,7 @@ __device__ void osar(const u64* __restrict__ P) {
     // read before the atom, whose acquire empties L1: the last block's path to its flag stays short
     u64* flag = (u64*)P[P_FLAG_PTR + rank];
     u64* pubtime = (u64*)P[P_PUBTIME_PTR + rank] + slot;
-    const u64 publish_delay = P[P_PUBLISH_DELAY_NS];
+    const u64 publish_delay = s_delay[F_PUBLISH];
     __threadfence_system();  // this block's slot data (every thread's: __syncthreads above) first
     const u64 before = atom_add_acquire_gpu(st + S_ARRIVED, 1ull);
     if (before + 1 == seq * (u64)blocks) {
@@ -300,7 +346,7 @@ __device__ void osar(const u64* __restrict__ P) {
       const int p = lane + 32 * k;
       flag_of[k] = p < world ? (const u64*)P[P_FLAG_PTR + p] : nullptr;
       pubtime_of[k] = p < world ? (const u64*)P[P_PUBTIME_PTR + p] + slot : nullptr;
-      link_of[k] = p < world ? P[P_LINK_DELAY_NS + p] : 0;
+      link_of[k] = p < world ? s_link[p] : 0;
     }
     Backoff bo;
     for (;;) {

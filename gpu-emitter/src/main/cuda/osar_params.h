@@ -8,6 +8,7 @@
 #define OSAR_MAX_RANKS 32
 #define OSAR_ACK_HISTORY 64
 #define OSAR_HIST_MAX 64
+#define OSAR_MAX_FAULTS 16  // entries of a rank's fault table
 
 // ---- Params: one u64 array per rank, in device memory --------------------------------------
 #define P_RANK 0
@@ -15,9 +16,7 @@
 #define P_SLOTS 2            // ring slots per rank
 #define P_ELEMS 3            // elements per rank per collective
 #define P_BUDGET_NS 4        // bound on any single wait
-#define P_ARRIVAL_DELAY_NS 5 // injected: rank arrives late (before guard; in no phase)
-#define P_PUBLISH_DELAY_NS 6 // injected: flag published late (publish phase)
-#define P_ACK_DELAY_NS 7     // injected: peers' acks reach this rank late (guard phase)
+// words 5-7 and 16-47 are free (they held per-kind delays before the fault table)
 #define P_INPUT 8            // const T* input (elems)
 #define P_OUTPUT 9           // T* output (elems)
 #define P_STATE 10           // u64* state (see S_*)
@@ -25,14 +24,33 @@
 #define P_HIST_BUCKETS 12
 #define P_WORK_BLOCKS 13     // blocks per collective launch
 #define P_SEQ_PERIOD 14      // the copy adds seq % this to the input (CollectiveConfig.SEQUENCE_PERIOD)
-#define P_LINK_DELAY_NS 16   // [OSAR_MAX_RANKS] delay of peer p's flag as seen by this rank
+#define P_N_FAULTS 15        // entries in the fault table at P_FAULTS
 #define P_SLOT_PTR 48        // [OSAR_MAX_RANKS] peer p's ring base (slot s at + s*elems)
 #define P_FLAG_PTR 80        // [OSAR_MAX_RANKS] peer p's flag word (last published seq)
 #define P_ACK_PTR 112        // [OSAR_MAX_RANKS] peer p's ack word (last seq fully reduced)
 #define P_PUBTIME_PTR 144    // [OSAR_MAX_RANKS] peer p's publish %globaltimer per slot
 #define P_ACKTIME_PTR 176    // [OSAR_MAX_RANKS] peer p's ack %globaltimer per seq % 64
 #define P_ABORT_PTR 208      // [OSAR_MAX_RANKS] peer p's abort word (its S_ABORT, for peers to see)
-#define P_WORDS 240
+#define P_FAULTS 240         // [OSAR_MAX_FAULTS][F_WORDS] the faults injected into this rank
+#define P_WORDS 304
+
+// ---- Fault table entry (io.collscope.cuda.FaultTable): F_WORDS words -----------------------
+// what     F_* below | peer << 8 (F_LINK: the sending peer)
+// delay    ns; 0 while the fault is outside its active interval (the host rewrites the table
+//          between launches)
+// thresh   the fault hits collective seq when (fault_mix(seq, index) >> 32) < thresh; 2^32: all
+// index    the fault's index in the FaultPlan (the per-sequence pattern's key)
+#define F_WORDS 4
+#define F_WHAT 0
+#define F_DELAY 1
+#define F_THRESHOLD 2
+#define F_INDEX 3
+#define F_ARRIVAL 0  // slow-rank: the rank arrives late (before guard; in no phase)
+#define F_COPY 1     // slow-copy: the copy phase takes longer
+#define F_PUBLISH 2  // slow-publish: flag published late (publish phase)
+#define F_ACK 3      // slow-ack: peers' acks reach this rank late (guard phase)
+#define F_LINK 4     // slow-link: peer's flag seen late (wait phase)
+#define F_ALL 5      // slow-all: every peer's flag seen late (wait phase)
 
 // ---- State: one u64 array per rank, in device memory, zeroed at start ----------------------
 #define S_NEXT_SEQ 0     // sequence of the next collective (host sets 1); the kernel advances it

@@ -25,8 +25,21 @@ public interface CollectiveBackend extends AutoCloseable {
 
   CounterBlock block(int rank);
 
-  /** False for a rank that is not running (injected dead rank): it reports nothing. */
+  /**
+   * False for a rank that is not running (injected dead rank, or past its dead-rank@T time): it
+   * reports nothing.
+   */
   boolean reports(int rank);
+
+  /**
+   * The rank's emitter incarnation: 0, then one more at every injected reboot-rank, when its
+   * counters start again from zero; negative while such a restart is under way. The reporter reads
+   * it before and after each block read, drops the read when the two differ, and folds it into the
+   * boot_id it stamps, so a consumer sees a fresh boot rather than counters going backwards.
+   */
+  default long incarnation(int rank) {
+    return 0;
+  }
 
   /** The device rank {@code r} runs on, e.g. {@code cpu} or {@code cuda:0 NVIDIA H200}. */
   String device(int rank);

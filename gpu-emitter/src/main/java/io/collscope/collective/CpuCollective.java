@@ -44,7 +44,11 @@ public final class CpuCollective implements CollectiveBackend {
   private final CounterBlock[] blocks;
   private final List<Thread> threads = new ArrayList<>();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  // by rank: 2 * incarnation, odd while a reboot-rank fault restarts the rank's counters
+  private final AtomicLongArray incarnation;
   private volatile boolean running;
+  private volatile long startNanos;
+  private volatile boolean started;
 
   public CpuCollective(CollectiveConfig cfg, FaultPlan faults) {
     if (cfg.ringSlots() * 2 >= ACK_HISTORY) {
@@ -61,6 +65,7 @@ public final class CpuCollective implements CollectiveBackend {
     this.acks = new AtomicLongArray(n);
     this.ackNanos = new AtomicLongArray(n * ACK_HISTORY);
     this.blocks = new CounterBlock[n];
+    this.incarnation = new AtomicLongArray(n);
     for (int r = 0; r < n; r++) {
       blocks[r] = CounterBlock.allocate(n, cfg.histogramBuckets());
     }
@@ -87,6 +92,8 @@ public final class CpuCollective implements CollectiveBackend {
       return;
     }
     running = true;
+    startNanos = System.nanoTime();
+    started = true;
     for (int r = 0; r < n; r++) {
       if (faults.isDead(r)) {
         continue;
@@ -115,7 +122,19 @@ public final class CpuCollective implements CollectiveBackend {
 
   @Override
   public boolean reports(int rank) {
-    return !faults.isDead(rank);
+    return !faults.isDeadAt(rank, elapsedNanos());
+  }
+
+  /** Run time since {@link #start()}; 0 before it. */
+  private long elapsedNanos() {
+    return started ? System.nanoTime() - startNanos : 0;
+  }
+
+  /** Negative while a reboot-rank fault restarts the rank's counters. */
+  @Override
+  public long incarnation(int rank) {
+    long s = incarnation.get(rank);
+    return (s & 1) != 0 ? -1 : s >> 1;
   }
 
   @Override
@@ -135,7 +154,7 @@ public final class CpuCollective implements CollectiveBackend {
   /** One rank's loop; all its state is thread-confined except the shared ring. */
   private final class Rank {
     private final int r;
-    private final RankTotals acc;
+    private RankTotals acc; // replaced by a reboot-rank fault
     private final float[] input;
     private final float[] output;
     private final boolean[] seen;
@@ -148,7 +167,12 @@ public final class CpuCollective implements CollectiveBackend {
     private long pollSeq;
     private int pollSlot;
     private final long[] linkDelay;
-    private final long ackDelay;
+    private long ackDelay;
+    // injected faults
+    private final boolean slowLinks;
+    private final long deadAt;
+    private final long[] reboots;
+    private int nextReboot;
 
     Rank(int r) {
       this.r = r;
@@ -158,16 +182,23 @@ public final class CpuCollective implements CollectiveBackend {
       this.seen = new boolean[n];
       this.seenAt = new long[n];
       this.linkDelay = new long[n];
-      for (int p = 0; p < n; p++) {
-        linkDelay[p] = faults.linkDelayNanos(p, r);
-      }
-      this.ackDelay = faults.ackDelayNanos(r);
+      this.slowLinks = faults.slowsLinksTo(r);
+      this.deadAt = faults.deadAtNanos(r);
+      this.reboots = faults.rebootsNanos(r);
     }
 
     void run() {
       try {
         for (long seq = 1; running; seq++) {
-          collective(seq);
+          long elapsed = System.nanoTime() - startNanos;
+          if (elapsed >= deadAt) {
+            return; // dead-rank=R@T: stops running (and, by reports(), reporting)
+          }
+          if (nextReboot < reboots.length && elapsed >= reboots[nextReboot]) {
+            nextReboot++;
+            reboot();
+          }
+          collective(seq, elapsed);
         }
       } catch (Throwable t) {
         failure.compareAndSet(null, t);
@@ -175,12 +206,31 @@ public final class CpuCollective implements CollectiveBackend {
       }
     }
 
-    private void collective(long seq) {
+    /**
+     * reboot-rank: the emitter restarts, so its counters start again from zero under a new
+     * incarnation. The incarnation is odd while the zeroed totals are published: a reporter that
+     * reads it before and after a block read never pairs a block with the wrong incarnation.
+     */
+    private void reboot() {
+      incarnation.incrementAndGet(r);
+      acc = new RankTotals(n, cfg.histogramBuckets());
+      blocks[r].publish(acc, CPU_CYCLES_PER_SECOND);
+      incarnation.incrementAndGet(r);
+    }
+
+    /** Collective {@code seq}, started {@code elapsed} into the run (for timed faults). */
+    private void collective(long seq, long elapsed) {
       // Work before the collective (compute, launch): not part of any phase.
       for (int i = 0; i < input.length; i++) {
         input[i] = CollectiveConfig.inputValue(r, seq, i);
       }
-      Backoff.delay(faults.arrivalDelayNanos(r));
+      Backoff.delay(faults.arrivalDelayNanos(r, seq, elapsed));
+      ackDelay = faults.ackDelayNanos(r, seq, elapsed);
+      if (slowLinks) {
+        for (int p = 0; p < n; p++) {
+          linkDelay[p] = faults.linkDelayNanos(p, r, seq, elapsed);
+        }
+      }
 
       int slot = (int) (seq % cfg.ringSlots());
       long t0 = System.nanoTime();
@@ -195,10 +245,11 @@ public final class CpuCollective implements CollectiveBackend {
       }
 
       System.arraycopy(input, 0, slots[r][slot], 0, input.length);
+      Backoff.delay(faults.copyDelayNanos(r, seq, elapsed));
       long t2 = System.nanoTime();
       acc.addCycles(Phase.COPY, t2 - t1);
 
-      Backoff.delay(faults.publishDelayNanos(r));
+      Backoff.delay(faults.publishDelayNanos(r, seq, elapsed));
       publishNanos[r][slot] = System.nanoTime();
       flags.setRelease(r, seq);
       long t3 = System.nanoTime();

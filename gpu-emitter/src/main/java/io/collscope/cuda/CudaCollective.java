@@ -96,7 +96,7 @@ public final class CudaCollective implements CollectiveBackend {
   }
 
   public static CudaCollective open(CollectiveConfig cfg, FaultPlan faults, Options opt) {
-    checkRunnable(cfg);
+    checkRunnable(cfg, faults);
     return new CudaCollective(cfg, faults, opt, SingleProcessPlacement.open(cfg, faults, opt));
   }
 
@@ -114,7 +114,7 @@ public final class CudaCollective implements CollectiveBackend {
       int device,
       Path rendezvous,
       Duration timeout) {
-    checkRunnable(cfg);
+    checkRunnable(cfg, faults);
     if (rank < 0 || rank >= cfg.worldSize()) {
       throw new ConfigException(
           "rank", rank + " is outside the world of " + cfg.worldSize() + " ranks");
@@ -127,8 +127,11 @@ public final class CudaCollective implements CollectiveBackend {
         cfg, faults, opt, IpcPlacement.open(cfg, faults, opt, rank, device, rendezvous, timeout));
   }
 
-  /** Throws unless the kernel's fixed-size arrays hold {@code cfg} and a GPU is usable. */
-  private static void checkRunnable(CollectiveConfig cfg) {
+  /**
+   * Throws unless the kernel's fixed-size arrays hold {@code cfg} and {@code faults} (no
+   * reboot-rank: CPU backend only), and a GPU is usable.
+   */
+  private static void checkRunnable(CollectiveConfig cfg, FaultPlan faults) {
     if (cfg.worldSize() > OsarLayout.MAX_RANKS) {
       throw new ConfigException(
           "worldSize",
@@ -142,6 +145,7 @@ public final class CudaCollective implements CollectiveBackend {
               + " on the CUDA backend, got "
               + cfg.histogramBuckets());
     }
+    FaultTable.check(faults, cfg.worldSize());
     if (CudaProbe.gpuCount() == 0) {
       throw new BackendUnavailableException("cuda", CudaProbe.reason());
     }
@@ -202,7 +206,8 @@ public final class CudaCollective implements CollectiveBackend {
 
   @Override
   public boolean reports(int rank) {
-    return ranks.get(rank) instanceof RankBuffers && !faults.isDead(rank);
+    return ranks.get(rank) instanceof RankBuffers
+        && !faults.isDeadAt(rank, dispatcher.elapsedNanos());
   }
 
   @Override

@@ -25,6 +25,8 @@ final class Dispatcher {
   private final AtomicReference<Throwable> failure;
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running;
+  private volatile long startNanos;
+  private volatile boolean started;
 
   Dispatcher(
       CollectiveConfig cfg,
@@ -49,6 +51,8 @@ final class Dispatcher {
   void start() {
     if (running) return;
     running = true;
+    startNanos = System.nanoTime();
+    started = true;
     for (GpuDevice d : ranks.devices()) {
       List<RankBuffers> live = new ArrayList<>();
       for (RankBuffers r : ranks.local()) {
@@ -66,6 +70,7 @@ final class Dispatcher {
     try {
       d.makeCurrent();
       for (long batch = 0; running; batch++) {
+        if (!faults.isEmpty() && !applyFaults(live)) return;
         for (int i = 0; i < BATCH; i++) {
           for (RankBuffers r : live) launcher.collective(r, opt.instrumented());
         }
@@ -79,6 +84,25 @@ final class Dispatcher {
       failure.compareAndSet(null, t);
       running = false;
     }
+  }
+
+  /** Run time since {@link #start()}; 0 before it. */
+  long elapsedNanos() {
+    return started ? System.nanoTime() - startNanos : 0;
+  }
+
+  /**
+   * Between two batches (every live stream idle): drops the ranks whose dead-rank time has come
+   * (they launch nothing more; CudaCollective.reports turns false with the same clock) and updates
+   * the others' fault tables for the faults whose active interval started or ended. The resolution
+   * of a timed fault on this backend is one batch ({@value #BATCH} collectives). False when no live
+   * rank is left.
+   */
+  private boolean applyFaults(List<RankBuffers> live) {
+    long t = elapsedNanos();
+    live.removeIf(r -> faults.isDeadAt(r.rank(), t));
+    for (RankBuffers r : live) r.updateFaults(faults, t);
+    return !live.isEmpty();
   }
 
   /** Asks every thread to finish its batch and waits for them. */

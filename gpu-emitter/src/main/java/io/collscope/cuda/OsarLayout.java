@@ -10,15 +10,13 @@ final class OsarLayout {
   static final int MAX_RANKS = 32;
   static final int ACK_HISTORY = 64;
   static final int HIST_MAX = 64;
+  static final int MAX_FAULTS = 16;
 
   static final int P_RANK = 0;
   static final int P_WORLD = 1;
   static final int P_SLOTS = 2;
   static final int P_ELEMS = 3;
   static final int P_BUDGET_NS = 4;
-  static final int P_ARRIVAL_DELAY_NS = 5;
-  static final int P_PUBLISH_DELAY_NS = 6;
-  static final int P_ACK_DELAY_NS = 7;
   static final int P_INPUT = 8;
   static final int P_OUTPUT = 9;
   static final int P_STATE = 10;
@@ -26,14 +24,29 @@ final class OsarLayout {
   static final int P_HIST_BUCKETS = 12;
   static final int P_WORK_BLOCKS = 13;
   static final int P_SEQ_PERIOD = 14;
-  static final int P_LINK_DELAY_NS = 16;
+  static final int P_N_FAULTS = 15;
   static final int P_SLOT_PTR = 48;
   static final int P_FLAG_PTR = 80;
   static final int P_ACK_PTR = 112;
   static final int P_PUBTIME_PTR = 144;
   static final int P_ACKTIME_PTR = 176;
   static final int P_ABORT_PTR = 208;
-  static final int P_WORDS = 240;
+  static final int P_FAULTS = 240;
+  static final int P_WORDS = 304;
+
+  /** A fault table entry ({@link FaultTable}): what (F_ARRIVAL.. | peer << 8), delay, etc. */
+  static final int F_WORDS = 4;
+
+  static final int F_WHAT = 0;
+  static final int F_DELAY = 1;
+  static final int F_THRESHOLD = 2;
+  static final int F_INDEX = 3;
+  static final int F_ARRIVAL = 0;
+  static final int F_COPY = 1;
+  static final int F_PUBLISH = 2;
+  static final int F_ACK = 3;
+  static final int F_LINK = 4;
+  static final int F_ALL = 5;
 
   static final int S_NEXT_SEQ = 0;
   static final int S_ABORT = 4;

@@ -38,6 +38,7 @@ final class RankBuffers implements RankMemory {
   // In allocation order; close() frees them in this order.
   private final List<Object> owned = new ArrayList<>();
   private final CounterBlock block;
+  private long[] faultTable = new long[0]; // as last written to the parameters
 
   /**
    * Allocates rank {@code rank}'s memory in {@code device}'s context, which it makes current, and
@@ -115,13 +116,13 @@ final class RankBuffers implements RankMemory {
     p[OsarLayout.P_SLOTS] = cfg.ringSlots();
     p[OsarLayout.P_ELEMS] = cfg.elements();
     p[OsarLayout.P_BUDGET_NS] = cfg.waitBudgetNanos();
-    p[OsarLayout.P_ARRIVAL_DELAY_NS] = faults.arrivalDelayNanos(rank);
-    p[OsarLayout.P_PUBLISH_DELAY_NS] = faults.publishDelayNanos(rank);
-    p[OsarLayout.P_ACK_DELAY_NS] = faults.ackDelayNanos(rank);
     p[OsarLayout.P_HIST_BUCKETS] = cfg.histogramBuckets();
     p[OsarLayout.P_WORK_BLOCKS] = blocks;
     p[OsarLayout.P_SEQ_PERIOD] = CollectiveConfig.SEQUENCE_PERIOD;
-    for (int q = 0; q < n; q++) p[OsarLayout.P_LINK_DELAY_NS + q] = faults.linkDelayNanos(q, rank);
+    // the faults active at the start of the run; the dispatcher updates them (updateFaults)
+    faultTable = FaultTable.of(faults, rank, 0);
+    p[OsarLayout.P_N_FAULTS] = faultTable.length / OsarLayout.F_WORDS;
+    System.arraycopy(faultTable, 0, p, OsarLayout.P_FAULTS, faultTable.length);
     device.makeCurrent();
     cuMemcpyHtoD(params, Pointer.to(p), 8L * p.length);
     putPointer(OsarLayout.P_INPUT, input);
@@ -137,6 +138,20 @@ final class RankBuffers implements RankMemory {
       putPointer(OsarLayout.P_ACKTIME_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ACKTIME));
       putPointer(OsarLayout.P_ABORT_PTR + q, peer.sync().withByteOffset(OsarLayout.SYNC_ABORT));
     }
+  }
+
+  /**
+   * Rewrites the fault table for run time {@code elapsedNanos} when a fault's active interval
+   * started or ended since the last write: enqueued on the rank's stream, so it takes effect at the
+   * next launch (a graph replay reads the same parameters). The device's context is current.
+   */
+  void updateFaults(FaultPlan faults, long elapsedNanos) {
+    if (faultTable.length == 0) return;
+    long[] t = FaultTable.of(faults, rank, elapsedNanos);
+    if (java.util.Arrays.equals(t, faultTable)) return;
+    faultTable = t;
+    cuMemcpyHtoDAsync(
+        params.withByteOffset(8L * OsarLayout.P_FAULTS), Pointer.to(t), 8L * t.length, stream);
   }
 
   /** Writes a device address into word {@code index} of the kernel's parameter array. */

@@ -49,6 +49,9 @@ public final class Reporter {
       if (!backend.reports(r)) {
         continue;
       }
+      // The incarnation before and after the read: a read across an emitter restart (injected
+      // reboot-rank) could pair the new counters with the old boot, or the old with the new.
+      long incarnation = backend.incarnation(r);
       Counters c;
       try {
         c = readers[r].read();
@@ -57,10 +60,14 @@ public final class Reporter {
         LOG.warn("rank {}: skipped this interval: {}", r, e.getMessage());
         continue;
       }
+      if (incarnation < 0 || backend.incarnation(r) != incarnation) {
+        LOG.info("rank {}: skipped this interval: its emitter restarted during the read", r);
+        continue;
+      }
       if (c.version() == 0) {
         continue; // nothing published yet: no cycles_per_second to report against
       }
-      CounterSnapshot s = toRecord(r, c, ++seq[r], now);
+      CounterSnapshot s = toRecord(r, c, ++seq[r], now, incarnation);
       sink.send(s);
       out.add(s);
       published++;
@@ -68,7 +75,15 @@ public final class Reporter {
     return out;
   }
 
-  CounterSnapshot toRecord(int r, Counters c, long seqNo, Instant now) {
+  /**
+   * The boot_id of a rank's emitter incarnation: the identity's, with {@code .N} appended from the
+   * first restart on.
+   */
+  static String bootId(Identity identity, long incarnation) {
+    return incarnation > 0 ? identity.bootId() + "." + incarnation : identity.bootId();
+  }
+
+  CounterSnapshot toRecord(int r, Counters c, long seqNo, Instant now, long incarnation) {
     CounterSnapshot s = c.totals().writeTo(new CounterSnapshot());
     s.setCluster(identity.cluster());
     s.setJob(identity.job());
@@ -79,7 +94,7 @@ public final class Reporter {
     s.setRank(r);
     s.setHost(identity.host());
     s.setDevice(backend.device(r));
-    s.setBootId(identity.bootId());
+    s.setBootId(bootId(identity, incarnation));
     s.setSeq(seqNo);
     s.setEventTime(now);
     s.setCyclesPerSecond(c.cyclesPerSecond());

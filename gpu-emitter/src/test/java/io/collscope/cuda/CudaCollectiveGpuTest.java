@@ -315,4 +315,85 @@ class CudaCollectiveGpuTest {
           .isInstanceOf(ArrayIndexOutOfBoundsException.class);
     }
   }
+
+  /**
+   * The kernel picks the sequences of a {@code ~P%} fault with the same hash as the CPU backend
+   * ({@link FaultPlan#selects}): rank 1's extra copy time is exactly the selected count of 5 ms
+   * spins (rank 0's copy time, with no fault, is the baseline).
+   */
+  @Test
+  void aFractionSlowsTheSequencesTheCpuPatternSelects() throws Exception {
+    FaultPlan plan = FaultPlan.parse(List.of("slow-copy=1:5ms~1%"), 2);
+    int runs = 1000;
+    long selected = 0;
+    for (long seq = 1; seq <= runs; seq++) if (FaultPlan.selects(seq, 0, 1)) selected++;
+    try (CudaCollective c = CudaCollective.open(config(2, 64 << 10, DType.F32), plan)) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(runs, true);
+      c.flush();
+      double baseMs = counters(c, 0).cycles(Phase.COPY) * 1e3 / h.cyclesPerSecond(0);
+      double copyMs = counters(c, 1).cycles(Phase.COPY) * 1e3 / h.cyclesPerSecond(1);
+      System.out.printf(
+          "fraction: %d of %d selected, rank 1 copy %.2f ms, rank 0 %.2f ms%n",
+          selected, runs, copyMs, baseMs);
+      assertThat(Math.round((copyMs - baseMs) / 5.0)).isEqualTo(selected);
+    }
+  }
+
+  /** The dispatcher switches an interval fault on at its START (within a batch) and off at END. */
+  @Test
+  void anIntervalFaultIsOffBeforeStartOnInsideAndOffAfterEnd() throws Exception {
+    FaultPlan plan = FaultPlan.parse(List.of("slow-copy=1:2ms@1500ms-3500ms"), 2);
+    try (CudaCollective c = CudaCollective.open(config(2, 64 << 10, DType.F32), plan)) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      double cps = h.cyclesPerSecond(1);
+      long t0 = System.nanoTime();
+      c.start();
+      Counters[] k = new Counters[5];
+      long[] at = {1_000, 2_000, 3_000, 4_000, 5_000};
+      for (int i = 0; i < at.length; i++) {
+        long left = t0 + at[i] * 1_000_000L - System.nanoTime();
+        if (left > 0) Thread.sleep(left / 1_000_000L);
+        k[i] = counters(c, 1);
+      }
+      c.stop();
+      assertThat(c.failure()).isEmpty();
+      double before = k[0].cycles(Phase.COPY) * 1e3 / cps / k[0].calls();
+      double inside =
+          (k[2].cycles(Phase.COPY) - k[1].cycles(Phase.COPY))
+              * 1e3
+              / cps
+              / (k[2].calls() - k[1].calls());
+      double after =
+          (k[4].cycles(Phase.COPY) - k[3].cycles(Phase.COPY))
+              * 1e3
+              / cps
+              / (k[4].calls() - k[3].calls());
+      System.out.printf(
+          "interval: copy ms per collective %.3f before, %.3f inside, %.3f after%n",
+          before, inside, after);
+      assertThat(before).isLessThan(0.5);
+      assertThat(inside).isGreaterThan(1.5);
+      assertThat(after).isLessThan(0.5);
+    }
+  }
+
+  @Test
+  void aTimedDeadRankStopsLaunchingAndReportingAtItsTime() throws Exception {
+    long budget = 50_000_000L;
+    CollectiveConfig cfg = config(2, 4 << 10, DType.F32).withWaitBudgetNanos(budget);
+    try (CudaCollective c =
+        CudaCollective.open(cfg, FaultPlan.parse(List.of("dead-rank=1@500ms"), 2))) {
+      long t0 = System.nanoTime();
+      c.start();
+      assertThat(c.reports(1)).isTrue();
+      long reported = untilFailure(c, t0);
+      c.stop();
+      assertThat(c.reports(1)).isFalse();
+      assertThat(reported).as("ns from start to the failure").isGreaterThan(500_000_000L);
+      assertThat(c.failure().get()).hasMessageContaining("passed its budget of 50 ms");
+      assertThat(counters(c, 1).calls()).isPositive();
+      assertThat(counters(c, 0).timeouts()).isEqualTo(1);
+    }
+  }
 }

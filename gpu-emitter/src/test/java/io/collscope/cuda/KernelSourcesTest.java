@@ -48,7 +48,10 @@ class KernelSourcesTest {
       String cName =
           name.startsWith("SYNC_")
               ? null
-              : name.equals("MAX_RANKS") || name.equals("ACK_HISTORY") || name.equals("HIST_MAX")
+              : name.equals("MAX_RANKS")
+                      || name.equals("ACK_HISTORY")
+                      || name.equals("HIST_MAX")
+                      || name.equals("MAX_FAULTS")
                   ? "OSAR_" + name
                   : name;
       if (cName == null) continue;

@@ -31,7 +31,11 @@ final class RankOptions {
   @Option(
       names = "--inject",
       description =
-          "Fault to inject; repeatable or comma-separated: slow-rank=R:D, slow-link=P->R:D, slow-publish=R:D, slow-ack=R:D, dead-rank=R")
+          "Fault to inject; repeatable or comma-separated: slow-rank=R:D, slow-link=P->R:D,"
+              + " slow-publish=R:D, slow-ack=R:D, slow-copy=R:D, slow-all=D, dead-rank=R,"
+              + " reboot-rank=R@T (cpu only). Each takes [@START[-END]][~PERCENT]: active from"
+              + " START to END of the run, on PERCENT of the collectives, e.g."
+              + " slow-rank=2:1ms@5s-15s~25%")
   List<String> inject = new ArrayList<>();
 
   @Option(

@@ -34,13 +34,47 @@ class CollscopeCliTest {
         "slow-ack=1:5h",
         "dead-rank=",
         "teleport=1:1ms",
-        "slow-rank=1:1ms,slow-rank=1:1ms"
+        "slow-rank=1:1ms,slow-rank=1:1ms",
+        "slow-rank=1:1ms@5s-2s",
+        "slow-rank=1:1ms~0%",
+        "slow-rank=1:1ms~101%",
+        "slow-rank=1:1ms@5s junk",
+        "dead-rank=1~50%",
+        "reboot-rank=1",
+        "slow-all=1->2:1ms"
       })
   void aMalformedInjectIsOneLineAndExitCode2(String spec) {
     CliRun r = CliRun.of("emit", "--ranks", "4", "--inject", spec, "--bootstrap", "localhost:1");
     assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
     assertThat(r.err().strip().lines()).hasSize(1);
     assertThat(r.err()).contains("--inject");
+  }
+
+  @Test
+  void aBadTimedSpecIsOneLineAndExitCode2NamingIt() {
+    CliRun r = CliRun.of("emit", "--ranks", "4", "--inject", "slow-rank=3:300us@60s-20s");
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
+    assertThat(r.err().strip().lines()).hasSize(1);
+    assertThat(r.err().strip())
+        .isEqualTo("collscope emit: --inject 'slow-rank=3:300us@60s-20s': END must be after START");
+  }
+
+  @Test
+  void rebootRankOnTheCudaBackendIsOneLineAndExitCode2(@TempDir Path dir) {
+    CliRun r =
+        CliRun.of(
+            "emit",
+            "--ranks",
+            "2",
+            "--backend",
+            "cuda",
+            "--inject",
+            "reboot-rank=1@5s",
+            "--record",
+            dir.resolve("x.snapshots").toString());
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
+    assertThat(r.err().strip().lines()).hasSize(1);
+    assertThat(r.err()).contains("reboot-rank is supported on the cpu backend only");
   }
 
   @Test
