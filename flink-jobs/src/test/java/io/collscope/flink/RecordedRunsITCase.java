@@ -10,9 +10,9 @@ import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
 import io.collscope.emitter.SnapshotRecording;
+import io.collscope.flink.source.RecordedSource;
 import io.collscope.flink.testing.CollectingSink;
 import io.collscope.flink.testing.MiniClusters;
-import io.collscope.flink.testing.RecordingSource;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.RankKey;
 import java.nio.file.Files;
@@ -144,10 +144,10 @@ class RecordedRunsITCase {
     CollectingSink<Attribution> verdicts = new CollectingSink<>();
     CollectingSink<DeadLetter> dead = new CollectingSink<>();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    env.setParallelism(1); // see RecordingSource
+    env.setParallelism(1); // see RecordedSource
     AttributionJob.topology(
         env,
-        RecordingSource.of(files),
+        RecordedSource.of(SnapshotRecording.frames(files)),
         new AttributionJob.Sinks(windows, verdicts, dead),
         JobOptions.defaults());
     env.execute("recorded runs");

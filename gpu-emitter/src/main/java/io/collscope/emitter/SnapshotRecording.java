@@ -2,6 +2,7 @@ package io.collscope.emitter;
 
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.schema.DecodeException;
+import io.collscope.schema.RecordedFrame;
 import io.collscope.schema.Snapshots;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -14,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -137,5 +139,27 @@ public final class SnapshotRecording {
         offset += 4 + len;
       }
     }
+  }
+
+  /**
+   * Every frame of the given recordings, merged by event time (stable: a file's own order is kept),
+   * as concurrent emitters would interleave in a topic.
+   */
+  public static List<RecordedFrame> frames(List<Path> files) throws IOException {
+    List<RecordedFrame> frames = new ArrayList<>();
+    for (Path file : files) {
+      long offset = 0;
+      for (byte[] value : readFrames(file)) {
+        long eventTime;
+        try {
+          eventTime = Snapshots.decode(value).getEventTime().toEpochMilli();
+        } catch (DecodeException e) {
+          throw new IOException(file + ": frame " + offset + " does not decode", e);
+        }
+        frames.add(new RecordedFrame(file.getFileName().toString(), offset++, eventTime, value));
+      }
+    }
+    frames.sort(Comparator.comparingLong(RecordedFrame::eventTimeMs));
+    return frames;
   }
 }

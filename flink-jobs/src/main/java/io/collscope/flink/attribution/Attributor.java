@@ -408,20 +408,25 @@ public final class Attributor {
       for (int i = 0; i < k; i++) for (int j = 0; j < k; j++) early[i] |= high[i][j];
       // Most ranks late by the same amount (3 of 4): each late rank's column is high only in the
       // rows of the few early ranks. Judge columns over those rows when they and the late ranks
-      // make up the whole communicator: a slow link's victim waits too, but the ranks it does not
-      // wait on are then neither early nor late, and the link stays a link.
+      // make up the whole communicator, and then only columns high in every early row: a slow
+      // link's sender waits on a slow rank too, but its receiver is the only one that waits on it.
       // A late rank's own waits on ranks later still are not waiting as a victim: its row counts
       // only cells on columns that do not pass the column test themselves.
       passes = new boolean[k];
-      for (int j = 0; j < k; j++) passes[j] = columnPasses(j, high, x::excess, all);
+      for (int j = 0; j < k; j++)
+        passes[j] = columnPasses(j, high, x::excess, all, t.columnFraction());
       boolean[] lateOfEarly = new boolean[k];
       boolean partition = false;
-      for (int j = 0; j < k; j++) lateOfEarly[j] = columnPasses(j, high, x::excess, early);
+      for (int j = 0; j < k; j++) {
+        lateOfEarly[j] = columnPasses(j, high, x::excess, early, t.columnFraction());
+      }
       for (int j = 0; j < k; j++) partition |= lateOfEarly[j];
       for (int j = 0; j < k; j++) partition &= early[j] || lateOfEarly[j];
       for (int j = 0; j < k; j++) {
         Finding f = slowRank(j, high, x::excess, false, all);
-        if (f == null && partition) f = slowRank(j, high, x::excess, false, early);
+        if (f == null && partition && columnPasses(j, high, x::excess, early, 1.0)) {
+          f = slowRank(j, high, x::excess, false, early);
+        }
         if (f == null && x.tails) f = slowRank(j, tailHigh, x::tailExcess, true, all);
         if (f != null) {
           slow[j] = true;
@@ -475,8 +480,11 @@ public final class Attributor {
       double of(int i, int j);
     }
 
-    /** Whether column j is high in most of the given rows (j's own excluded). */
-    private boolean columnPasses(int j, boolean[][] hi, CellExcess excess, boolean[] rows) {
+    /**
+     * Whether column j is high in a share {@code fraction} of the given rows (j's own excluded).
+     */
+    private boolean columnPasses(
+        int j, boolean[][] hi, CellExcess excess, boolean[] rows, double fraction) {
       int count = 0;
       int highCount = 0;
       double colExcess = 0;
@@ -486,9 +494,7 @@ public final class Attributor {
         if (hi[i][j]) highCount++;
         colExcess += excess.of(i, j);
       }
-      return count > 0
-          && (double) highCount / count >= t.columnFraction()
-          && colExcess / count >= threshold;
+      return count > 0 && (double) highCount / count >= fraction && colExcess / count >= threshold;
     }
 
     /**

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Records the runs of dev/fault-set.txt on one backend, one recording per line:
+#   dev/record-fault-set.sh BACKEND OUT_DIR [NAME...]
+# BACKEND is cpu or cuda; NAMEs pick lines (default: all). On a GPU machine run it after
+# dev/gpu-carry.sh brought .carry/ there (COLLSCOPE=.carry/gpu-node/bin/collscope); here it uses
+# bin/collscope. Each run writes OUT_DIR/BACKEND-NAME.snapshots and its log beside it.
+set -u
+cd "$(dirname "$0")/.."
+backend=$1 out=$2; shift 2
+cs=${COLLSCOPE:-bin/collscope}
+mkdir -p "$out"
+grep -v '^#' dev/fault-set.txt | while read -r name ranks seconds inject; do
+  [ -z "$name" ] && continue
+  if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
+  f="$out/$backend-$name.snapshots"
+  rm -f "$f"
+  timeout $((seconds + 60)) $cs emit --backend "$backend" --ranks "$ranks" --seconds "$seconds" \
+    --interval 1s ${inject:+--inject "$inject"} --cluster "${CLUSTER:-lab}" --job "$name" \
+    --communicator tp0 --record "$f" >"$out/$backend-$name.log" 2>&1 </dev/null
+  echo "recorded $f rc=$?" >&2
+  tail -1 "$out/$backend-$name.log" >&2
+done
