@@ -20,7 +20,8 @@ import picocli.CommandLine.Command;
       KafkaCommand.class,
       TailCommand.class,
       ReplayCommand.class,
-      BenchCommand.class
+      BenchCommand.class,
+      EvalCommand.class
     })
 public final class Collscope implements Runnable {
 

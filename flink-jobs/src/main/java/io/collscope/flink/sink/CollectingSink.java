@@ -1,4 +1,4 @@
-package io.collscope.flink.testing;
+package io.collscope.flink.sink;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,8 +11,9 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 
 /**
- * A sink that keeps what it receives in this JVM, for jobs run on a MiniCluster in the test's own
- * process. Each instance has its own list, so tests and sinks never see each other's records.
+ * A sink that keeps what it receives in this JVM, for jobs run on a MiniCluster in the caller's own
+ * process (tests, {@code collscope eval}); on a real cluster its writers run elsewhere and it
+ * receives nothing. Each instance has its own list, so callers never see each other's records.
  */
 public final class CollectingSink<T> implements Sink<T> {
 

@@ -1,0 +1,198 @@
+package io.collscope.cli;
+
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.emitter.SnapshotRecording;
+import io.collscope.eval.AccuracyEval;
+import io.collscope.eval.CellScore;
+import io.collscope.eval.ConfusionTable;
+import io.collscope.eval.FaultMatrix;
+import io.collscope.eval.FaultMatrix.Cell;
+import io.collscope.eval.FaultMatrix.Family;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code collscope eval}: the accuracy evaluation. Runs a fault matrix on the CPU backend (or
+ * scores runs recorded elsewhere, e.g. on GPUs, against the fault set they were recorded from),
+ * through the attribution job's real topology, and prints a confusion table.
+ */
+@Command(
+    name = "eval",
+    mixinStandardHelpOptions = true,
+    description =
+        "Run a fault matrix through the real pipeline and print how every window was judged.")
+final class EvalCommand implements Callable<Integer> {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(
+      names = "--worlds",
+      split = ",",
+      defaultValue = "2,4,8",
+      description = "World sizes (ranks). Default: ${DEFAULT-VALUE}")
+  List<Integer> worlds;
+
+  @Option(
+      names = "--faults",
+      split = ",",
+      defaultValue =
+          "clean,slow-rank,slow-publish,slow-ack,slow-copy,slow-link,dead-rank,intermittent,"
+              + "2-equal,2-unequal,3-equal,3-unequal,uniform,reboot",
+      description = "Fault families. Default: all")
+  List<String> faults;
+
+  @Option(
+      names = "--severities",
+      split = ",",
+      defaultValue = "floor,2x,10x",
+      description = "Multiples of --floor. Default: ${DEFAULT-VALUE}")
+  List<String> severities;
+
+  @Option(
+      names = "--floor",
+      defaultValue = "200us",
+      converter = DurationConverter.class,
+      description = "The stated detection floor of the backend. Default: ${DEFAULT-VALUE}")
+  Duration floor;
+
+  @Option(
+      names = "--seconds",
+      defaultValue = "14",
+      description = "Length of each run. Default: ${DEFAULT-VALUE}")
+  int seconds;
+
+  @Option(
+      names = "--onset",
+      defaultValue = "7s",
+      converter = DurationConverter.class,
+      description =
+          "When faults start, after the run's start (the uniform slowdown needs 5 clean windows"
+              + " before it). Default: ${DEFAULT-VALUE}")
+  Duration onset;
+
+  @Option(
+      names = "--interval",
+      defaultValue = "250ms",
+      converter = DurationConverter.class,
+      description = "Snapshot interval. Default: ${DEFAULT-VALUE}")
+  Duration interval;
+
+  @Option(
+      names = "--window",
+      defaultValue = "1s",
+      converter = DurationConverter.class,
+      description = "Event-time window. Default: ${DEFAULT-VALUE}")
+  Duration window;
+
+  @Option(
+      names = "--out",
+      description = "Keep the recordings here (default: a temporary directory, removed)")
+  Path out;
+
+  @Option(
+      names = "--recorded",
+      description =
+          "Score the recordings BACKEND-NAME.snapshots in this directory against the lines NAME of"
+              + " --fault-set instead of running the matrix")
+  Path recorded;
+
+  @Option(
+      names = "--fault-set",
+      defaultValue = "dev/fault-set.txt",
+      description = "With --recorded: the runs' specs. Default: ${DEFAULT-VALUE}")
+  Path faultSet;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter err = spec.commandLine().getErr();
+    PrintWriter outw = spec.commandLine().getOut();
+    if (window.toMillis() < 1000) throw usage("--window must be at least 1s");
+    if (interval.compareTo(window) >= 0) throw usage("--interval must be shorter than --window");
+    if (recorded != null) return scoreRecorded(outw, err);
+    if (seconds * 1_000L <= onset.toMillis() + 3 * window.toMillis()) {
+      throw usage("--seconds must leave at least three windows after --onset");
+    }
+    for (int n : worlds) if (n < 2 || n > 64) throw usage("--worlds must be within 2..64");
+    List<Family> families = new ArrayList<>();
+    for (String f : faults) {
+      try {
+        families.add(Family.parse(f));
+      } catch (IllegalArgumentException e) {
+        throw usage("--faults: " + e.getMessage());
+      }
+    }
+    for (String s : severities) {
+      if (!FaultMatrix.SEVERITIES.contains(s)) throw usage("--severities: unknown '" + s + "'");
+    }
+    List<Cell> cells =
+        FaultMatrix.cells(families, worlds, severities, floor.toNanos(), onset.toNanos());
+    Path dir = out != null ? out : Files.createTempDirectory("collscope-eval");
+    err.printf(
+        "collscope eval: %d cells on the cpu backend, %ds each (~%d min), recordings in %s%n",
+        cells.size(), seconds, (cells.size() * (seconds + 1) + 59) / 60, dir);
+    err.flush();
+    try {
+      List<CellScore> scores =
+          AccuracyEval.run(
+              cells, AccuracyEval.cpu(Duration.ofSeconds(seconds), interval), dir, window, err);
+      ConfusionTable.print(scores, outw);
+      return Defaults.EXIT_OK;
+    } finally {
+      if (out == null) deleteTree(dir);
+    }
+  }
+
+  /** Scores recordings made elsewhere against the fault set they were recorded from. */
+  private int scoreRecorded(PrintWriter outw, PrintWriter err) throws Exception {
+    if (!Files.isDirectory(recorded)) throw usage("--recorded: no directory " + recorded);
+    if (!Files.isReadable(faultSet)) throw usage("--fault-set: cannot read " + faultSet);
+    List<Cell> cells = new ArrayList<>();
+    List<Path> files = new ArrayList<>();
+    List<Instant> starts = new ArrayList<>();
+    for (String line : Files.readAllLines(faultSet)) {
+      String[] f = line.trim().split("\\s+");
+      if (line.isBlank() || line.startsWith("#") || f.length < 3) continue;
+      try (var s = Files.list(recorded)) {
+        for (Path p :
+            s.filter(x -> x.getFileName().toString().endsWith("-" + f[0] + ".snapshots"))
+                .toList()) {
+          List<CounterSnapshot> snaps = SnapshotRecording.readAll(List.of(p));
+          if (snaps.isEmpty()) continue;
+          // The first snapshot comes one interval after the ranks started.
+          starts.add(snaps.get(0).getEventTime().minus(interval));
+          cells.add(
+              Cell.recorded(
+                  p.getFileName().toString().replace(".snapshots", ""),
+                  snaps.get(0).getWorldSize(),
+                  f.length > 3 ? f[3] : ""));
+          files.add(p);
+        }
+      }
+    }
+    if (cells.isEmpty()) throw usage("--recorded: no recording of " + faultSet + " in " + recorded);
+    err.printf("collscope eval: scoring %d recordings from %s%n", cells.size(), recorded);
+    err.flush();
+    List<CellScore> scores = AccuracyEval.score(cells, files, starts, window);
+    ConfusionTable.print(scores, outw);
+    return Defaults.EXIT_OK;
+  }
+
+  private static void deleteTree(Path dir) throws java.io.IOException {
+    try (var s = Files.walk(dir)) {
+      for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+    }
+  }
+
+  private CommandLine.ParameterException usage(String message) {
+    return new CommandLine.ParameterException(spec.commandLine(), message);
+  }
+}

@@ -1,0 +1,133 @@
+package io.collscope.eval;
+
+import io.collscope.avro.Attribution;
+import io.collscope.avro.DeadLetter;
+import io.collscope.avro.RankWindow;
+import io.collscope.backend.Backends;
+import io.collscope.collective.CollectiveBackend;
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.FaultPlan;
+import io.collscope.emitter.Emitter;
+import io.collscope.emitter.Identity;
+import io.collscope.emitter.SnapshotRecording;
+import io.collscope.eval.FaultMatrix.Cell;
+import io.collscope.flink.AttributionJob;
+import io.collscope.flink.JobOptions;
+import io.collscope.flink.sink.CollectingSink;
+import io.collscope.flink.source.RecordedSource;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.schema.RecordedFrame;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * The accuracy evaluation: records each cell of a {@link FaultMatrix} with a real backend (its own
+ * job name, so cells never share state), then runs every recording through the attribution job's
+ * real topology on a local Flink runtime in event time — as fast as the job goes, the windows as
+ * they would have been live — and scores each cell's windows against its faults.
+ */
+public final class AccuracyEval {
+
+  /** How a cell is turned into a recording. */
+  public interface Recorder {
+    /** Records the cell into {@code file}; returns the event time its run started at. */
+    Instant record(Cell cell, FaultPlan plan, Identity identity, Path file) throws Exception;
+  }
+
+  public static final String CLUSTER = "eval";
+  public static final String COMMUNICATOR = "tp0";
+
+  private AccuracyEval() {}
+
+  /** Runs the cells on the CPU backend, one after another, for {@code seconds} each. */
+  public static Recorder cpu(Duration seconds, Duration interval) {
+    return (cell, plan, identity, file) -> {
+      CollectiveBackend backend =
+          Backends.create(Backends.Kind.CPU, CollectiveConfig.of(cell.world()), plan);
+      try (backend) {
+        SnapshotRecording.Writer writer = new SnapshotRecording.Writer(file);
+        Instant start = Instant.now();
+        Emitter.Result r = new Emitter(backend, identity, writer, interval).run(seconds);
+        writer.close();
+        if (r.failure().isPresent()) {
+          throw new IllegalStateException(cell.id() + ": backend failed", r.failure().get());
+        }
+        return start;
+      }
+    };
+  }
+
+  /** Records, replays and scores every cell; progress goes to {@code log}. */
+  public static List<CellScore> run(
+      List<Cell> cells, Recorder recorder, Path dir, Duration window, PrintWriter log)
+      throws Exception {
+    Files.createDirectories(dir);
+    List<Path> files = new ArrayList<>();
+    List<Instant> starts = new ArrayList<>();
+    int i = 0;
+    for (Cell c : cells) {
+      Path file = dir.resolve(c.id() + ".snapshots");
+      Files.deleteIfExists(file);
+      log.printf("[%d/%d] %-28s %s%n", ++i, cells.size(), c.id(), c.inject());
+      log.flush();
+      starts.add(recorder.record(c, plan(c), Identity.of(CLUSTER, c.id(), COMMUNICATOR), file));
+      files.add(file);
+    }
+    return score(cells, files, starts, window);
+  }
+
+  /**
+   * Replays the cells' recordings (their i-th run started at {@code starts[i]}) and scores each
+   * cell's windows. A cell's windows are those of its recording's communicators.
+   */
+  public static List<CellScore> score(
+      List<Cell> cells, List<Path> files, List<Instant> starts, Duration window) throws Exception {
+    Map<CommunicatorKey, Integer> cellOf = new HashMap<>();
+    for (int i = 0; i < files.size(); i++) {
+      for (var s : SnapshotRecording.readAll(List.of(files.get(i)))) {
+        cellOf.put(io.collscope.model.RankKey.of(s).communicatorKey(), i);
+      }
+    }
+    List<List<Attribution>> byCell = new ArrayList<>();
+    for (int i = 0; i < cells.size(); i++) byCell.add(new ArrayList<>());
+    for (Attribution a : replay(files, window)) {
+      Integer i = cellOf.get(CommunicatorKey.of(a));
+      if (i != null) byCell.get(i).add(a);
+    }
+    List<CellScore> scores = new ArrayList<>();
+    for (int i = 0; i < cells.size(); i++) {
+      List<Attribution> windows = byCell.get(i);
+      windows.sort(java.util.Comparator.comparing(Attribution::getWindowStart));
+      scores.add(
+          CellScore.of(cells.get(i), plan(cells.get(i)), starts.get(i).toEpochMilli(), windows));
+    }
+    return scores;
+  }
+
+  static FaultPlan plan(Cell c) {
+    return c.inject().isEmpty() ? FaultPlan.NONE : FaultPlan.parse(List.of(c.inject()), c.world());
+  }
+
+  /** Every recording through the job's topology, in event time; the attributions it made. */
+  public static List<Attribution> replay(List<Path> files, Duration window) throws Exception {
+    List<RecordedFrame> frames = SnapshotRecording.frames(files);
+    CollectingSink<RankWindow> windows = new CollectingSink<>();
+    CollectingSink<Attribution> verdicts = new CollectingSink<>();
+    CollectingSink<DeadLetter> dead = new CollectingSink<>();
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment();
+    env.setParallelism(1); // see RecordedSource
+    JobOptions options = JobOptions.defaults().with(JobOptions.WINDOW, window.toMillis() + "ms");
+    AttributionJob.topology(
+        env, RecordedSource.of(frames), new AttributionJob.Sinks(windows, verdicts, dead), options);
+    env.execute("collscope eval");
+    return verdicts.received();
+  }
+}

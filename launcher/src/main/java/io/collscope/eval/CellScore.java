@@ -1,0 +1,80 @@
+package io.collscope.eval;
+
+import io.collscope.avro.Attribution;
+import io.collscope.avro.Finding;
+import io.collscope.collective.FaultPlan;
+import io.collscope.eval.FaultMatrix.Cell;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * How one cell's windows came out: judged windows (full ones, settled since the last fault change),
+ * those exactly right, those with a finding the faults do not make, those lacking one they make,
+ * and the time from the onset to the end of the first window that named every culprit.
+ */
+public record CellScore(
+    Cell cell,
+    int windows,
+    int judged,
+    int correct,
+    int wrong,
+    int missed,
+    double verdictSeconds,
+    String example) {
+
+  /** Scores a cell's attributions; {@code startMs} is the event time its run started at. */
+  public static CellScore of(Cell cell, FaultPlan plan, long startMs, List<Attribution> windows) {
+    // The onset: the earliest fault start (0 for faults on from the start).
+    long onsetNanos =
+        plan.faults().stream().mapToLong(FaultPlan.Fault::startNanos).min().orElse(Long.MAX_VALUE);
+    int judged = 0;
+    int correct = 0;
+    int wrong = 0;
+    int missed = 0;
+    double verdict = Double.NaN;
+    String example = "";
+    long lastEnd = windows.stream().mapToLong(a -> a.getWindowEnd().toEpochMilli()).max().orElse(0);
+    for (Attribution a : windows) {
+      long from = a.getWindowStart().toEpochMilli();
+      long to = a.getWindowEnd().toEpochMilli();
+      long windowNs = (to - from) * 1_000_000L;
+      long fromNs = (from - startMs) * 1_000_000L;
+      long toNs = (to - startMs) * 1_000_000L;
+      Set<String> found = tokens(a);
+      // Time to verdict: any window, settled or not, that names every culprit after the onset.
+      if (Double.isNaN(verdict) && toNs > onsetNanos) {
+        Expectation whole =
+            Expectation.of(plan, a.getWorldSize(), onsetNanos, onsetNanos + 1, 0).orElse(null);
+        if (whole != null && !whole.isClean() && whole.missed(found).isEmpty()) {
+          verdict = (toNs - onsetNanos) / 1e9;
+        }
+      }
+      // The first window started before the ranks did; the last may hold the stop.
+      if (fromNs < 0 || to >= lastEnd) continue;
+      var e = Expectation.of(plan, a.getWorldSize(), fromNs, toNs, windowNs);
+      if (e.isEmpty()) continue;
+      judged++;
+      boolean isWrong = !e.get().wrong(found).isEmpty();
+      boolean isMissed = !e.get().missed(found).isEmpty();
+      if (isWrong) wrong++;
+      if (isMissed) missed++;
+      if (!isWrong && !isMissed) correct++;
+      else if (example.isEmpty()) example = "expected " + e.get() + ", got " + found;
+    }
+    return new CellScore(cell, windows.size(), judged, correct, wrong, missed, verdict, example);
+  }
+
+  static Set<String> tokens(Attribution a) {
+    Set<String> out = new TreeSet<>();
+    for (Finding f : a.getFindings()) {
+      out.add(
+          switch (f.getKind()) {
+            case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
+            case UNIFORM_SLOWDOWN -> "UNIFORM_SLOWDOWN(" + f.getCause() + ")";
+            default -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
+          });
+    }
+    return out;
+  }
+}
