@@ -4,7 +4,6 @@ import io.collscope.avro.Attribution;
 import io.collscope.avro.DeadLetter;
 import io.collscope.avro.RankWindow;
 import io.collscope.flink.attribution.AttributionFunction;
-import io.collscope.flink.attribution.Thresholds;
 import io.collscope.flink.decode.DeadLetters;
 import io.collscope.flink.decode.DecodeFunction;
 import io.collscope.flink.decode.SourcedSnapshot;
@@ -105,9 +104,7 @@ public final class AttributionJob {
     SingleOutputStreamOperator<Attribution> attributions =
         rankWindows
             .keyBy((RankWindow w) -> CommunicatorKey.of(w))
-            .process(
-                new AttributionFunction(
-                    Thresholds.DEFAULT.withMinExcessUs(o.minExcessUs()), o.stateTtl()))
+            .process(new AttributionFunction(o.thresholds(), o.stateTtl()))
             .name("attribution")
             .uid("attribution");
 

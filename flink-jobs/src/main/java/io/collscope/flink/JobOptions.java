@@ -1,5 +1,6 @@
 package io.collscope.flink;
 
+import io.collscope.flink.attribution.Thresholds;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -22,6 +23,14 @@ public final class JobOptions {
   public static final String IDLENESS = "idleness";
   public static final String CHECKPOINT_INTERVAL = "checkpoint-interval";
   public static final String MIN_EXCESS_US = "min-excess-us";
+
+  /**
+   * The smallest excess lateness (µs per collective) a finding needs, for counters with per-peer
+   * tails; the rule raises it with the collective's cost and the window's noise. Set it to half the
+   * detection floor you want: see docs/ACCURACY.md.
+   */
+  public static final String ABS_FLOOR_US = "abs-floor-us";
+
   public static final String TRANSACTIONAL_ID_PREFIX = "transactional-id-prefix";
 
   /**
@@ -44,6 +53,7 @@ public final class JobOptions {
           Map.entry(IDLENESS, "5s"),
           Map.entry(CHECKPOINT_INTERVAL, "5s"),
           Map.entry(MIN_EXCESS_US, "20"),
+          Map.entry(ABS_FLOOR_US, "5"),
           Map.entry(TRANSACTIONAL_ID_PREFIX, "collscope-attribution"),
           Map.entry(STATE_TTL, "60s"));
 
@@ -132,12 +142,25 @@ public final class JobOptions {
   }
 
   public double minExcessUs() {
+    return positive(MIN_EXCESS_US);
+  }
+
+  public double absFloorUs() {
+    return positive(ABS_FLOOR_US);
+  }
+
+  /** The attribution rule's thresholds with this job's floors. */
+  public Thresholds thresholds() {
+    return Thresholds.DEFAULT.withMinExcessUs(minExcessUs()).withAbsFloorUs(absFloorUs());
+  }
+
+  private double positive(String name) {
     try {
-      double d = Double.parseDouble(values.get(MIN_EXCESS_US));
+      double d = Double.parseDouble(values.get(name));
       if (d <= 0) throw new NumberFormatException();
       return d;
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("--" + MIN_EXCESS_US + " must be a positive number");
+      throw new IllegalArgumentException("--" + name + " must be a positive number");
     }
   }
 

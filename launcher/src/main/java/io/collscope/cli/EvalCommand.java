@@ -83,7 +83,9 @@ final class EvalCommand implements Callable<Integer> {
       names = "--interval",
       defaultValue = "250ms",
       converter = DurationConverter.class,
-      description = "Snapshot interval. Default: ${DEFAULT-VALUE}")
+      description =
+          "Snapshot interval (with --recorded: the one they were recorded with, which dates each"
+              + " run's start one interval before its first snapshot). Default: ${DEFAULT-VALUE}")
   Duration interval;
 
   @Option(
@@ -92,6 +94,14 @@ final class EvalCommand implements Callable<Integer> {
       converter = DurationConverter.class,
       description = "Event-time window. Default: ${DEFAULT-VALUE}")
   Duration window;
+
+  @Option(
+      names = "--abs-floor-us",
+      defaultValue = "5",
+      description =
+          "The job's absolute floor (us/collective; the rule raises it with cost and noise)."
+              + " Default: ${DEFAULT-VALUE}, the job's")
+  double absFloorUs;
 
   @Option(
       names = "--out",
@@ -116,8 +126,8 @@ final class EvalCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     PrintWriter outw = spec.commandLine().getOut();
     if (window.toMillis() < 1000) throw usage("--window must be at least 1s");
-    if (interval.compareTo(window) >= 0) throw usage("--interval must be shorter than --window");
     if (recorded != null) return scoreRecorded(outw, err);
+    if (interval.compareTo(window) >= 0) throw usage("--interval must be shorter than --window");
     if (seconds * 1_000L <= onset.toMillis() + 3 * window.toMillis()) {
       throw usage("--seconds must leave at least three windows after --onset");
     }
@@ -143,7 +153,12 @@ final class EvalCommand implements Callable<Integer> {
     try {
       List<CellScore> scores =
           AccuracyEval.run(
-              cells, AccuracyEval.cpu(Duration.ofSeconds(seconds), interval), dir, window, err);
+              cells,
+              AccuracyEval.cpu(Duration.ofSeconds(seconds), interval),
+              dir,
+              window,
+              absFloorUs,
+              err);
       ConfusionTable.print(scores, outw);
       return Defaults.EXIT_OK;
     } finally {
@@ -181,7 +196,7 @@ final class EvalCommand implements Callable<Integer> {
     if (cells.isEmpty()) throw usage("--recorded: no recording of " + faultSet + " in " + recorded);
     err.printf("collscope eval: scoring %d recordings from %s%n", cells.size(), recorded);
     err.flush();
-    List<CellScore> scores = AccuracyEval.score(cells, files, starts, window);
+    List<CellScore> scores = AccuracyEval.score(cells, files, starts, window, absFloorUs);
     ConfusionTable.print(scores, outw);
     return Defaults.EXIT_OK;
   }

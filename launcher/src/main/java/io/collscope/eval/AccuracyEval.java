@@ -67,7 +67,12 @@ public final class AccuracyEval {
 
   /** Records, replays and scores every cell; progress goes to {@code log}. */
   public static List<CellScore> run(
-      List<Cell> cells, Recorder recorder, Path dir, Duration window, PrintWriter log)
+      List<Cell> cells,
+      Recorder recorder,
+      Path dir,
+      Duration window,
+      double absFloorUs,
+      PrintWriter log)
       throws Exception {
     Files.createDirectories(dir);
     List<Path> files = new ArrayList<>();
@@ -81,7 +86,7 @@ public final class AccuracyEval {
       starts.add(recorder.record(c, plan(c), Identity.of(CLUSTER, c.id(), COMMUNICATOR), file));
       files.add(file);
     }
-    return score(cells, files, starts, window);
+    return score(cells, files, starts, window, absFloorUs);
   }
 
   /**
@@ -89,7 +94,8 @@ public final class AccuracyEval {
    * cell's windows. A cell's windows are those of its recording's communicators.
    */
   public static List<CellScore> score(
-      List<Cell> cells, List<Path> files, List<Instant> starts, Duration window) throws Exception {
+      List<Cell> cells, List<Path> files, List<Instant> starts, Duration window, double absFloorUs)
+      throws Exception {
     Map<CommunicatorKey, Integer> cellOf = new HashMap<>();
     for (int i = 0; i < files.size(); i++) {
       for (var s : SnapshotRecording.readAll(List.of(files.get(i)))) {
@@ -98,7 +104,7 @@ public final class AccuracyEval {
     }
     List<List<Attribution>> byCell = new ArrayList<>();
     for (int i = 0; i < cells.size(); i++) byCell.add(new ArrayList<>());
-    for (Attribution a : replay(files, window)) {
+    for (Attribution a : replay(files, window, absFloorUs)) {
       Integer i = cellOf.get(CommunicatorKey.of(a));
       if (i != null) byCell.get(i).add(a);
     }
@@ -117,14 +123,18 @@ public final class AccuracyEval {
   }
 
   /** Every recording through the job's topology, in event time; the attributions it made. */
-  public static List<Attribution> replay(List<Path> files, Duration window) throws Exception {
+  public static List<Attribution> replay(List<Path> files, Duration window, double absFloorUs)
+      throws Exception {
     List<RecordedFrame> frames = SnapshotRecording.frames(files);
     CollectingSink<RankWindow> windows = new CollectingSink<>();
     CollectingSink<Attribution> verdicts = new CollectingSink<>();
     CollectingSink<DeadLetter> dead = new CollectingSink<>();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment();
     env.setParallelism(1); // see RecordedSource
-    JobOptions options = JobOptions.defaults().with(JobOptions.WINDOW, window.toMillis() + "ms");
+    JobOptions options =
+        JobOptions.defaults()
+            .with(JobOptions.WINDOW, window.toMillis() + "ms")
+            .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs));
     AttributionJob.topology(
         env, RecordedSource.of(frames), new AttributionJob.Sinks(windows, verdicts, dead), options);
     env.execute("collscope eval");

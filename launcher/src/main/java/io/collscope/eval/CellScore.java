@@ -60,21 +60,30 @@ public record CellScore(
       if (isWrong) wrong++;
       if (isMissed) missed++;
       if (!isWrong && !isMissed) correct++;
-      else if (example.isEmpty()) example = "expected " + e.get() + ", got " + found;
+      else if (example.isEmpty()) {
+        example = "expected " + e.get() + ", got " + found;
+        for (Finding f : a.getFindings()) {
+          if (e.get().wrong(found).contains(tokens(f))) {
+            example += " (" + f.getEvidence() + ")";
+            break;
+          }
+        }
+      }
     }
     return new CellScore(cell, windows.size(), judged, correct, wrong, missed, verdict, example);
   }
 
   static Set<String> tokens(Attribution a) {
     Set<String> out = new TreeSet<>();
-    for (Finding f : a.getFindings()) {
-      out.add(
-          switch (f.getKind()) {
-            case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
-            case UNIFORM_SLOWDOWN -> "UNIFORM_SLOWDOWN(" + f.getCause() + ")";
-            default -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
-          });
-    }
+    for (Finding f : a.getFindings()) out.add(tokens(f));
     return out;
+  }
+
+  static String tokens(Finding f) {
+    return switch (f.getKind()) {
+      case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
+      case UNIFORM_SLOWDOWN -> "UNIFORM_SLOWDOWN(" + f.getCause() + ")";
+      default -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
+    };
   }
 }

@@ -52,7 +52,7 @@ public final class ConfusionTable {
       wrong += s.wrong();
       missed += s.missed();
       if (s.judged() > 0 && s.correct() == s.judged()) perfect++;
-      if (s.cell().family() == FaultMatrix.Family.CLEAN) {
+      if (s.cell().inject().isEmpty()) {
         cleanWindows += s.judged();
         cleanFindings += s.wrong();
       }

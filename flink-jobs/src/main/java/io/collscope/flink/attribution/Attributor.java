@@ -47,7 +47,9 @@ import java.util.function.ToDoubleFunction;
  *       exceed its peers' most, e.g. {@code guard} → RING_FULL, {@code publish} → SLOW_PUBLISH,
  *       {@code copy+reduce} → SLOW_COPY_REDUCE; none → ARRIVED_LATE.
  *   <li><b>Intermittently slow rank p</b>: the same column test on the tails {@code T} instead of
- *       the means, for a column whose means did not pass: p is late in a few collectives only.
+ *       the means, for a column whose means did not pass: p is late in a few collectives only. It
+ *       must also have gated ({@link Thresholds#minGatedShare()}) some of its peers' collectives:
+ *       the ones it was slow in.
  *   <li><b>Slow link p→r</b>: one cell (r, p) high that stands out of its column (the other ranks
  *       do not wait on p). Its receiver r then arrives late at the next collective, so column r is
  *       high too, but r waits as much as it is waited on: a victim, not a culprit.
@@ -84,6 +86,17 @@ import java.util.function.ToDoubleFunction;
  * collectives in the window.
  */
 public final class Attributor {
+
+  /**
+   * A rank that gates nearly every collective while its mean lateness stays under the threshold is
+   * last by a small margin every time (e.g. the last one launched on a shared device), not slow now
+   * and then: an intermittent culprit gates the collectives it is slow in and shares the rest
+   * (about half of them with two ranks).
+   */
+  static final double INTERMITTENT_MAX_GATED = 0.9;
+
+  /** How many thresholds a tail cell's excess must reach (a mean cell's: one). */
+  static final double TAIL_MARGIN = 2.0;
 
   private Attributor() {}
 
@@ -268,7 +281,10 @@ public final class Attributor {
       // With two ranks one direction is clean unless both are slow: its cell is the floor.
       // Without tails the floor is 0 there, as it was for those counters.
       x.base = cells.isEmpty() ? 0 : x.k == 2 ? (x.tails ? min(cells) : 0) : lowerQuartile(cells);
-      x.tailBase = tailCells.isEmpty() ? 0 : x.k == 2 ? min(tailCells) : lowerQuartile(tailCells);
+      // Tails vary more between peers than means do (a shared device's launch order, a busy
+      // host): an intermittent culprit's tail must stand out of the typical one, the median.
+      x.tailBase =
+          tailCells.isEmpty() ? 0 : x.k == 2 ? min(tailCells) : Attributor.median(tailCells);
       x.noise = spread.isEmpty() ? 0 : x.k == 2 ? min(spread) : Attributor.median(spread);
       x.cost = Double.MAX_VALUE;
       long calls = 0;
@@ -336,9 +352,11 @@ public final class Attributor {
         for (int j = 0; j < x.k; j++) {
           if (i == j) continue;
           high[i][j] = x.excess(i, j) >= threshold && x.m[i][j] >= t.cellFactor() * x.base;
+          // A p99 is one collective's worth of evidence, a mean a thousand's: a tail must clear
+          // twice the threshold.
           tailHigh[i][j] =
               x.tails
-                  && x.tailExcess(i, j) >= threshold
+                  && x.tailExcess(i, j) >= TAIL_MARGIN * threshold
                   && x.p99[i][j] >= t.cellFactor() * x.tailBase;
         }
       }
@@ -527,8 +545,10 @@ public final class Attributor {
         if (q != j && hi[j][q] && (!passes[q] || hi[q][j])) rowExcess += excess.of(j, q);
       }
       if (highFrac < t.columnFraction()
-          || colExcess < threshold
-          || rowExcess > t.rowRatio() * colExcess) {
+          || colExcess < (intermittent ? TAIL_MARGIN : 1) * threshold
+          || rowExcess > t.rowRatio() * colExcess
+          || (intermittent
+              && (lastShare < t.minGatedShare() || lastShare > INTERMITTENT_MAX_GATED))) {
         return null;
       }
       int rank = x.present.get(j);

@@ -37,6 +37,10 @@ import java.io.Serializable;
  *     threshold) to be a UNIFORM_SLOWDOWN
  * @param baselineWindows clean windows needed before the baseline judges a uniform slowdown
  * @param minCalls ranks with fewer calls in the window lower the confidence proportionally
+ * @param minGatedShare a rank named from its tails alone (late in a few collectives) must have been
+ *     the last arrival in at least this share of its peers' collectives: a rank slow now and then
+ *     gates the ones it is slow in, while a rank that is merely last to launch in a shared device's
+ *     queue has a tail without gating anything
  */
 public record Thresholds(
     double minExcessUs,
@@ -50,11 +54,12 @@ public record Thresholds(
     double noiseFactor,
     double uniformRel,
     int baselineWindows,
-    long minCalls)
+    long minCalls,
+    double minGatedShare)
     implements Serializable {
 
   public static final Thresholds DEFAULT =
-      new Thresholds(20.0, 3.0, 0.5, 0.5, 0.3, 0.1, 2.0, 0.25, 1.0, 0.2, 5, 20);
+      new Thresholds(20.0, 3.0, 0.5, 0.5, 0.3, 0.1, 5.0, 0.25, 1.0, 0.2, 5, 20, 0.01);
 
   public Thresholds withMinExcessUs(double us) {
     return new Thresholds(
@@ -69,6 +74,24 @@ public record Thresholds(
         noiseFactor,
         uniformRel,
         baselineWindows,
-        minCalls);
+        minCalls,
+        minGatedShare);
+  }
+
+  public Thresholds withAbsFloorUs(double us) {
+    return new Thresholds(
+        minExcessUs,
+        cellFactor,
+        columnFraction,
+        rowRatio,
+        causeShare,
+        abortShare,
+        us,
+        relExcess,
+        noiseFactor,
+        uniformRel,
+        baselineWindows,
+        minCalls,
+        minGatedShare);
   }
 }

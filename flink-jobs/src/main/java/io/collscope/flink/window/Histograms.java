@@ -27,23 +27,29 @@ public final class Histograms {
   }
 
   /**
-   * The upper edge, in microseconds, of the bucket holding quantile {@code q} of one peer's
-   * lateness histogram: the {@link RankTotals#LATE_BUCKETS} entries from {@code from} (bucket b
-   * ends at 2^(b + LATE_SHIFT + 1) cycles; the open last bucket reports its lower edge). 0 when the
-   * peer has no counts.
+   * Quantile {@code q} of one peer's lateness histogram, in microseconds: the {@link
+   * RankTotals#LATE_BUCKETS} entries from {@code from} (bucket b covers [2^(b + LATE_SHIFT), 2^(b +
+   * LATE_SHIFT + 1)) cycles; bucket 0 from 0; the last is open and reports its lower edge),
+   * interpolated linearly within the bucket that holds it: an upper edge would overstate a tail by
+   * up to twice, enough to make a merely skewed peer look intermittently slow. 0 when the peer has
+   * no counts.
    */
   public static double lateQuantileUs(long[] hist, int from, double q, double cyclesPerSecond) {
     long total = 0;
     for (int b = 0; b < RankTotals.LATE_BUCKETS; b++) total += hist[from + b];
     if (total == 0 || cyclesPerSecond <= 0) return 0;
-    long rank = Math.max(1, (long) Math.ceil(q * total));
+    double rank = Math.max(1, q * total);
     long seen = 0;
-    int b = 0;
-    for (; b < RankTotals.LATE_BUCKETS - 1; b++) {
-      seen += hist[from + b];
-      if (seen >= rank) break;
+    for (int b = 0; b < RankTotals.LATE_BUCKETS; b++) {
+      long c = hist[from + b];
+      double lo = b == 0 ? 0 : Math.scalb(1.0, b + RankTotals.LATE_SHIFT);
+      if (b == RankTotals.LATE_BUCKETS - 1) return lo / cyclesPerSecond * 1e6;
+      if (seen + c >= rank) {
+        double hi = Math.scalb(1.0, b + RankTotals.LATE_SHIFT + 1);
+        return (lo + (hi - lo) * (rank - seen) / c) / cyclesPerSecond * 1e6;
+      }
+      seen += c;
     }
-    int edge = b + RankTotals.LATE_SHIFT + (b == RankTotals.LATE_BUCKETS - 1 ? 0 : 1);
-    return Math.scalb(1.0, edge) / cyclesPerSecond * 1e6;
+    return 0; // not reached: the last bucket returns
   }
 }

@@ -140,6 +140,16 @@ class AttributorTest {
     assertThat(attribute(new Windows(8, 10).intermittent(4, 300, 0.05).legacy()).getFindings())
         .as("without tails it is averaged away")
         .isEmpty();
+    // A tail without gating (last in a shared device's launch queue, say) is not a culprit.
+    Windows skew = new Windows(8, 10).intermittent(4, 300, 0.05);
+    Attribution noGating =
+        Attributor.attribute(
+            Windows.KEY,
+            Windows.START,
+            Windows.END,
+            skew.build().stream().peek(w -> w.getPeerArrivedLast().set(4, 0L)).toList(),
+            Thresholds.DEFAULT);
+    assertThat(noGating.getFindings()).isEmpty();
   }
 
   @Test

@@ -28,6 +28,7 @@ final class Windows {
   private final double[] copy;
   private final double[] reduce;
   private final double[] arrival;
+  private final double[] gatedShare;
   private final long[] timeouts;
   private final List<Integer> absent = new ArrayList<>();
   private long calls = 1000;
@@ -44,6 +45,7 @@ final class Windows {
     copy = new double[n];
     reduce = new double[n];
     arrival = new double[n];
+    gatedShare = new double[n];
     timeouts = new long[n];
     java.util.Random rnd = new java.util.Random(n);
     for (int r = 0; r < n; r++) {
@@ -67,9 +69,11 @@ final class Windows {
 
   /**
    * Rank s arrives {@code us} late in a share {@code fraction} of the collectives: its mean
-   * lateness grows by the share, its p99 by the whole delay once the share passes 1%.
+   * lateness grows by the share, its p99 by the whole delay once the share passes 1%, and it gates
+   * that share of its peers' collectives.
    */
   Windows intermittent(int s, double us, double fraction) {
+    gatedShare[s] += fraction;
     for (int r = 0; r < n; r++) {
       if (r == s) continue;
       late[r][s] += us * fraction;
@@ -189,7 +193,13 @@ final class Windows {
     for (int p = 0; p < n; p++) {
       // Legacy counters billed waits per peer: their lateness stands in for it.
       pw.add(legacy ? late[r][p] : p == gater ? wait : 0.0);
-      pl.add(p == gater ? calls * 9 / 10 : 0L);
+      // A rank that arrives late gates 90% of the collectives; without one, noise spreads the
+      // last arrival evenly over the peers.
+      long gated =
+          arrival[gater] > 0
+              ? (p == gater ? calls * 9 / 10 : 0L)
+              : (p == r ? 0L : calls / Math.max(1, n - 1));
+      pl.add(gated + Math.round(gatedShare[p] * calls));
       lm.add(late[r][p]);
       lt.add(tail[r][p]);
     }

@@ -89,4 +89,25 @@ class RankWindowAggregateTest {
   void anEmptyHistogramHasNoQuantile() {
     assertThat(Histograms.quantileUs(new long[40], 0.5, GHZ)).isZero();
   }
+
+  @Test
+  void aPeersLatenessQuantileIsInterpolatedWithinItsBucket() {
+    int b = RankTotals.LATE_BUCKETS;
+    long[] hist = new long[2 * b];
+    // peer 1: 99 collectives in bucket 2 ([2048, 4096) cycles), 1 in bucket 10 ([2^19, 2^20))
+    hist[b + 2] = 99;
+    hist[b + 10] = 1;
+    double oneGhzUs = 1e-3; // a cycle at 1 GHz, in us
+    // The 50th of 100 lies halfway into bucket 2: 2048 + 2048 * 50/99 cycles.
+    assertThat(Histograms.lateQuantileUs(hist, b, 0.5, 1e9))
+        .isCloseTo((2048 + 2048 * 50.0 / 99) * oneGhzUs, within(1e-9));
+    assertThat(Histograms.lateQuantileUs(hist, b, 0.995, 1e9))
+        .as("the tail lands in the high bucket")
+        .isCloseTo((524288 + 524288 * 0.5) * oneGhzUs, within(1e-6));
+    assertThat(Histograms.lateQuantileUs(hist, 0, 0.99, 1e9)).as("peer 0 has no counts").isZero();
+    hist[b + b - 1] = 1000;
+    assertThat(Histograms.lateQuantileUs(hist, b, 0.99, 1e9))
+        .as("the open last bucket reports its lower edge")
+        .isCloseTo(Math.scalb(1.0, b - 1 + RankTotals.LATE_SHIFT) * oneGhzUs, within(1e-6));
+  }
 }
