@@ -3,7 +3,9 @@ package io.collscope.sim;
 /**
  * What {@link OneShotSimulator} simulates: the world, the run, and the timing model of one rank.
  * All times are simulated nanoseconds; {@link #of(int)} gives the named defaults, the {@code with*}
- * methods change one thing.
+ * methods change one thing. The defaults are a data-parallel step's gradient buckets: 1 MiB per
+ * collective, 5 ms of compute between collectives, which gives about 185 collectives per simulated
+ * second at W = 64 and 170 at W = 1024 (the reduce reads W MiB at 2 TB/s).
  *
  * @param worldSize ranks in the communicator (≥ 2)
  * @param durationNanos simulated time of the run; snapshots are taken up to it
@@ -52,7 +54,7 @@ public record SimSpec(
   public static final long DEFAULT_LINK_LATENCY_NANOS = 2_000;
   public static final long DEFAULT_PUBLISH_NANOS = 1_000;
   public static final long DEFAULT_POLL_NANOS = 100;
-  public static final long DEFAULT_COMPUTE_GAP_NANOS = 2_000_000;
+  public static final long DEFAULT_COMPUTE_GAP_NANOS = 5_000_000;
   public static final long DEFAULT_COMPUTE_JITTER_NANOS = 20_000;
   public static final double DEFAULT_PHASE_JITTER = 0.05;
   public static final long DEFAULT_WAIT_BUDGET_NANOS = 1_000_000_000L;

@@ -290,6 +290,25 @@ class SimulatorTest {
   }
 
   @Test
+  void timeoutsLongerThanTheReportIntervalReportOnlyEndedCollectives() {
+    int n = 4;
+    FaultModel f = SimFaults.builder().deadRank(2).build();
+    SimSpec spec = small(n, 1_000).withWaitBudgetNanos(250 * MS);
+    List<CounterSnapshot> records = simulate(spec, f);
+    Map<Integer, CounterSnapshot> prev = new HashMap<>();
+    for (CounterSnapshot s : records) {
+      assertThat(Snapshots.validate(s)).isNull();
+      // the first collective ends at its timeout: no report before it
+      assertThat(s.getEventTime()).isAfter(ID.start().plusMillis(250));
+      CounterSnapshot p = prev.put(s.getRank(), s);
+      if (p != null) assertThat(RankTotals.of(s).firstBackwards(RankTotals.of(p))).isNull();
+      long endedBy = (s.getEventTime().toEpochMilli() - ID.start().toEpochMilli()) / 250;
+      assertThat(s.getTimeouts()).isEqualTo(s.getCalls()).isBetween(1L, endedBy);
+    }
+    assertThat(prev.keySet()).containsExactlyInAnyOrder(0, 1, 3);
+  }
+
+  @Test
   void aRankDyingMidRunStopsReportingAndItsPeersStartTimingOut() {
     int n = 4;
     FaultModel f = SimFaults.builder().deadRank(1).from(500 * MS).build();
