@@ -35,10 +35,17 @@ final class EvalCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(
+      names = "--backend",
+      defaultValue = "cpu",
+      description =
+          "cpu: CPU ranks as threads, in real time; sim: the discrete-event simulator of the"
+              + " protocol, for large worlds. Default: ${DEFAULT-VALUE}")
+  String backend;
+
+  @Option(
       names = "--worlds",
       split = ",",
-      defaultValue = "2,4,8",
-      description = "World sizes (ranks). Default: ${DEFAULT-VALUE}")
+      description = "World sizes (ranks). Default: 2,4,8,16 (cpu), 64,256,1024 (sim)")
   List<Integer> worlds;
 
   @Option(
@@ -131,7 +138,21 @@ final class EvalCommand implements Callable<Integer> {
     if (seconds * 1_000L <= onset.toMillis() + 3 * window.toMillis()) {
       throw usage("--seconds must leave at least three windows after --onset");
     }
-    for (int n : worlds) if (n < 2 || n > 64) throw usage("--worlds must be within 2..64");
+    boolean sim;
+    switch (backend) {
+      case "cpu" -> sim = false;
+      case "sim" -> sim = true;
+      default -> throw usage("--backend must be cpu or sim, got '" + backend + "'");
+    }
+    if (worlds == null) worlds = sim ? List.of(64, 256, 1024) : List.of(2, 4, 8, 16);
+    int maxWorld = sim ? 4096 : 64;
+    for (int n : worlds) {
+      if (n < 2 || n > maxWorld) throw usage("--worlds must be within 2.." + maxWorld);
+    }
+    if (sim && faults.contains("reboot")) {
+      faults = new ArrayList<>(faults);
+      faults.remove("reboot"); // the simulator has no emitter to restart
+    }
     List<Family> families = new ArrayList<>();
     for (String f : faults) {
       try {
@@ -147,14 +168,16 @@ final class EvalCommand implements Callable<Integer> {
         FaultMatrix.cells(families, worlds, severities, floor.toNanos(), onset.toNanos());
     Path dir = out != null ? out : Files.createTempDirectory("collscope-eval");
     err.printf(
-        "collscope eval: %d cells on the cpu backend, %ds each (~%d min), recordings in %s%n",
-        cells.size(), seconds, (cells.size() * (seconds + 1) + 59) / 60, dir);
+        "collscope eval: %d cells on the %s backend, %ds each, recordings in %s%n",
+        cells.size(), backend, seconds, dir);
     err.flush();
     try {
       List<CellScore> scores =
           AccuracyEval.run(
               cells,
-              AccuracyEval.cpu(Duration.ofSeconds(seconds), interval),
+              sim
+                  ? AccuracyEval.sim(Duration.ofSeconds(seconds), interval)
+                  : AccuracyEval.cpu(Duration.ofSeconds(seconds), interval),
               dir,
               window,
               absFloorUs,

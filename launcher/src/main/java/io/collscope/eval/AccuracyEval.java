@@ -17,6 +17,10 @@ import io.collscope.flink.sink.CollectingSink;
 import io.collscope.flink.source.RecordedSource;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.schema.RecordedFrame;
+import io.collscope.sim.FaultPlanModel;
+import io.collscope.sim.OneShotSimulator;
+import io.collscope.sim.SimIdentity;
+import io.collscope.sim.SimSpec;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -64,6 +68,32 @@ public final class AccuracyEval {
       }
     };
   }
+
+  /**
+   * Runs the cells in the discrete-event simulator of the protocol ({@link OneShotSimulator}), all
+   * on one simulated timeline from {@link #SIM_START}: as fast as the simulator goes, any world
+   * size. Snapshots every {@code interval}, as the CPU runs.
+   */
+  public static Recorder sim(Duration seconds, Duration interval) {
+    return (cell, plan, identity, file) -> {
+      SimSpec spec =
+          SimSpec.of(cell.world())
+              .withDurationNanos(seconds.toNanos())
+              .withSnapshots(interval.toNanos(), interval.toNanos() / 10);
+      try (SnapshotRecording.Writer writer = new SnapshotRecording.Writer(file)) {
+        OneShotSimulator.run(
+            spec,
+            FaultPlanModel.of(plan),
+            SimIdentity.of(identity.cluster(), identity.job(), identity.communicator(), SIM_START),
+            writer);
+        writer.flush();
+      }
+      return SIM_START;
+    };
+  }
+
+  /** Where simulated runs start in event time. */
+  public static final Instant SIM_START = Instant.parse("2026-01-01T00:00:00Z");
 
   /** Records, replays and scores every cell; progress goes to {@code log}. */
   public static List<CellScore> run(

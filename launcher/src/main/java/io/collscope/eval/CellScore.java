@@ -61,7 +61,16 @@ public record CellScore(
       if (isMissed) missed++;
       if (!isWrong && !isMissed) correct++;
       else if (example.isEmpty()) {
-        example = "expected " + e.get() + ", got " + found;
+        example =
+            String.format(
+                java.util.Locale.ROOT,
+                "expected %s, got %s at %+.0fs (collective %.1fus, baseline %.1fus, threshold %.1fus)",
+                e.get(),
+                found,
+                fromNs / 1e9,
+                a.getCollectiveUs(),
+                a.getBaselineUs(),
+                a.getThresholdUs());
         for (Finding f : a.getFindings()) {
           if (e.get().wrong(found).contains(tokens(f))) {
             example += " (" + f.getEvidence() + ")";

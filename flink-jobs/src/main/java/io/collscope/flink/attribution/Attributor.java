@@ -54,9 +54,10 @@ import java.util.function.ToDoubleFunction;
  *       do not wait on p). Its receiver r then arrives late at the next collective, so column r is
  *       high too, but r waits as much as it is waited on: a victim, not a culprit.
  *   <li><b>Uniform slowdown</b>: the collective's own cost exceeds its baseline by {@link
- *       Thresholds#uniformRel()} and by the threshold. No rank is later than another, so the matrix
- *       is quiet; the cause is that of the phase that grew most (LINK when it is the wait: every
- *       path is slower).
+ *       Thresholds#uniformRel()}, by the absolute floor and by four of the baseline's own
+ *       window-to-window standard deviations. No rank is later than another, so the matrix is
+ *       quiet; the cause is that of the phase that grew most (LINK when it is the wait: every path
+ *       is slower).
  * </ul>
  *
  * A rank missing from the window has no row and no column in that matrix, but the present ranks'
@@ -94,6 +95,9 @@ public final class Attributor {
    * (about half of them with two ranks).
    */
   static final double INTERMITTENT_MAX_GATED = 0.9;
+
+  /** How many of its baseline's standard deviations a uniform slowdown's excess must reach. */
+  static final double UNIFORM_SPREADS = 4.0;
 
   /** How many thresholds a tail cell's excess must reach (a mean cell's: one). */
   static final double TAIL_MARGIN = 2.0;
@@ -582,8 +586,14 @@ public final class Attributor {
 
     /** The collective got slower than its baseline with no culprit that explains it. */
     Finding uniformSlowdown(CollectiveBaseline baseline, double baselineUs) {
+      // Judged against the baseline's own spread, not the window's matrix noise: a slowdown that
+      // reaches every rank makes every cell's tail wider too, which says nothing about the cost.
       double excess = x.cost - baselineUs;
-      if (excess < threshold || excess < t.uniformRel() * baselineUs) return null;
+      double needed =
+          Math.max(
+              t.absFloorUs(),
+              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.costSpread()));
+      if (excess < needed) return null;
       Phase grew = null;
       double growth = 0;
       StringBuilder phases = new StringBuilder();
@@ -602,7 +612,7 @@ public final class Attributor {
           -1,
           -1,
           cause,
-          confidence(1.0, excess - t.uniformRel() * baselineUs),
+          clamp(1 - Math.exp(-excess / needed)) * x.callsFactor(t),
           excess,
           String.format(
               Locale.ROOT,

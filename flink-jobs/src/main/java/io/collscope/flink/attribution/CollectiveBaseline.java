@@ -57,6 +57,20 @@ public class CollectiveBaseline {
     return median(costs, 0, 1);
   }
 
+  /**
+   * How much the cost varies from window to window: the median absolute deviation of the remembered
+   * costs, scaled to a standard deviation (× 1.4826).
+   */
+  public double costSpread() {
+    if (size == 0) return 0;
+    double m = cost();
+    double[] dev = new double[size];
+    for (int i = 0; i < size; i++) dev[i] = Math.abs(costs[i] - m);
+    Arrays.sort(dev);
+    double mad = size % 2 == 1 ? dev[size / 2] : (dev[size / 2 - 1] + dev[size / 2]) / 2;
+    return 1.4826 * mad;
+  }
+
   public double phase(Phase p) {
     return median(phases, p.ordinal(), Phase.COUNT);
   }
