@@ -73,8 +73,18 @@ final class DemoCommand implements Callable<Integer> {
   @Option(
       names = "--min-excess-us",
       defaultValue = "20",
-      description = "Smallest excess wait (us/collective) attributed. Default: ${DEFAULT-VALUE}")
+      description =
+          "Smallest excess wait (us/collective) attributed for counters without per-peer"
+              + " lateness (recordings of older emitters). Default: ${DEFAULT-VALUE}")
   double minExcessUs;
+
+  @Option(
+      names = "--abs-floor-us",
+      defaultValue = "5",
+      description =
+          "Smallest excess lateness (us/collective) attributed; the rule raises it with the"
+              + " collective's cost and the window's noise. Default: ${DEFAULT-VALUE}")
+  double absFloorUs;
 
   @Override
   public Integer call() throws Exception {
@@ -85,7 +95,7 @@ final class DemoCommand implements Callable<Integer> {
     AttributionPrinter printer = new AttributionPrinter(spec.commandLine().getOut(), json);
     // The feed first: ranks that cannot start (no GPU for --backend cuda) fail before Kafka does.
     try (SnapshotFeed feed = feed();
-        DemoPipeline pipeline = DemoPipeline.start(window, minExcessUs, uiPort);
+        DemoPipeline pipeline = DemoPipeline.start(window, minExcessUs, absFloorUs, uiPort);
         AttributionReader reader =
             AttributionReader.start(
                 pipeline.bootstrapServers(),

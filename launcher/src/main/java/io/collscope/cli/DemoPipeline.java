@@ -37,11 +37,14 @@ final class DemoPipeline implements AutoCloseable {
    * Starts the broker and the job; the web UI takes the first free port from {@code uiPort} up to
    * {@code uiPort + 20}.
    */
-  static DemoPipeline start(Duration window, double minExcessUs, int uiPort) throws Exception {
+  static DemoPipeline start(Duration window, double minExcessUs, double absFloorUs, int uiPort)
+      throws Exception {
     EmbeddedKafka kafka = EmbeddedKafka.startTemporary();
     try {
       JobOptions options =
-          jobOptions(window, minExcessUs).with(JobOptions.BOOTSTRAP, kafka.bootstrapServers());
+          jobOptions(window, minExcessUs)
+              .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs))
+              .with(JobOptions.BOOTSTRAP, kafka.bootstrapServers());
       kafka.createTopics(
           PARTITIONS,
           options.get(JobOptions.SNAPSHOT_TOPIC),

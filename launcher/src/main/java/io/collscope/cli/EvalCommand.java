@@ -1,13 +1,20 @@
 package io.collscope.cli;
 
+import io.collscope.avro.Attribution;
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.backend.Backends;
+import io.collscope.collective.CollectiveConfig;
+import io.collscope.collective.FaultPlan;
+import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.emitter.SnapshotRecording;
 import io.collscope.eval.AccuracyEval;
 import io.collscope.eval.CellScore;
 import io.collscope.eval.ConfusionTable;
+import io.collscope.eval.Expectation;
 import io.collscope.eval.FaultMatrix;
 import io.collscope.eval.FaultMatrix.Cell;
 import io.collscope.eval.FaultMatrix.Family;
+import io.collscope.model.CommunicatorKey;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -128,11 +135,20 @@ final class EvalCommand implements Callable<Integer> {
       description = "With --recorded: the runs' specs. Default: ${DEFAULT-VALUE}")
   Path faultSet;
 
+  @Option(
+      names = "--live",
+      description =
+          "Time to verdict in wall time: run this one --inject spec (with an @START onset) live"
+              + " on --worlds' first size, through Kafka and the job as the demo does, and time"
+              + " onset -> first window naming every culprit, as printed")
+  String live;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter err = spec.commandLine().getErr();
     PrintWriter outw = spec.commandLine().getOut();
     if (window.toMillis() < 1000) throw usage("--window must be at least 1s");
+    if (live != null) return timeToVerdict(outw, err);
     if (recorded != null) return scoreRecorded(outw, err);
     if (interval.compareTo(window) >= 0) throw usage("--interval must be shorter than --window");
     if (seconds * 1_000L <= onset.toMillis() + 3 * window.toMillis()) {
@@ -222,6 +238,73 @@ final class EvalCommand implements Callable<Integer> {
     List<CellScore> scores = AccuracyEval.score(cells, files, starts, window, absFloorUs);
     ConfusionTable.print(scores, outw);
     return Defaults.EXIT_OK;
+  }
+
+  /**
+   * One fault live: CPU ranks → Kafka → the job on a MiniCluster → the attribution topic, as in the
+   * demo, timing onset → the first window that names every culprit, both when the line was read
+   * (wall time) and at its window's end (event time).
+   */
+  private int timeToVerdict(PrintWriter outw, PrintWriter err) throws Exception {
+    int n = worlds == null ? 8 : worlds.get(0);
+    FaultPlan plan = FaultPlan.parse(List.of(live), n);
+    long onsetNs = plan.faults().stream().mapToLong(FaultPlan.Fault::startNanos).min().orElse(0);
+    if (onsetNs <= 0) throw usage("--live needs a spec with an onset, e.g. slow-rank=2:300us@10s");
+    List<Instant> readAt = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<Attribution> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+    CommunicatorKey key =
+        new CommunicatorKey(AccuracyEval.CLUSTER, "live", AccuracyEval.COMMUNICATOR);
+    Instant started;
+    try (SnapshotFeed feed =
+            SnapshotFeed.live(
+                Backends.create(Backends.Kind.CPU, CollectiveConfig.of(n), plan),
+                plan,
+                key,
+                interval,
+                Duration.ofSeconds(seconds));
+        DemoPipeline pipeline = DemoPipeline.start(window, 20, absFloorUs, 8081);
+        AttributionReader reader =
+            AttributionReader.start(
+                pipeline.bootstrapServers(),
+                pipeline.attributionTopic(),
+                feed.communicators(),
+                a -> {
+                  readAt.add(Instant.now());
+                  seen.add(a);
+                },
+                err);
+        KafkaSnapshotSink sink = pipeline.snapshotSink()) {
+      err.printf("collscope eval --live: %d cpu ranks, %s, %ds%n", n, live, seconds);
+      err.flush();
+      started = Instant.now();
+      feed.run(sink);
+      reader.awaitWindowEnd(pipeline.lastWindowEndBefore(Instant.now()), Duration.ofSeconds(20));
+    }
+    Instant onset = started.plusNanos(onsetNs);
+    Expectation e = Expectation.of(plan, n, onsetNs, onsetNs + 1, 0).orElseThrow();
+    for (int i = 0; i < seen.size(); i++) {
+      Attribution a = seen.get(i);
+      if (!a.getWindowEnd().isAfter(onset)) continue;
+      if (e.missed(CellScore.tokens(a)).isEmpty()) {
+        outw.printf(
+            java.util.Locale.ROOT,
+            "time to verdict for %s on %d cpu ranks with %ds windows: %.2fs event time (window"
+                + " end), %.2fs wall time (line read), window %s-%s, findings %s%n",
+            live,
+            n,
+            window.toSeconds(),
+            Duration.between(onset, a.getWindowEnd()).toMillis() / 1e3,
+            Duration.between(onset, readAt.get(i)).toMillis() / 1e3,
+            a.getWindowStart(),
+            a.getWindowEnd(),
+            CellScore.tokens(a));
+        outw.flush();
+        return Defaults.EXIT_OK;
+      }
+    }
+    outw.printf("no window named %s after the onset (%d windows seen)%n", e, seen.size());
+    outw.flush();
+    return Defaults.EXIT_FAILURE;
   }
 
   private static void deleteTree(Path dir) throws java.io.IOException {

@@ -82,7 +82,8 @@ public record CellScore(
     return new CellScore(cell, windows.size(), judged, correct, wrong, missed, verdict, example);
   }
 
-  static Set<String> tokens(Attribution a) {
+  /** The findings of a window as tokens, e.g. {@code SLOW_RANK(2,ARRIVED_LATE)}. */
+  public static Set<String> tokens(Attribution a) {
     Set<String> out = new TreeSet<>();
     for (Finding f : a.getFindings()) out.add(tokens(f));
     return out;

@@ -53,11 +53,11 @@ import java.util.function.ToDoubleFunction;
  *   <li><b>Slow link p→r</b>: one cell (r, p) high that stands out of its column (the other ranks
  *       do not wait on p). Its receiver r then arrives late at the next collective, so column r is
  *       high too, but r waits as much as it is waited on: a victim, not a culprit.
- *   <li><b>Uniform slowdown</b>: the collective's own cost exceeds its baseline by {@link
- *       Thresholds#uniformRel()}, by the absolute floor and by four of the baseline's own
- *       window-to-window standard deviations. No rank is later than another, so the matrix is
- *       quiet; the cause is that of the phase that grew most (LINK when it is the wait: every path
- *       is slower).
+ *   <li><b>Uniform slowdown</b>, when no other finding explains the window: the collective's own
+ *       cost exceeds its baseline by {@link Thresholds#uniformRel()}, by the absolute floor and by
+ *       four of the baseline's own window-to-window standard deviations. No rank is later than
+ *       another, so the matrix is quiet; the cause is that of the phase that grew most (LINK when
+ *       it is the wait: every path is slower).
  * </ul>
  *
  * A rank missing from the window has no row and no column in that matrix, but the present ranks'
@@ -161,7 +161,8 @@ public final class Attributor {
         baseline.matches(x.bytesPerCall) && baseline.ready(t.baselineWindows())
             ? baseline.cost()
             : 0;
-    if (baselineUs > 0 && x.k >= 1 && timedOutExcess == 0) {
+    // Only with no culprit: a slow rank or link makes the whole collective slower too.
+    if (baselineUs > 0 && x.k >= 1 && findings.isEmpty()) {
       Finding u = judge.uniformSlowdown(baseline, baselineUs);
       if (u != null) findings.add(u);
     }
