@@ -1,12 +1,10 @@
 package io.collscope.cli;
 
 import io.collscope.avro.Attribution;
-import io.collscope.avro.CounterSnapshot;
 import io.collscope.backend.Backends;
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
 import io.collscope.emitter.KafkaSnapshotSink;
-import io.collscope.emitter.SnapshotRecording;
 import io.collscope.eval.AccuracyEval;
 import io.collscope.eval.CellScore;
 import io.collscope.eval.ConfusionTable;
@@ -14,6 +12,8 @@ import io.collscope.eval.Expectation;
 import io.collscope.eval.FaultMatrix;
 import io.collscope.eval.FaultMatrix.Cell;
 import io.collscope.eval.FaultMatrix.Family;
+import io.collscope.eval.FaultSet;
+import io.collscope.flink.JobOptions;
 import io.collscope.model.CommunicatorKey;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -111,11 +111,13 @@ final class EvalCommand implements Callable<Integer> {
 
   @Option(
       names = "--abs-floor-us",
-      defaultValue = "5",
       description =
           "The job's absolute floor (us/collective; the rule raises it with cost and noise)."
-              + " Default: ${DEFAULT-VALUE}, the job's")
-  double absFloorUs;
+              + " Default: the fault set's @abs-floor-us with --recorded, else the job's (5)")
+  Double absFloorUs;
+
+  private static final double JOB_ABS_FLOOR_US =
+      Double.parseDouble(JobOptions.DEFAULTS.get(JobOptions.ABS_FLOOR_US));
 
   @Option(
       names = "--out",
@@ -132,7 +134,9 @@ final class EvalCommand implements Callable<Integer> {
   @Option(
       names = "--fault-set",
       defaultValue = "dev/fault-set.txt",
-      description = "With --recorded: the runs' specs. Default: ${DEFAULT-VALUE}")
+      description =
+          "With --recorded, when the directory has no fault-set.txt of its own: the runs' specs."
+              + " Default: ${DEFAULT-VALUE}")
   Path faultSet;
 
   @Option(
@@ -196,7 +200,7 @@ final class EvalCommand implements Callable<Integer> {
                   : AccuracyEval.cpu(Duration.ofSeconds(seconds), interval),
               dir,
               window,
-              absFloorUs,
+              absFloorUs != null ? absFloorUs : JOB_ABS_FLOOR_US,
               err);
       ConfusionTable.print(scores, outw);
       return Defaults.EXIT_OK;
@@ -205,37 +209,25 @@ final class EvalCommand implements Callable<Integer> {
     }
   }
 
-  /** Scores recordings made elsewhere against the fault set they were recorded from. */
+  /**
+   * Scores recordings made elsewhere against the fault set they were recorded from: the copy beside
+   * them ({@code DIR/fault-set.txt}) if there is one, else {@code --fault-set}.
+   */
   private int scoreRecorded(PrintWriter outw, PrintWriter err) throws Exception {
     if (!Files.isDirectory(recorded)) throw usage("--recorded: no directory " + recorded);
-    if (!Files.isReadable(faultSet)) throw usage("--fault-set: cannot read " + faultSet);
-    List<Cell> cells = new ArrayList<>();
-    List<Path> files = new ArrayList<>();
-    List<Instant> starts = new ArrayList<>();
-    for (String line : Files.readAllLines(faultSet)) {
-      String[] f = line.trim().split("\\s+");
-      if (line.isBlank() || line.startsWith("#") || f.length < 3) continue;
-      try (var s = Files.list(recorded)) {
-        for (Path p :
-            s.filter(x -> x.getFileName().toString().endsWith("-" + f[0] + ".snapshots"))
-                .toList()) {
-          List<CounterSnapshot> snaps = SnapshotRecording.readAll(List.of(p));
-          if (snaps.isEmpty()) continue;
-          // The first snapshot comes one interval after the ranks started.
-          starts.add(snaps.get(0).getEventTime().minus(interval));
-          cells.add(
-              Cell.recorded(
-                  p.getFileName().toString().replace(".snapshots", ""),
-                  snaps.get(0).getWorldSize(),
-                  f.length > 3 ? f[3] : ""));
-          files.add(p);
-        }
-      }
-    }
-    if (cells.isEmpty()) throw usage("--recorded: no recording of " + faultSet + " in " + recorded);
-    err.printf("collscope eval: scoring %d recordings from %s%n", cells.size(), recorded);
+    Path setFile = recorded.resolve(FaultSet.FILE);
+    if (!Files.isReadable(setFile)) setFile = faultSet;
+    if (!Files.isReadable(setFile)) throw usage("--fault-set: cannot read " + setFile);
+    FaultSet set = FaultSet.parse(setFile);
+    FaultSet.Recorded r = set.find(recorded, interval);
+    if (r.cells().isEmpty())
+      throw usage("--recorded: no recording of " + setFile + " in " + recorded);
+    double floor = absFloorUs != null ? absFloorUs : set.absFloorUs().orElse(JOB_ABS_FLOOR_US);
+    err.printf(
+        "collscope eval: scoring %d recordings from %s against %s at --abs-floor-us %s%n",
+        r.cells().size(), recorded, setFile, floor);
     err.flush();
-    List<CellScore> scores = AccuracyEval.score(cells, files, starts, window, absFloorUs);
+    List<CellScore> scores = AccuracyEval.score(r.cells(), r.files(), r.starts(), window, floor);
     ConfusionTable.print(scores, outw);
     return Defaults.EXIT_OK;
   }
@@ -262,7 +254,9 @@ final class EvalCommand implements Callable<Integer> {
                 key,
                 interval,
                 Duration.ofSeconds(seconds));
-        DemoPipeline pipeline = DemoPipeline.start(window, 20, absFloorUs, 8081);
+        DemoPipeline pipeline =
+            DemoPipeline.start(
+                window, 20, absFloorUs != null ? absFloorUs : JOB_ABS_FLOOR_US, 8081);
         AttributionReader reader =
             AttributionReader.start(
                 pipeline.bootstrapServers(),

@@ -31,14 +31,14 @@ import java.util.function.ToDoubleFunction;
  *
  * <p><b>Noise and threshold.</b> The floor is the lower quartile of the off-diagonal cells (with
  * two ranks, the smaller cell: one direction is always clean unless both are slow). The noise is
- * how far a typical cell's p99 lies above its mean, the median over cells (the smaller, with two
- * ranks): measured in this window, so jitter of a loaded CPU host raises it and a quiet GPU keeps
- * it near zero. A cell is high when it exceeds the floor by the window's threshold — the largest of
- * {@link Thresholds#absFloorUs()}, {@link Thresholds#relExcess()} of the collective's own cost and
- * {@link Thresholds#noiseFactor()} × the noise ({@link Thresholds#minExcessUs()} without tails) —
- * and is at least {@link Thresholds#cellFactor()} times the floor. The collective's own cost is the
- * smallest mean time per collective over the present ranks: the last to arrive waits least, so its
- * time is what the collective costs without waiting on anyone.
+ * how far a typical cell's p99 lies above its mean, the lower quartile over cells (the smaller,
+ * with two ranks): measured in this window, so jitter of a loaded CPU host raises it and a quiet
+ * GPU keeps it near zero. A cell is high when it exceeds the floor by the window's threshold — the
+ * largest of {@link Thresholds#absFloorUs()}, {@link Thresholds#relExcess()} of the collective's
+ * own cost and {@link Thresholds#noiseFactor()} × the noise ({@link Thresholds#minExcessUs()}
+ * without tails) — and is at least {@link Thresholds#cellFactor()} times the floor. The
+ * collective's own cost is the smallest mean time per collective over the present ranks: the last
+ * to arrive waits least, so its time is what the collective costs without waiting on anyone.
  *
  * <ul>
  *   <li><b>Slow rank p</b>: most of column p is high (every peer waits on p) and p itself waits
@@ -290,7 +290,10 @@ public final class Attributor {
       // host): an intermittent culprit's tail must stand out of the typical one, the median.
       x.tailBase =
           tailCells.isEmpty() ? 0 : x.k == 2 ? min(tailCells) : Attributor.median(tailCells);
-      x.noise = spread.isEmpty() ? 0 : x.k == 2 ? min(spread) : Attributor.median(spread);
+      // The lower quartile, as for the floor: a fault widens the tails of every cell it touches
+      // (a slow link makes its receiver late in turn, and everyone waits on it now and then), and
+      // must not raise its own threshold; a noisy host widens all of them.
+      x.noise = spread.isEmpty() ? 0 : x.k == 2 ? min(spread) : lowerQuartile(spread);
       x.cost = Double.MAX_VALUE;
       long calls = 0;
       long bytes = 0;

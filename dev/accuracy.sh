@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Reproduces docs/ACCURACY.md's tables on this machine (about an hour on 2 cores): the CPU fault
+# matrix at its stated floors, ten minutes of clean runs, the simulator's large worlds, the GPU
+# recordings of run 16, and the live time to verdict. Each table is written to docs/accuracy/.
+set -u
+cd "$(dirname "$0")/.."
+o=docs/accuracy
+mkdir -p "$o"
+run() { # NAME ARGS...
+  local name=$1; shift
+  echo "== $name: collscope eval $*" >&2
+  { echo "# $(date -u +%FT%TZ) $(nproc) cores: bin/collscope eval $*"; ${COLLSCOPE:-bin/collscope} eval "$@"; } \
+    >"$o/$name.txt" 2>"$o/$name.log"
+  echo "rc=$?" >&2; tail -4 "$o/$name.txt" >&2
+}
+case "${1:-all}" in
+  all|cpu)
+    run eval-cpu-w2-8 --worlds 2,4,8 --floor 200us
+    run eval-cpu-w16 --worlds 16 --floor 500us ;;&
+  all|clean)
+    run eval-cpu-clean-10min --faults clean --worlds 2,4,8,16 --seconds 150 ;;&
+  all|sim)
+    run eval-sim-w64-256 --backend sim --worlds 64,256 --floor 100us
+    run eval-sim-w1024 --backend sim --worlds 1024 --floor 100us --severities 2x \
+      --faults clean,slow-rank,slow-link,dead-rank,intermittent,2-unequal,3-equal,uniform ;;&
+  all|gpu)
+    run eval-gpu-run16 --recorded docs/gpu-runs/2026-11-29-run16 --interval 1s ;;&
+  all|live)
+    run time-to-verdict-live --live slow-rank=2:300us@10s --worlds 8 --seconds 25 ;;
+esac
