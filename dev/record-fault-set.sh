@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Records the runs of dev/fault-set.txt on one backend, one recording per line:
+# Records the runs of a fault set (FAULT_SET, default dev/fault-set.txt) on one backend, one
+# recording per line, and copies the set beside them as OUT_DIR/fault-set.txt:
 #   dev/record-fault-set.sh BACKEND OUT_DIR [NAME...]
 # BACKEND is cpu or cuda; NAMEs pick lines (default: all). On a GPU machine run it after
 # dev/gpu-carry.sh brought .carry/ there (COLLSCOPE=.carry/gpu-node/bin/collscope); here it uses
@@ -8,9 +9,11 @@ set -u
 cd "$(dirname "$0")/.."
 backend=$1 out=$2; shift 2
 cs=${COLLSCOPE:-bin/collscope}
+set_file=${FAULT_SET:-dev/fault-set.txt}
 mkdir -p "$out"
-grep -v '^#' dev/fault-set.txt | while read -r name ranks seconds inject; do
-  [ -z "$name" ] && continue
+cp "$set_file" "$out/fault-set.txt"
+grep -v '^#' "$set_file" | while read -r name ranks seconds inject; do
+  case "$name" in ''|@*) continue ;; esac
   if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
   f="$out/$backend-$name.snapshots"
   rm -f "$f"
