@@ -1,8 +1,10 @@
 package io.collscope.flink;
 
+import io.collscope.avro.Alert;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.DeadLetter;
 import io.collscope.avro.RankWindow;
+import io.collscope.flink.alert.AlertFunction;
 import io.collscope.flink.attribution.AttributionFunction;
 import io.collscope.flink.decode.DeadLetters;
 import io.collscope.flink.decode.DecodeFunction;
@@ -44,7 +46,10 @@ public final class AttributionJob {
 
   /** The job's three outputs. */
   public record Sinks(
-      Sink<RankWindow> rankWindows, Sink<Attribution> attributions, Sink<DeadLetter> deadLetters) {}
+      Sink<RankWindow> rankWindows,
+      Sink<Attribution> attributions,
+      Sink<DeadLetter> deadLetters,
+      Sink<Alert> alerts) {}
 
   private AttributionJob() {}
 
@@ -108,7 +113,20 @@ public final class AttributionJob {
             .name("attribution")
             .uid("attribution");
 
+    SingleOutputStreamOperator<Alert> alerts =
+        attributions
+            .keyBy((Attribution a) -> CommunicatorKey.of(a))
+            .process(
+                new AlertFunction(
+                    o.regressionRule(),
+                    o.count(JobOptions.ALERT_FIRE_AFTER),
+                    o.count(JobOptions.ALERT_RESOLVE_AFTER),
+                    o.stateTtl()))
+            .name("alerts")
+            .uid("alerts");
+
     rankWindows.sinkTo(sinks.rankWindows()).name("rank-windows sink").uid("rank-windows-sink");
+    alerts.sinkTo(sinks.alerts()).name("alert sink").uid("alert-sink");
     attributions.sinkTo(sinks.attributions()).name("attribution sink").uid("attribution-sink");
     decoded
         .getSideOutput(DeadLetters.TAG)
@@ -154,7 +172,8 @@ public final class AttributionJob {
                     ? null
                     : java.nio.charset.StandardCharsets.UTF_8
                         .decode(d.getKey().duplicate())
-                        .toString()));
+                        .toString()),
+        sink(o, JobOptions.ALERT_TOPIC, "alerts", Alert.class, Alert::getAlertId));
   }
 
   private static <T extends SpecificRecord> KafkaSink<T> sink(

@@ -17,6 +17,17 @@ public final class JobOptions {
   public static final String RANK_WINDOW_TOPIC = "rank-window-topic";
   public static final String ATTRIBUTION_TOPIC = "attribution-topic";
   public static final String DEADLETTER_TOPIC = "deadletter-topic";
+  public static final String ALERT_TOPIC = "alert-topic";
+
+  /** SLOWER windows (or windows with the same culprit) in a row that fire an alert. */
+  public static final String ALERT_FIRE_AFTER = "alert-fire-after";
+
+  /** PARITY windows (or windows without the culprit) in a row that resolve it. */
+  public static final String ALERT_RESOLVE_AFTER = "alert-resolve-after";
+
+  /** The smallest regression of the latency that counts, as a share (0.05: 5 %). */
+  public static final String ALERT_MIN_EFFECT = "alert-min-effect";
+
   public static final String GROUP_ID = "group-id";
   public static final String WINDOW = "window";
   public static final String OUT_OF_ORDERNESS = "out-of-orderness";
@@ -47,6 +58,10 @@ public final class JobOptions {
           Map.entry(RANK_WINDOW_TOPIC, "collscope.rank-windows"),
           Map.entry(ATTRIBUTION_TOPIC, "collscope.attribution"),
           Map.entry(DEADLETTER_TOPIC, "collscope.deadletter"),
+          Map.entry(ALERT_TOPIC, "collscope.alerts"),
+          Map.entry(ALERT_FIRE_AFTER, "3"),
+          Map.entry(ALERT_RESOLVE_AFTER, "3"),
+          Map.entry(ALERT_MIN_EFFECT, "0.05"),
           Map.entry(GROUP_ID, "collscope-attribution"),
           Map.entry(WINDOW, "10s"),
           Map.entry(OUT_OF_ORDERNESS, "2s"),
@@ -143,6 +158,20 @@ public final class JobOptions {
 
   public double minExcessUs() {
     return positive(MIN_EXCESS_US);
+  }
+
+  /** The regression rule with this job's minimum effect. */
+  public io.collscope.flink.alert.RegressionRule regressionRule() {
+    io.collscope.flink.alert.RegressionRule d = io.collscope.flink.alert.RegressionRule.DEFAULT;
+    return new io.collscope.flink.alert.RegressionRule(
+        d.minWindows(), d.minCalls(), positive(ALERT_MIN_EFFECT), d.noiseFactor(), d.maxNoise());
+  }
+
+  public int count(String name) {
+    double d = positive(name);
+    if (d != Math.rint(d))
+      throw new IllegalArgumentException("--" + name + " must be a whole number");
+    return (int) d;
   }
 
   public double absFloorUs() {

@@ -52,6 +52,7 @@ final class AttributionScenarios {
         .with(JobOptions.RANK_WINDOW_TOPIC, run + ".rank-windows")
         .with(JobOptions.ATTRIBUTION_TOPIC, run + ".attribution")
         .with(JobOptions.DEADLETTER_TOPIC, run + ".deadletter")
+        .with(JobOptions.ALERT_TOPIC, run + ".alerts")
         .with(JobOptions.TRANSACTIONAL_ID_PREFIX, run)
         .with(JobOptions.GROUP_ID, run)
         .with(JobOptions.WINDOW, window.toMillis() + "ms")

@@ -154,7 +154,7 @@ class RecordedRunsITCase {
     AttributionJob.topology(
         env,
         RecordedSource.of(SnapshotRecording.frames(files)),
-        new AttributionJob.Sinks(windows, verdicts, dead),
+        new AttributionJob.Sinks(windows, verdicts, dead, new CollectingSink<>()),
         JobOptions.defaults());
     env.execute("recorded runs");
     attributions = verdicts.received();

@@ -50,7 +50,8 @@ final class DemoPipeline implements AutoCloseable {
           options.get(JobOptions.SNAPSHOT_TOPIC),
           options.get(JobOptions.RANK_WINDOW_TOPIC),
           options.get(JobOptions.ATTRIBUTION_TOPIC),
-          options.get(JobOptions.DEADLETTER_TOPIC));
+          options.get(JobOptions.DEADLETTER_TOPIC),
+          options.get(JobOptions.ALERT_TOPIC));
       Configuration conf = new Configuration();
       conf.set(RestOptions.BIND_PORT, uiPort + "-" + (uiPort + 20));
       StreamExecutionEnvironment env =

@@ -166,7 +166,10 @@ public final class AccuracyEval {
             .with(JobOptions.WINDOW, window.toMillis() + "ms")
             .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs));
     AttributionJob.topology(
-        env, RecordedSource.of(frames), new AttributionJob.Sinks(windows, verdicts, dead), options);
+        env,
+        RecordedSource.of(frames),
+        new AttributionJob.Sinks(windows, verdicts, dead, new CollectingSink<>()),
+        options);
     env.execute("collscope eval");
     return verdicts.received();
   }

@@ -196,6 +196,7 @@ public final class Attributor {
         .setFindings(findings)
         .setConfidence(confidence)
         .setCollectiveUs(x.cost)
+        .setBytesPerCall(x.bytesPerCall)
         .setBaselineUs(baselineUs)
         .setThresholdUs(threshold)
         .setNoiseUs(x.noise)

@@ -1,0 +1,454 @@
+package io.collscope.flink.alert;
+
+import io.collscope.avro.Alert;
+import io.collscope.avro.AlertKind;
+import io.collscope.avro.AlertState;
+import io.collscope.avro.Attribution;
+import io.collscope.avro.Classification;
+import io.collscope.avro.Finding;
+import io.collscope.avro.RankPhases;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.model.Phase;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Keyed by communicator: turns its attributed windows into alert transitions, each written once.
+ *
+ * <ul>
+ *   <li><b>Latency regression</b>: each window's latency (the median over ranks of the mean time
+ *       per collective) is classified against the communicator's {@link LatencyBaseline} by the
+ *       {@link RegressionRule}; {@code fireAfter} SLOWER windows in a row fire it, {@code
+ *       resolveAfter} PARITY (or FASTER) windows in a row resolve it, INCONCLUSIVE windows neither
+ *       extend nor break a run. Its annotations name the phase that grew most and the culprits the
+ *       attribution found, if any.
+ *   <li><b>Sustained slow rank / slow link / dead rank</b>: the same finding in {@code fireAfter}
+ *       windows in a row fires; {@code resolveAfter} windows without it resolve.
+ * </ul>
+ *
+ * The baseline learns only from windows with no finding, no missing rank and no regression open or
+ * building, so a slowdown never teaches it that slow is normal. A communicator silent for {@code
+ * idleTimeout} of event time has its open alerts resolved ("stopped reporting") and its state
+ * dropped.
+ */
+public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, Attribution, Alert> {
+
+  static final String REGRESSION = "LATENCY_REGRESSION";
+
+  private final RegressionRule rule;
+  private final int fireAfter;
+  private final int resolveAfter;
+  private final long idleTimeoutMs;
+  private transient ValueState<LatencyBaseline> baseline;
+  private transient MapState<String, Streak> streaks;
+  private transient ValueState<Long> lastEnd;
+
+  public AlertFunction(RegressionRule rule, int fireAfter, int resolveAfter, Duration idleTimeout) {
+    this.rule = rule;
+    this.fireAfter = fireAfter;
+    this.resolveAfter = resolveAfter;
+    this.idleTimeoutMs = idleTimeout.toMillis();
+  }
+
+  @Override
+  public void open(OpenContext ctx) {
+    baseline =
+        getRuntimeContext()
+            .getState(
+                new ValueStateDescriptor<>("baseline", TypeInformation.of(LatencyBaseline.class)));
+    streaks =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "streaks", Types.STRING, TypeInformation.of(Streak.class)));
+    lastEnd = getRuntimeContext().getState(new ValueStateDescriptor<>("lastEnd", Types.LONG));
+  }
+
+  @Override
+  public void processElement(Attribution a, Context ctx, Collector<Alert> out) throws Exception {
+    long end = a.getWindowEnd().toEpochMilli();
+    Long last = lastEnd.value();
+    if (last != null && end <= last) return; // a window already judged
+    lastEnd.update(end);
+    ctx.timerService().registerEventTimeTimer(end + idleTimeoutMs);
+
+    CommunicatorKey key = ctx.getCurrentKey();
+    LatencyBaseline b = baseline.value();
+    if (b == null) b = new LatencyBaseline();
+    double latency = latencyUs(a);
+    long calls = a.getRanks().stream().mapToLong(RankPhases::getCalls).min().orElse(0);
+    Classification c =
+        b.matches(a.getBytesPerCall())
+            ? rule.classify(latency, calls, b)
+            : Classification.INCONCLUSIVE;
+
+    // The latency regression.
+    Streak reg = streak(REGRESSION);
+    boolean bad = c == Classification.SLOWER;
+    boolean good = c == Classification.PARITY || c == Classification.FASTER;
+    step(reg, bad, good, end);
+    if (!reg.open && reg.present >= fireAfter) {
+      reg.open = true;
+      reg.startsAt = reg.runStartedAt;
+      reg.severity = latency >= 1.5 * b.median() ? "critical" : "warning";
+      reg.sizeBucket = sizeBucket(a.getBytesPerCall());
+      out.collect(regression(key, a, reg, AlertState.FIRING, c, latency, b, end));
+    } else if (reg.open && reg.absent >= resolveAfter) {
+      out.collect(regression(key, a, reg, AlertState.RESOLVED, c, latency, b, end));
+      reg.open = false;
+    }
+    put(REGRESSION, reg);
+
+    // Sustained culprits.
+    Set<String> seen = new HashSet<>();
+    for (Finding f : a.getFindings()) {
+      String subject = subject(f);
+      if (subject == null) continue;
+      seen.add(subject);
+    }
+    Set<String> subjects = new HashSet<>(seen);
+    for (String s : streaks.keys()) if (!s.equals(REGRESSION)) subjects.add(s);
+    for (String s : subjects) {
+      Streak st = streak(s);
+      step(st, seen.contains(s), !seen.contains(s), end);
+      if (!st.open && st.present >= fireAfter) {
+        st.open = true;
+        st.startsAt = st.runStartedAt;
+        st.severity = s.startsWith("DEAD_RANK") ? "critical" : "warning";
+        st.sizeBucket = sizeBucket(a.getBytesPerCall());
+        out.collect(culprit(key, a, s, st, AlertState.FIRING, end));
+      } else if (st.open && st.absent >= resolveAfter) {
+        out.collect(culprit(key, a, s, st, AlertState.RESOLVED, end));
+        st.open = false;
+      }
+      if (!st.open && st.present == 0) streaks.remove(s);
+      else put(s, st);
+    }
+
+    // Only clean windows teach the baseline what the collective costs.
+    if (!reg.open
+        && reg.present == 0
+        && a.getFindings().isEmpty()
+        && a.getMissingRanks().isEmpty()
+        && calls >= rule.minCalls()
+        && latency > 0) {
+      b.add(a.getBytesPerCall(), latency, phaseMedians(a));
+      baseline.update(b);
+    }
+  }
+
+  @Override
+  public void onTimer(long timestamp, OnTimerContext ctx, Collector<Alert> out) throws Exception {
+    Long last = lastEnd.value();
+    if (last == null || last + idleTimeoutMs > timestamp) return; // a newer window came since
+    for (Map.Entry<String, Streak> e : streaks.entries()) {
+      Streak st = e.getValue();
+      if (!st.open) continue;
+      AlertKind kind = kindOf(e.getKey());
+      Map<String, String> labels = labels(ctx.getCurrentKey(), kind, e.getKey(), st);
+      Map<String, String> ann = new LinkedHashMap<>();
+      String summary =
+          String.format(
+              Locale.ROOT,
+              "%s on %s resolved: the communicator stopped reporting",
+              kind,
+              ctx.getCurrentKey());
+      ann.put("summary", summary);
+      out.collect(
+          alert(
+              labels,
+              ann,
+              kind,
+              st,
+              AlertState.RESOLVED,
+              Classification.INCONCLUSIVE,
+              0,
+              0,
+              0,
+              last,
+              summary,
+              last));
+    }
+    streaks.clear();
+    baseline.clear();
+    lastEnd.clear();
+  }
+
+  private Streak streak(String subject) throws Exception {
+    Streak s = streaks.get(subject);
+    return s == null ? new Streak() : s;
+  }
+
+  private void put(String subject, Streak s) throws Exception {
+    streaks.put(subject, s);
+  }
+
+  /** Extends a bad or a good run; a window that is neither (INCONCLUSIVE) changes nothing. */
+  private static void step(Streak s, boolean bad, boolean good, long end) {
+    if (bad) {
+      if (s.present == 0) s.runStartedAt = end;
+      s.present++;
+      s.absent = 0;
+    } else if (good) {
+      s.absent++;
+      s.present = 0;
+    }
+  }
+
+  /** SLOW_RANK:2, SLOW_LINK:3->6, DEAD_RANK:3, or null for findings that are not culprits. */
+  static String subject(Finding f) {
+    return switch (f.getKind()) {
+      case SLOW_RANK -> "SLOW_RANK:" + f.getRank();
+      case SLOW_LINK -> "SLOW_LINK:" + f.getFromRank() + "->" + f.getRank();
+      case SILENT_RANK -> "DEAD_RANK:" + f.getRank();
+      default -> null;
+    };
+  }
+
+  private static AlertKind kindOf(String subject) {
+    return AlertKind.valueOf(
+        subject.contains(":") ? subject.substring(0, subject.indexOf(':')) : subject);
+  }
+
+  /** The median over ranks of the mean time per collective: the latency the job sees. */
+  static double latencyUs(Attribution a) {
+    List<Double> v = new ArrayList<>();
+    for (RankPhases r : a.getRanks()) {
+      double t = 0;
+      for (Phase p : Phase.values()) t += (Double) r.get(p.meanUsField());
+      v.add(t);
+    }
+    return median(v);
+  }
+
+  static double[] phaseMedians(Attribution a) {
+    double[] m = new double[Phase.COUNT];
+    for (Phase p : Phase.values()) {
+      List<Double> v = new ArrayList<>();
+      for (RankPhases r : a.getRanks()) v.add((Double) r.get(p.meanUsField()));
+      m[p.ordinal()] = median(v);
+    }
+    return m;
+  }
+
+  /** Message size bucket by powers of two: 4KiB, 64KiB, 1MiB, ... */
+  static String sizeBucket(long bytes) {
+    if (bytes <= 0) return "unknown";
+    int log = 63 - Long.numberOfLeadingZeros(bytes);
+    long b = 1L << log;
+    if (b >= 1L << 30) return (b >> 30) + "GiB";
+    if (b >= 1L << 20) return (b >> 20) + "MiB";
+    if (b >= 1L << 10) return (b >> 10) + "KiB";
+    return b + "B";
+  }
+
+  private Alert regression(
+      CommunicatorKey key,
+      Attribution a,
+      Streak st,
+      AlertState state,
+      Classification c,
+      double latency,
+      LatencyBaseline b,
+      long end) {
+    Map<String, String> labels = labels(key, AlertKind.LATENCY_REGRESSION, REGRESSION, st);
+    Phase grew = null;
+    double growth = 0;
+    double[] now = phaseMedians(a);
+    for (Phase p : Phase.values()) {
+      double g = now[p.ordinal()] - b.phase(p);
+      if (grew == null || g > growth) {
+        grew = p;
+        growth = g;
+      }
+    }
+    List<String> culprits = new ArrayList<>();
+    for (Finding f : a.getFindings()) culprits.add(token(f));
+    String summary =
+        state == AlertState.FIRING
+            ? String.format(
+                Locale.ROOT,
+                "collective latency on %s is %.1fus, %.0f%% over its baseline of %.1fus (%d windows"
+                    + " SLOWER in a row)%s",
+                key,
+                latency,
+                100 * (latency / b.median() - 1),
+                b.median(),
+                st.present,
+                culprits.isEmpty() ? "" : "; culprits: " + String.join(", ", culprits))
+            : String.format(
+                Locale.ROOT,
+                "collective latency on %s is back to %.1fus (baseline %.1fus) for %d windows",
+                key,
+                latency,
+                b.median(),
+                st.absent);
+    Map<String, String> ann = new LinkedHashMap<>();
+    ann.put("summary", summary);
+    ann.put("phase", grew.fieldName());
+    ann.put("phase_growth_us", String.format(Locale.ROOT, "%.1f", growth));
+    ann.put("baseline_us", String.format(Locale.ROOT, "%.1f", b.median()));
+    ann.put("current_us", String.format(Locale.ROOT, "%.1f", latency));
+    ann.put("noise_us", String.format(Locale.ROOT, "%.1f", rule.band(b)));
+    ann.put("culprits", String.join(", ", culprits));
+    return alert(
+        labels,
+        ann,
+        AlertKind.LATENCY_REGRESSION,
+        st,
+        state,
+        c,
+        b.median(),
+        latency,
+        rule.band(b),
+        end,
+        summary,
+        end);
+  }
+
+  private Alert culprit(
+      CommunicatorKey key, Attribution a, String subject, Streak st, AlertState state, long end) {
+    AlertKind kind = kindOf(subject);
+    Map<String, String> labels = labels(key, kind, subject, st);
+    Finding f = null;
+    for (Finding x : a.getFindings()) if (subject.equals(subject(x))) f = x;
+    String summary =
+        state == AlertState.FIRING
+            ? String.format(
+                Locale.ROOT,
+                "%s on %s for %d windows in a row: %s",
+                subject.replace(':', ' '),
+                key,
+                st.present,
+                f == null ? "" : token(f))
+            : String.format(
+                Locale.ROOT,
+                "%s on %s cleared for %d windows",
+                subject.replace(':', ' '),
+                key,
+                st.absent);
+    Map<String, String> ann = new LinkedHashMap<>();
+    ann.put("summary", summary);
+    if (f != null) {
+      ann.put("description", f.getEvidence());
+      ann.put("cause", f.getCause().name());
+      ann.put("excess_us", String.format(Locale.ROOT, "%.1f", f.getExcessWaitUs()));
+    }
+    double excess = f == null ? 0 : f.getExcessWaitUs();
+    return alert(
+        labels, ann, kind, st, state, Classification.UNKNOWN, 0, excess, 0, end, summary, end);
+  }
+
+  private static Alert alert(
+      Map<String, String> labels,
+      Map<String, String> annotations,
+      AlertKind kind,
+      Streak st,
+      AlertState state,
+      Classification c,
+      double baselineValue,
+      double current,
+      double noise,
+      long windowEnd,
+      String summary,
+      long at) {
+    return Alert.newBuilder()
+        .setAlertId(fingerprint(labels))
+        .setCluster(labels.get("cluster"))
+        .setJob(labels.get("job"))
+        .setCommunicator(labels.get("communicator"))
+        .setKind(kind)
+        .setState(state)
+        .setSeverity(st.severity)
+        .setLabels(new TreeMap<>(labels))
+        .setAnnotations(annotations)
+        .setStartsAt(Instant.ofEpochMilli(st.startsAt))
+        .setEndsAt(state == AlertState.RESOLVED ? Instant.ofEpochMilli(at) : null)
+        .setClassification(c)
+        .setMetric(kind == AlertKind.LATENCY_REGRESSION ? "latency_mean_us" : "excess_wait_us")
+        .setBaseline(baselineValue)
+        .setCurrent(current)
+        .setNoise(noise)
+        .setWindowEnd(Instant.ofEpochMilli(windowEnd))
+        .setMessage(summary)
+        .build();
+  }
+
+  /** The labels that identify an alert: the same at FIRING and at RESOLVED. */
+  static Map<String, String> labels(
+      CommunicatorKey key, AlertKind kind, String subject, Streak st) {
+    Map<String, String> l = new TreeMap<>();
+    l.put("alertname", alertName(kind));
+    l.put("cluster", key.cluster());
+    l.put("job", key.job());
+    l.put("communicator", key.communicator());
+    l.put("kind", kind.name());
+    l.put("severity", st.severity);
+    l.put("size_bucket", st.sizeBucket);
+    String what = subject.contains(":") ? subject.substring(subject.indexOf(':') + 1) : "";
+    if (kind == AlertKind.SLOW_LINK) l.put("link", what);
+    else if (!what.isEmpty()) l.put("rank", what);
+    return l;
+  }
+
+  static String alertName(AlertKind kind) {
+    return switch (kind) {
+      case LATENCY_REGRESSION -> "CollscopeLatencyRegression";
+      case SLOW_RANK -> "CollscopeSlowRank";
+      case SLOW_LINK -> "CollscopeSlowLink";
+      case DEAD_RANK -> "CollscopeDeadRank";
+      case UNKNOWN -> "CollscopeAlert";
+    };
+  }
+
+  /** A stable id of the labels: the first 16 hex digits of SHA-256 over sorted k=v lines. */
+  static String fingerprint(Map<String, String> labels) {
+    StringBuilder sb = new StringBuilder();
+    for (Map.Entry<String, String> e : new TreeMap<>(labels).entrySet()) {
+      sb.append(e.getKey()).append('=').append(e.getValue()).append('\n');
+    }
+    try {
+      byte[] d =
+          MessageDigest.getInstance("SHA-256")
+              .digest(sb.toString().getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(d, 0, 8);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String token(Finding f) {
+    return switch (f.getKind()) {
+      case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
+      case UNIFORM_SLOWDOWN -> "UNIFORM_SLOWDOWN(" + f.getCause() + ")";
+      default -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
+    };
+  }
+
+  private static double median(List<Double> v) {
+    double[] x = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    if (x.length == 0) return 0;
+    return x.length % 2 == 1 ? x[x.length / 2] : (x[x.length / 2 - 1] + x[x.length / 2]) / 2;
+  }
+}

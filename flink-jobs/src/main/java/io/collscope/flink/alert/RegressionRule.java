@@ -1,0 +1,48 @@
+package io.collscope.flink.alert;
+
+import io.collscope.avro.Classification;
+import java.io.Serializable;
+
+/**
+ * Classifies one window's latency against a {@link LatencyBaseline}, after the benchmark rule of
+ * the fused-kernel review (io.collscope.bench.Classification): a difference counts only beyond the
+ * measured noise and a stated minimum effect, and a measurement that cannot tell says so.
+ *
+ * <ol>
+ *   <li>fewer than {@code minWindows} baseline windows, or fewer than {@code minCalls} collectives
+ *       on some rank in the window: INCONCLUSIVE (too little to compare);
+ *   <li>a baseline whose spread exceeds {@code maxNoise} of its median: INCONCLUSIVE (too noisy to
+ *       tell anything that small from chance);
+ *   <li>{@code d = current - median}; {@code band = max(noiseFactor × spread, minEffect × median)}:
+ *       |d| within the band is PARITY, beyond it SLOWER or FASTER by its sign.
+ * </ol>
+ *
+ * A single window beyond the band is not yet an alert: {@link AlertFunction} fires after several in
+ * a row, which is what rounds are to the benchmark rule. INCONCLUSIVE is never PARITY.
+ *
+ * @param minWindows clean baseline windows needed
+ * @param minCalls collectives every rank must have counted in the window
+ * @param minEffect smallest relative regression that matters (0.05: 5 %)
+ * @param noiseFactor standard deviations of the baseline's spread the difference must exceed
+ * @param maxNoise a baseline spread above this share of its median is too noisy
+ */
+public record RegressionRule(
+    int minWindows, long minCalls, double minEffect, double noiseFactor, double maxNoise)
+    implements Serializable {
+
+  public static final RegressionRule DEFAULT = new RegressionRule(10, 20, 0.05, 4.0, 0.5);
+
+  public Classification classify(double currentUs, long calls, LatencyBaseline b) {
+    if (b.size < minWindows || calls < minCalls) return Classification.INCONCLUSIVE;
+    double median = b.median();
+    if (median <= 0 || b.spread() > maxNoise * median) return Classification.INCONCLUSIVE;
+    double d = currentUs - median;
+    if (Math.abs(d) <= band(b)) return Classification.PARITY;
+    return d > 0 ? Classification.SLOWER : Classification.FASTER;
+  }
+
+  /** Half-width of the PARITY band around the baseline's median, µs. */
+  public double band(LatencyBaseline b) {
+    return Math.max(noiseFactor * b.spread(), minEffect * b.median());
+  }
+}

@@ -1,0 +1,198 @@
+package io.collscope.flink.alert;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.collscope.avro.Alert;
+import io.collscope.avro.AlertKind;
+import io.collscope.avro.AlertState;
+import io.collscope.avro.Attribution;
+import io.collscope.avro.Cause;
+import io.collscope.avro.Finding;
+import io.collscope.avro.FindingKind;
+import io.collscope.avro.RankPhases;
+import io.collscope.avro.Verdict;
+import io.collscope.model.CommunicatorKey;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class AlertFunctionTest {
+
+  private static final CommunicatorKey KEY = new CommunicatorKey("cl", "job", "tp0");
+  private static final long WINDOW = 1000;
+  private static final long T0 = 1_000_000;
+
+  private KeyedOneInputStreamOperatorTestHarness<CommunicatorKey, Attribution, Alert> harness;
+  private int window;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    harness =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new KeyedProcessOperator<>(
+                new AlertFunction(RegressionRule.DEFAULT, 3, 3, Duration.ofSeconds(60))),
+            CommunicatorKey::of,
+            org.apache.flink.api.common.typeinfo.TypeInformation.of(CommunicatorKey.class));
+    harness.open();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    harness.close();
+  }
+
+  /** One window: 4 ranks whose mean time per collective is {@code latencyUs}, mostly wait. */
+  private void window(double latencyUs, long calls, Finding... findings) throws Exception {
+    long start = T0 + window * WINDOW;
+    window++;
+    List<RankPhases> ranks = new ArrayList<>();
+    for (int r = 0; r < 4; r++) {
+      // a little spread between windows, as real ones have
+      double wobble = (window % 3) * 0.3;
+      ranks.add(
+          new RankPhases(r, calls, 0.5, 1.0, 0.5, latencyUs - 4 + wobble, 2.0, 2 * latencyUs));
+    }
+    Attribution a =
+        Attribution.newBuilder()
+            .setCluster(KEY.cluster())
+            .setJob(KEY.job())
+            .setCommunicator(KEY.communicator())
+            .setWindowStart(Instant.ofEpochMilli(start))
+            .setWindowEnd(Instant.ofEpochMilli(start + WINDOW))
+            .setWorldSize(4)
+            .setRanks(ranks)
+            .setMaxWaitRank(0)
+            .setMaxWaitMeanUs(latencyUs)
+            .setVerdict(findings.length == 0 ? Verdict.NONE : Verdict.SLOW_RANK)
+            .setFindings(List.of(findings))
+            .setConfidence(1.0)
+            .setMissingRanks(List.of())
+            .setBytesPerCall(4096)
+            .build();
+    harness.processElement(a, start + WINDOW - 1);
+    harness.processWatermark(start + WINDOW - 1);
+  }
+
+  private List<Alert> alerts() {
+    List<Alert> out = new ArrayList<>();
+    for (Object o : harness.getOutput()) {
+      if (o instanceof StreamRecord<?> r) out.add((Alert) r.getValue());
+    }
+    return out;
+  }
+
+  private static Finding slowRank(int r) {
+    return new Finding(FindingKind.SLOW_RANK, r, -1, Cause.ARRIVED_LATE, 0.9, 200.0, "evidence");
+  }
+
+  @Test
+  void aRegressionFiresAfterThreeSlowerWindowsAndResolvesAfterThreeGoodOnes() throws Exception {
+    for (int i = 0; i < 12; i++) window(100, 1000);
+    assertThat(alerts()).isEmpty();
+    window(130, 1000);
+    window(130, 1000);
+    assertThat(alerts()).as("two SLOWER windows are not yet an alert").isEmpty();
+    window(130, 1000);
+    assertThat(alerts()).hasSize(1);
+    Alert fired = alerts().get(0);
+    assertThat(fired.getState()).isEqualTo(AlertState.FIRING);
+    assertThat(fired.getKind()).isEqualTo(AlertKind.LATENCY_REGRESSION);
+    assertThat(fired.getLabels())
+        .containsEntry("alertname", "CollscopeLatencyRegression")
+        .containsEntry("cluster", "cl")
+        .containsEntry("job", "job")
+        .containsEntry("communicator", "tp0")
+        .containsEntry("size_bucket", "4KiB")
+        .containsEntry("severity", "warning");
+    assertThat(fired.getAnnotations()).containsEntry("phase", "wait");
+    assertThat(fired.getStartsAt()).isEqualTo(Instant.ofEpochMilli(T0 + 13 * WINDOW));
+    assertThat(fired.getEndsAt()).isNull();
+    assertThat(fired.getBaseline()).isBetween(99.0, 101.0);
+
+    for (int i = 0; i < 5; i++) window(130, 1000);
+    assertThat(alerts()).as("a firing alert is written once per transition").hasSize(1);
+
+    window(100, 1000);
+    window(100, 1000);
+    assertThat(alerts()).hasSize(1);
+    window(100, 1000);
+    assertThat(alerts()).hasSize(2);
+    Alert resolved = alerts().get(1);
+    assertThat(resolved.getState()).isEqualTo(AlertState.RESOLVED);
+    assertThat(resolved.getAlertId()).isEqualTo(fired.getAlertId());
+    assertThat(resolved.getLabels()).isEqualTo(fired.getLabels());
+    assertThat(resolved.getEndsAt()).isEqualTo(Instant.ofEpochMilli(T0 + window * WINDOW));
+  }
+
+  @Test
+  void aSmallDifferenceWithinTheNoiseOrTheMinimumEffectIsParity() throws Exception {
+    for (int i = 0; i < 12; i++) window(100, 1000);
+    for (int i = 0; i < 10; i++) window(104, 1000); // 4 %: below the 5 % minimum effect
+    assertThat(alerts()).isEmpty();
+  }
+
+  @Test
+  void inconclusiveWindowsNeitherFireNorBreakARun() throws Exception {
+    for (int i = 0; i < 12; i++) window(100, 1000);
+    window(130, 1000);
+    window(130, 1000);
+    window(130, 3); // too few calls: INCONCLUSIVE, the run goes on
+    assertThat(alerts()).isEmpty();
+    window(130, 1000);
+    assertThat(alerts()).hasSize(1);
+  }
+
+  @Test
+  void beforeTheBaselineHasEnoughWindowsNothingIsSlower() throws Exception {
+    for (int i = 0; i < 5; i++) window(100, 1000);
+    for (int i = 0; i < 5; i++) window(200, 1000);
+    assertThat(alerts()).isEmpty();
+  }
+
+  @Test
+  void aLongSlowdownNeverBecomesTheBaseline() throws Exception {
+    for (int i = 0; i < 12; i++) window(100, 1000);
+    for (int i = 0; i < 80; i++) window(150, 1000);
+    assertThat(alerts()).hasSize(1);
+    assertThat(alerts().get(0).getState()).isEqualTo(AlertState.FIRING);
+  }
+
+  @Test
+  void aSustainedSlowRankFiresItsOwnAlertAndResolvesWhenItIsGone() throws Exception {
+    for (int i = 0; i < 12; i++) window(100, 1000);
+    window(100, 1000, slowRank(2));
+    window(100, 1000, slowRank(2));
+    assertThat(alerts()).isEmpty();
+    window(100, 1000, slowRank(2));
+    assertThat(alerts()).hasSize(1);
+    Alert fired = alerts().get(0);
+    assertThat(fired.getKind()).isEqualTo(AlertKind.SLOW_RANK);
+    assertThat(fired.getLabels())
+        .containsEntry("rank", "2")
+        .containsEntry("alertname", "CollscopeSlowRank");
+    assertThat(fired.getAnnotations()).containsEntry("description", "evidence");
+    for (int i = 0; i < 3; i++) window(100, 1000);
+    assertThat(alerts()).hasSize(2);
+    assertThat(alerts().get(1).getState()).isEqualTo(AlertState.RESOLVED);
+    assertThat(alerts().get(1).getAlertId()).isEqualTo(fired.getAlertId());
+  }
+
+  @Test
+  void aCommunicatorThatStopsReportingResolvesItsAlertsAndLeavesNoState() throws Exception {
+    for (int i = 0; i < 12; i++) window(100, 1000);
+    for (int i = 0; i < 3; i++) window(100, 1000, slowRank(1));
+    assertThat(alerts()).hasSize(1);
+    harness.processWatermark(T0 + window * WINDOW + 61_000);
+    assertThat(alerts()).hasSize(2);
+    assertThat(alerts().get(1).getState()).isEqualTo(AlertState.RESOLVED);
+    assertThat(alerts().get(1).getMessage()).contains("stopped reporting");
+    assertThat(harness.numKeyedStateEntries()).isZero();
+  }
+}
