@@ -1,5 +1,6 @@
 package io.collscope.cli;
 
+import io.collscope.avro.Alert;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Finding;
 import io.collscope.avro.FindingKind;
@@ -52,6 +53,57 @@ final class AttributionPrinter implements Consumer<Attribution> {
     out.flush();
   }
 
+  /**
+   * Prints one alert transition: a line of its own, or a JSON object with {@code "type":"alert"}.
+   */
+  void alert(Alert a) {
+    out.println(json ? alertJson(a) : alertLine(a));
+    out.flush();
+  }
+
+  /** {@code ALERT FIRING CollscopeLatencyRegression local/demo/comm0 since 12:00:03: summary}. */
+  static String alertLine(Alert a) {
+    return String.format(
+        Locale.ROOT,
+        "%nALERT %s %s %s/%s/%s since %s%s: %s",
+        a.getState(),
+        a.getLabels().getOrDefault("alertname", a.getKind().name()),
+        a.getCluster(),
+        a.getJob(),
+        a.getCommunicator(),
+        HMS.format(a.getStartsAt()),
+        a.getEndsAt() == null ? "" : " until " + HMS.format(a.getEndsAt()),
+        a.getMessage());
+  }
+
+  static String alertJson(Alert a) {
+    StringBuilder sb = new StringBuilder(512);
+    sb.append("{\"type\":\"alert\",\"state\":");
+    RecordJson.string(a.getState().name(), sb);
+    sb.append(",\"kind\":");
+    RecordJson.string(a.getKind().name(), sb);
+    sb.append(",\"alert_id\":");
+    RecordJson.string(a.getAlertId(), sb);
+    sb.append(",\"labels\":");
+    RecordJson.write(new java.util.TreeMap<>(a.getLabels()), sb);
+    sb.append(",\"starts_at\":");
+    RecordJson.string(a.getStartsAt().toString(), sb);
+    sb.append(",\"ends_at\":");
+    if (a.getEndsAt() == null) sb.append("null");
+    else RecordJson.string(a.getEndsAt().toString(), sb);
+    sb.append(",\"classification\":");
+    RecordJson.string(a.getClassification().name(), sb);
+    sb.append(",\"baseline\":");
+    RecordJson.write(a.getBaseline(), sb);
+    sb.append(",\"current\":");
+    RecordJson.write(a.getCurrent(), sb);
+    sb.append(",\"summary\":");
+    RecordJson.string(a.getMessage(), sb);
+    sb.append(",\"annotations\":");
+    RecordJson.write(new java.util.TreeMap<>(a.getAnnotations()), sb);
+    return sb.append('}').toString();
+  }
+
   /** Whether the feed ran over all of the window; {@code stopped} is null while it still runs. */
   static boolean fullWindow(Attribution a, Instant started, Instant stopped) {
     return started != null
@@ -67,7 +119,7 @@ final class AttributionPrinter implements Consumer<Attribution> {
     Finding top = a.getFindings().isEmpty() ? null : a.getFindings().get(0);
     boolean link = top != null && top.getKind() == FindingKind.SLOW_LINK;
     StringBuilder sb = new StringBuilder(512);
-    sb.append("{\"window_start\":");
+    sb.append("{\"type\":\"window\",\"window_start\":");
     RecordJson.string(a.getWindowStart().toString(), sb);
     sb.append(",\"window_end\":");
     RecordJson.string(a.getWindowEnd().toString(), sb);

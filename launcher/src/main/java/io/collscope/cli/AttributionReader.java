@@ -1,5 +1,6 @@
 package io.collscope.cli;
 
+import io.collscope.avro.Alert;
 import io.collscope.avro.Attribution;
 import io.collscope.broker.TopicDrainer;
 import io.collscope.model.CommunicatorKey;
@@ -16,19 +17,22 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
 /**
- * Follows the attribution topic on a thread of its own and hands each window of the fed
- * communicators to a consumer, so the command's thread is free to run the feed meanwhile. Remembers
- * the latest window end seen, so the command can wait for the last window before it shuts the
- * pipeline down.
+ * Follows the attribution topic (and, when given one, the alert topic) on a thread of its own and
+ * hands each window and each alert transition of the fed communicators to a consumer, so the
+ * command's thread is free to run the feed meanwhile. Remembers the latest window end seen, so the
+ * command can wait for the last window before it shuts the pipeline down.
  */
 final class AttributionReader implements AutoCloseable {
 
   private static final AvroCodec<Attribution> CODEC = AvroCodec.of(Attribution.class);
+  private static final AvroCodec<Alert> ALERTS = AvroCodec.of(Alert.class);
 
   private final String bootstrap;
   private final String topic;
   private final Set<CommunicatorKey> communicators;
   private final Consumer<Attribution> onWindow;
+  private final String alertTopic;
+  private final Consumer<Alert> onAlert;
   private final PrintWriter err;
   private final AtomicLong lastWindowEnd = new AtomicLong(Long.MIN_VALUE);
   private final Thread thread;
@@ -39,11 +43,15 @@ final class AttributionReader implements AutoCloseable {
       String topic,
       Set<CommunicatorKey> communicators,
       Consumer<Attribution> onWindow,
+      String alertTopic,
+      Consumer<Alert> onAlert,
       PrintWriter err) {
     this.bootstrap = bootstrap;
     this.topic = topic;
     this.communicators = Set.copyOf(communicators);
     this.onWindow = onWindow;
+    this.alertTopic = alertTopic;
+    this.onAlert = onAlert;
     this.err = err;
     this.thread = new Thread(this::read, "collscope-attribution-reader");
     thread.setDaemon(true);
@@ -56,7 +64,20 @@ final class AttributionReader implements AutoCloseable {
       Set<CommunicatorKey> communicators,
       Consumer<Attribution> onWindow,
       PrintWriter err) {
-    AttributionReader r = new AttributionReader(bootstrap, topic, communicators, onWindow, err);
+    return start(bootstrap, topic, communicators, onWindow, null, a -> {}, err);
+  }
+
+  /** As above, and the alert transitions of {@code alertTopic} to {@code onAlert}. */
+  static AttributionReader start(
+      String bootstrap,
+      String topic,
+      Set<CommunicatorKey> communicators,
+      Consumer<Attribution> onWindow,
+      String alertTopic,
+      Consumer<Alert> onAlert,
+      PrintWriter err) {
+    AttributionReader r =
+        new AttributionReader(bootstrap, topic, communicators, onWindow, alertTopic, onAlert, err);
     r.thread.start();
     return r;
   }
@@ -82,9 +103,13 @@ final class AttributionReader implements AutoCloseable {
 
   private void read() {
     try (KafkaConsumer<byte[], byte[]> c = TopicDrainer.consumer(bootstrap, true)) {
-      c.subscribe(List.of(topic));
+      c.subscribe(alertTopic == null ? List.of(topic) : List.of(topic, alertTopic));
       while (!stop) {
         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+          if (r.topic().equals(alertTopic)) {
+            alert(r.value());
+            continue;
+          }
           Attribution a;
           try {
             a = CODEC.decode(r.value());
@@ -101,6 +126,20 @@ final class AttributionReader implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       err.println("collscope demo: attribution reader stopped: " + e);
+    }
+  }
+
+  private void alert(byte[] value) {
+    Alert a;
+    try {
+      a = ALERTS.decode(value);
+    } catch (DecodeException e) {
+      err.println("collscope demo: undecodable alert: " + e.getMessage());
+      return;
+    }
+    if (communicators.contains(
+        new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()))) {
+      onAlert.accept(a);
     }
   }
 }

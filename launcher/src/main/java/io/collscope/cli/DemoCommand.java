@@ -102,6 +102,8 @@ final class DemoCommand implements Callable<Integer> {
                 pipeline.attributionTopic(),
                 feed.communicators(),
                 printer,
+                pipeline.alertTopic(),
+                printer::alert,
                 err);
         KafkaSnapshotSink sink = pipeline.snapshotSink()) {
       err.printf(

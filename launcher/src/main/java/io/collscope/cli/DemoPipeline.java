@@ -88,6 +88,10 @@ final class DemoPipeline implements AutoCloseable {
     return options.get(JobOptions.ATTRIBUTION_TOPIC);
   }
 
+  String alertTopic() {
+    return options.get(JobOptions.ALERT_TOPIC);
+  }
+
   JobID jobId() {
     return job.getJobID();
   }

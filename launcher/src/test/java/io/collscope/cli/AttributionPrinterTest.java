@@ -112,6 +112,7 @@ class AttributionPrinterTest {
     json.fieldNames().forEachRemaining(keys::add);
     assertThat(keys)
         .containsExactlyInAnyOrder(
+            "type",
             "window_start",
             "window_end",
             "full_window",
@@ -127,6 +128,7 @@ class AttributionPrinterTest {
             "max_wait_us",
             "missing_ranks",
             "findings");
+    assertThat(json.get("type").asText()).isEqualTo("window");
     assertThat(json.get("window_start").asText()).isEqualTo(START.toString());
     assertThat(json.get("window_end").asText()).isEqualTo(END.toString());
     assertThat(json.get("full_window").asBoolean()).isFalse();
@@ -245,5 +247,47 @@ class AttributionPrinterTest {
     } catch (java.io.IOException e) {
       throw new AssertionError("not JSON: " + line, e);
     }
+  }
+
+  @Test
+  void anAlertIsOneJsonLineWithItsStateLabelsAndTimes() {
+    io.collscope.avro.Alert a =
+        io.collscope.avro.Alert.newBuilder()
+            .setAlertId("0123456789abcdef")
+            .setCluster("c1")
+            .setJob("j1")
+            .setCommunicator("comm0")
+            .setKind(io.collscope.avro.AlertKind.LATENCY_REGRESSION)
+            .setState(io.collscope.avro.AlertState.RESOLVED)
+            .setSeverity("warning")
+            .setLabels(java.util.Map.of("alertname", "CollscopeLatencyRegression", "cluster", "c1"))
+            .setAnnotations(java.util.Map.of("phase", "wait"))
+            .setStartsAt(START)
+            .setEndsAt(END)
+            .setClassification(io.collscope.avro.Classification.PARITY)
+            .setMetric("latency_mean_us")
+            .setBaseline(100)
+            .setCurrent(101)
+            .setNoise(5)
+            .setWindowEnd(END)
+            .setMessage("collective latency is back")
+            .build();
+    String line = AttributionPrinter.alertJson(a);
+    assertThat(line).doesNotContain("\n", "\r");
+    JsonNode json = parse(line);
+    assertThat(json.get("type").asText()).isEqualTo("alert");
+    assertThat(json.get("state").asText()).isEqualTo("RESOLVED");
+    assertThat(json.get("kind").asText()).isEqualTo("LATENCY_REGRESSION");
+    assertThat(json.get("labels").get("alertname").asText())
+        .isEqualTo("CollscopeLatencyRegression");
+    assertThat(json.get("starts_at").asText()).isEqualTo(START.toString());
+    assertThat(json.get("ends_at").asText()).isEqualTo(END.toString());
+    assertThat(json.get("summary").asText()).isEqualTo("collective latency is back");
+    a.setState(io.collscope.avro.AlertState.FIRING);
+    a.setEndsAt(null);
+    assertThat(parse(AttributionPrinter.alertJson(a)).get("ends_at").isNull()).isTrue();
+    assertThat(AttributionPrinter.alertLine(a))
+        .contains("ALERT FIRING CollscopeLatencyRegression c1/j1/comm0")
+        .doesNotContain("until");
   }
 }
