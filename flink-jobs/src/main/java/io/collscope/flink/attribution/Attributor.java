@@ -47,9 +47,10 @@ import java.util.function.ToDoubleFunction;
  *       exceed its peers' most, e.g. {@code guard} → RING_FULL, {@code publish} → SLOW_PUBLISH,
  *       {@code copy+reduce} → SLOW_COPY_REDUCE; none → ARRIVED_LATE.
  *   <li><b>Intermittently slow rank p</b>: the same column test on the tails {@code T} instead of
- *       the means, for a column whose means did not pass: p is late in a few collectives only. It
- *       must also have gated ({@link Thresholds#minGatedShare()}) some of its peers' collectives:
- *       the ones it was slow in.
+ *       the means, for a column whose means did not pass: p is late in a few collectives only
+ *       (three ranks or more: with two, one cell's p99 is one peer's hiccup, not a column). It must
+ *       also have gated ({@link Thresholds#minGatedShare()}) some of its peers' collectives: the
+ *       ones it was slow in.
  *   <li><b>Slow link p→r</b>: one cell (r, p) high that stands out of its column (the other ranks
  *       do not wait on p). Its receiver r then arrives late at the next collective, so column r is
  *       high too, but r waits as much as it is waited on: a victim, not a culprit.
@@ -454,7 +455,8 @@ public final class Attributor {
         if (f == null && partition && columnPasses(j, high, x::excess, early, 1.0)) {
           f = slowRank(j, high, x::excess, false, early);
         }
-        if (f == null && x.tails) f = slowRank(j, tailHigh, x::tailExcess, true, all);
+        // Tails need a column: with two ranks one cell's p99 is one peer's hiccup, not a pattern.
+        if (f == null && x.tails && k >= 3) f = slowRank(j, tailHigh, x::tailExcess, true, all);
         if (f != null) {
           slow[j] = true;
           findings.add(f);
