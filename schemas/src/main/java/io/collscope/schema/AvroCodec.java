@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
+import org.apache.avro.data.TimeConversions;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericRecord;
@@ -56,6 +57,9 @@ public final class AvroCodec<T extends SpecificRecord> {
     this.type = type;
     this.schema = SpecificData.get().getSchema(type);
     SpecificData model = new SpecificData(type.getClassLoader());
+    // Generated classes convert their plain timestamp fields themselves; a timestamp inside a
+    // union (Alert.ends_at, nullable) is resolved by the model, which must know the conversion.
+    model.addLogicalTypeConversion(new TimeConversions.TimestampMillisConversion());
     this.encoder = new BinaryMessageEncoder<>(model, schema);
     this.decoder = new BinaryMessageDecoder<>(model, schema);
     this.upgradedEncoder = new BinaryMessageEncoder<>(GenericData.get(), schema);

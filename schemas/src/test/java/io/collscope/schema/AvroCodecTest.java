@@ -115,4 +115,27 @@ class AvroCodecTest {
         .hasMessageContaining("INVALID")
         .hasMessageContaining("world_size is 4");
   }
+
+  @Test
+  void aTimestampInsideAUnionRoundTrips() throws Exception {
+    io.collscope.avro.Alert a =
+        io.collscope.avro.Alert.newBuilder()
+            .setAlertId("id")
+            .setCommunicator("c")
+            .setState(io.collscope.avro.AlertState.RESOLVED)
+            .setStartsAt(java.time.Instant.ofEpochMilli(1_000))
+            .setEndsAt(java.time.Instant.ofEpochMilli(2_000))
+            .setClassification(io.collscope.avro.Classification.PARITY)
+            .setMetric("latency_mean_us")
+            .setBaseline(1)
+            .setCurrent(1)
+            .setNoise(0)
+            .setWindowEnd(java.time.Instant.ofEpochMilli(2_000))
+            .setMessage("m")
+            .build();
+    AvroCodec<io.collscope.avro.Alert> alerts = AvroCodec.of(io.collscope.avro.Alert.class);
+    assertThat(alerts.decode(alerts.encode(a))).isEqualTo(a);
+    a.setEndsAt(null);
+    assertThat(alerts.decode(alerts.encode(a)).getEndsAt()).isNull();
+  }
 }
