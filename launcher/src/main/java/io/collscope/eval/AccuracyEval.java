@@ -1,5 +1,6 @@
 package io.collscope.eval;
 
+import io.collscope.avro.Alert;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.DeadLetter;
 import io.collscope.avro.RankWindow;
@@ -133,17 +134,31 @@ public final class AccuracyEval {
       }
     }
     List<List<Attribution>> byCell = new ArrayList<>();
-    for (int i = 0; i < cells.size(); i++) byCell.add(new ArrayList<>());
-    for (Attribution a : replay(files, window, absFloorUs)) {
+    List<List<Alert>> alertsByCell = new ArrayList<>();
+    for (int i = 0; i < cells.size(); i++) {
+      byCell.add(new ArrayList<>());
+      alertsByCell.add(new ArrayList<>());
+    }
+    Replay replay = replay(files, window, absFloorUs);
+    for (Attribution a : replay.attributions()) {
       Integer i = cellOf.get(CommunicatorKey.of(a));
       if (i != null) byCell.get(i).add(a);
+    }
+    for (Alert a : replay.alerts()) {
+      Integer i = cellOf.get(new CommunicatorKey(a.getCluster(), a.getJob(), a.getCommunicator()));
+      if (i != null) alertsByCell.get(i).add(a);
     }
     List<CellScore> scores = new ArrayList<>();
     for (int i = 0; i < cells.size(); i++) {
       List<Attribution> windows = byCell.get(i);
       windows.sort(java.util.Comparator.comparing(Attribution::getWindowStart));
       scores.add(
-          CellScore.of(cells.get(i), plan(cells.get(i)), starts.get(i).toEpochMilli(), windows));
+          CellScore.of(
+              cells.get(i),
+              plan(cells.get(i)),
+              starts.get(i).toEpochMilli(),
+              windows,
+              alertsByCell.get(i)));
     }
     return scores;
   }
@@ -152,13 +167,17 @@ public final class AccuracyEval {
     return c.inject().isEmpty() ? FaultPlan.NONE : FaultPlan.parse(List.of(c.inject()), c.world());
   }
 
-  /** Every recording through the job's topology, in event time; the attributions it made. */
-  public static List<Attribution> replay(List<Path> files, Duration window, double absFloorUs)
+  /** What the job made of a replay: its attributed windows and its alert transitions. */
+  public record Replay(List<Attribution> attributions, List<Alert> alerts) {}
+
+  /** Every recording through the job's topology, in event time; what it made. */
+  public static Replay replay(List<Path> files, Duration window, double absFloorUs)
       throws Exception {
     List<RecordedFrame> frames = SnapshotRecording.frames(files);
     CollectingSink<RankWindow> windows = new CollectingSink<>();
     CollectingSink<Attribution> verdicts = new CollectingSink<>();
     CollectingSink<DeadLetter> dead = new CollectingSink<>();
+    CollectingSink<Alert> alerts = new CollectingSink<>();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment();
     env.setParallelism(1); // see RecordedSource
     JobOptions options =
@@ -168,9 +187,9 @@ public final class AccuracyEval {
     AttributionJob.topology(
         env,
         RecordedSource.of(frames),
-        new AttributionJob.Sinks(windows, verdicts, dead, new CollectingSink<>()),
+        new AttributionJob.Sinks(windows, verdicts, dead, alerts),
         options);
     env.execute("collscope eval");
-    return verdicts.received();
+    return new Replay(verdicts.received(), alerts.received());
   }
 }

@@ -1,5 +1,7 @@
 package io.collscope.eval;
 
+import io.collscope.avro.Alert;
+import io.collscope.avro.AlertState;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Finding;
 import io.collscope.collective.FaultPlan;
@@ -11,7 +13,10 @@ import java.util.TreeSet;
 /**
  * How one cell's windows came out: judged windows (full ones, settled since the last fault change),
  * those exactly right, those with a finding the faults do not make, those lacking one they make,
- * and the time from the onset to the end of the first window that named every culprit.
+ * and the time from the onset to the end of the first window that named every culprit. And its
+ * alerts: onset to the first FIRING transition, the faults' end to the first RESOLVED one after it
+ * (both at the end of the window that made them, event time), and alerts that fired with no fault
+ * active (in a clean run, or before the onset).
  */
 public record CellScore(
     Cell cell,
@@ -21,10 +26,14 @@ public record CellScore(
     int wrong,
     int missed,
     double verdictSeconds,
-    String example) {
+    String example,
+    double alertSeconds,
+    double resolveSeconds,
+    int falseAlerts) {
 
   /** Scores a cell's attributions; {@code startMs} is the event time its run started at. */
-  public static CellScore of(Cell cell, FaultPlan plan, long startMs, List<Attribution> windows) {
+  public static CellScore of(
+      Cell cell, FaultPlan plan, long startMs, List<Attribution> windows, List<Alert> alerts) {
     // The onset: the earliest fault start (0 for faults on from the start).
     long onsetNanos =
         plan.faults().stream().mapToLong(FaultPlan.Fault::startNanos).min().orElse(Long.MAX_VALUE);
@@ -79,7 +88,39 @@ public record CellScore(
         }
       }
     }
-    return new CellScore(cell, windows.size(), judged, correct, wrong, missed, verdict, example);
+    long endNanos =
+        plan.faults().stream()
+            .filter(f -> f.kind() != FaultPlan.Kind.DEAD_RANK)
+            .mapToLong(FaultPlan.Fault::endNanos)
+            .max()
+            .orElse(Long.MAX_VALUE);
+    double alert = Double.NaN;
+    double resolve = Double.NaN;
+    int falseAlerts = 0;
+    for (Alert x : alerts) {
+      long atNs = (x.getWindowEnd().toEpochMilli() - startMs) * 1_000_000L;
+      if (x.getState() == AlertState.FIRING) {
+        if (plan.isEmpty() || atNs <= onsetNanos) falseAlerts++;
+        else if (Double.isNaN(alert)) alert = (atNs - onsetNanos) / 1e9;
+      } else if (x.getState() == AlertState.RESOLVED
+          && endNanos < FaultPlan.FOREVER
+          && atNs > endNanos
+          && Double.isNaN(resolve)) {
+        resolve = (atNs - endNanos) / 1e9;
+      }
+    }
+    return new CellScore(
+        cell,
+        windows.size(),
+        judged,
+        correct,
+        wrong,
+        missed,
+        verdict,
+        example,
+        alert,
+        resolve,
+        falseAlerts);
   }
 
   /** The findings of a window as tokens, e.g. {@code SLOW_RANK(2,ARRIVED_LATE)}. */

@@ -10,10 +10,14 @@ public final class ConfusionTable {
 
   private ConfusionTable() {}
 
+  private static String seconds(double s) {
+    return Double.isNaN(s) ? "-" : String.format(Locale.ROOT, "%.1f", s);
+  }
+
   public static void print(List<CellScore> scores, PrintWriter out) {
     out.printf(
         Locale.ROOT,
-        "%-26s %-60s %7s %6s %7s %5s %6s %9s%n",
+        "%-26s %-60s %7s %6s %7s %5s %6s %9s %7s %9s %6s%n",
         "cell",
         "inject",
         "windows",
@@ -21,11 +25,14 @@ public final class ConfusionTable {
         "correct",
         "wrong",
         "missed",
-        "verdict_s");
+        "verdict_s",
+        "alert_s",
+        "resolve_s",
+        "false_alerts");
     for (CellScore s : scores) {
       out.printf(
           Locale.ROOT,
-          "%-26s %-60s %7d %6d %7d %5d %6d %9s%s%n",
+          "%-26s %-60s %7d %6d %7d %5d %6d %9s %7s %9s %6d%s%n",
           s.cell().id(),
           s.cell().inject().isEmpty() ? "-" : s.cell().inject(),
           s.windows(),
@@ -33,9 +40,10 @@ public final class ConfusionTable {
           s.correct(),
           s.wrong(),
           s.missed(),
-          Double.isNaN(s.verdictSeconds())
-              ? "-"
-              : String.format(Locale.ROOT, "%.1f", s.verdictSeconds()),
+          seconds(s.verdictSeconds()),
+          seconds(s.alertSeconds()),
+          seconds(s.resolveSeconds()),
+          s.falseAlerts(),
           s.example().isEmpty() ? "" : "   " + s.example());
     }
     int judged = 0;
@@ -46,7 +54,11 @@ public final class ConfusionTable {
     int cleanFindings = 0;
     List<Double> verdicts = new ArrayList<>();
     int perfect = 0;
+    int falseAlerts = 0;
+    int cleanAlertWindows = 0;
     for (CellScore s : scores) {
+      falseAlerts += s.falseAlerts();
+      if (s.cell().inject().isEmpty()) cleanAlertWindows += s.windows();
       judged += s.judged();
       correct += s.correct();
       wrong += s.wrong();
@@ -74,6 +86,12 @@ public final class ConfusionTable {
         "clean runs: %d windows with a finding out of %d judged%n",
         cleanFindings,
         cleanWindows);
+    out.printf(
+        Locale.ROOT,
+        "alerts: %d fired with no fault active (%d windows of clean runs, and every window before"
+            + " an onset)%n",
+        falseAlerts,
+        cleanAlertWindows);
     if (!verdicts.isEmpty()) {
       verdicts.sort(Double::compare);
       out.printf(
