@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Reproduces docs/ACCURACY.md's tables on this machine (about an hour on 2 cores): the CPU fault
-# matrix at its stated floors, ten minutes of clean runs, the simulator's large worlds, the GPU
-# recordings of run 16, and the live time to verdict. Each table is written to docs/accuracy/.
+# matrix at its stated floors, ten minutes of clean runs, an hour of simulated clean windows, the
+# simulator's large worlds, every GPU fault set recorded under docs/gpu-runs, and the live time to
+# verdict. Each table is written to docs/accuracy/. COLLSCOPE overrides the command (e.g. a copy
+# of the built launcher, so that editing sources meanwhile cannot rebuild it under the runs).
 set -u
 cd "$(dirname "$0")/.."
 o=docs/accuracy
@@ -20,11 +22,15 @@ case "${1:-all}" in
   all|clean)
     run eval-cpu-clean-10min --faults clean --worlds 2,4,8,16 --seconds 150 ;;&
   all|sim)
+    run eval-sim-clean-hour --backend sim --faults clean --worlds 8,64 --seconds 3600 --interval 1s
     run eval-sim-w64-256 --backend sim --worlds 64,256 --floor 100us
     run eval-sim-w1024 --backend sim --worlds 1024 --floor 100us --severities 2x \
       --faults clean,slow-rank,slow-link,dead-rank,intermittent,2-unequal,3-equal,uniform ;;&
   all|gpu)
-    run eval-gpu-run16 --recorded docs/gpu-runs/2026-11-29-run16 --interval 1s ;;&
+    for d in docs/gpu-runs/*/fault-set.txt; do
+      d=$(dirname "$d")
+      run "eval-gpu-${d##*-run}" --recorded "$d" --interval 1s
+    done ;;&
   all|live)
     run time-to-verdict-live --live slow-rank=2:300us@10s --worlds 8 --seconds 25 ;;
 esac
