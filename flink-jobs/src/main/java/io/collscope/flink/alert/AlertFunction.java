@@ -7,6 +7,7 @@ import io.collscope.avro.Attribution;
 import io.collscope.avro.Classification;
 import io.collscope.avro.Finding;
 import io.collscope.avro.RankPhases;
+import io.collscope.flink.baseline.WindowBaseline;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.Phase;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +39,7 @@ import org.apache.flink.util.Collector;
  *
  * <ul>
  *   <li><b>Latency regression</b>: each window's latency (the median over ranks of the mean time
- *       per collective) is classified against the communicator's {@link LatencyBaseline} by the
+ *       per collective) is classified against the communicator's {@link WindowBaseline} by the
  *       {@link RegressionRule}; {@code fireAfter} SLOWER windows in a row fire it, {@code
  *       resolveAfter} PARITY (or FASTER) windows in a row resolve it, INCONCLUSIVE windows neither
  *       extend nor break a run. Its annotations name the phase that grew most and the culprits the
@@ -56,11 +57,14 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
 
   static final String REGRESSION = "LATENCY_REGRESSION";
 
+  /** Windows the latency baseline remembers: a minute of 1 s windows, ten of 10 s windows. */
+  public static final int BASELINE_WINDOWS = 60;
+
   private final RegressionRule rule;
   private final int fireAfter;
   private final int resolveAfter;
   private final long idleTimeoutMs;
-  private transient ValueState<LatencyBaseline> baseline;
+  private transient ValueState<WindowBaseline> baseline;
   private transient MapState<String, Streak> streaks;
   private transient ValueState<Long> lastEnd;
 
@@ -76,7 +80,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     baseline =
         getRuntimeContext()
             .getState(
-                new ValueStateDescriptor<>("baseline", TypeInformation.of(LatencyBaseline.class)));
+                new ValueStateDescriptor<>("baseline", TypeInformation.of(WindowBaseline.class)));
     streaks =
         getRuntimeContext()
             .getMapState(
@@ -94,8 +98,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     ctx.timerService().registerEventTimeTimer(end + idleTimeoutMs);
 
     CommunicatorKey key = ctx.getCurrentKey();
-    LatencyBaseline b = baseline.value();
-    if (b == null) b = new LatencyBaseline();
+    WindowBaseline b = baseline.value();
+    if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
     double latency = latencyUs(a);
     long calls = a.getRanks().stream().mapToLong(RankPhases::getCalls).min().orElse(0);
     Classification c =
@@ -270,7 +274,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       AlertState state,
       Classification c,
       double latency,
-      LatencyBaseline b,
+      WindowBaseline b,
       long end) {
     Map<String, String> labels = labels(key, AlertKind.LATENCY_REGRESSION, REGRESSION, st);
     Phase grew = null;

@@ -1,11 +1,12 @@
 package io.collscope.flink.alert;
 
 import io.collscope.avro.Classification;
+import io.collscope.flink.baseline.WindowBaseline;
 import java.io.Serializable;
 
 /**
- * Classifies one window's latency against a {@link LatencyBaseline}, after the benchmark rule of
- * the fused-kernel review (io.collscope.bench.Classification): a difference counts only beyond the
+ * Classifies one window's latency against a {@link WindowBaseline}, after the benchmark rule of the
+ * fused-kernel review (io.collscope.bench.Classification): a difference counts only beyond the
  * measured noise and a stated minimum effect, and a measurement that cannot tell says so.
  *
  * <ol>
@@ -32,8 +33,8 @@ public record RegressionRule(
 
   public static final RegressionRule DEFAULT = new RegressionRule(10, 20, 0.05, 4.0, 0.5);
 
-  public Classification classify(double currentUs, long calls, LatencyBaseline b) {
-    if (b.size < minWindows || calls < minCalls) return Classification.INCONCLUSIVE;
+  public Classification classify(double currentUs, long calls, WindowBaseline b) {
+    if (!b.ready(minWindows) || calls < minCalls) return Classification.INCONCLUSIVE;
     double median = b.median();
     if (median <= 0 || b.spread() > maxNoise * median) return Classification.INCONCLUSIVE;
     double d = currentUs - median;
@@ -42,7 +43,7 @@ public record RegressionRule(
   }
 
   /** Half-width of the PARITY band around the baseline's median, µs. */
-  public double band(LatencyBaseline b) {
+  public double band(WindowBaseline b) {
     return Math.max(noiseFactor * b.spread(), minEffect * b.median());
   }
 }

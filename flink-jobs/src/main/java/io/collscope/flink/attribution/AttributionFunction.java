@@ -2,6 +2,7 @@ package io.collscope.flink.attribution;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.RankWindow;
+import io.collscope.flink.baseline.WindowBaseline;
 import io.collscope.model.CommunicatorKey;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +25,7 @@ import org.apache.flink.util.Collector;
  * by then is reported missing. Rank windows of a window already attributed are late: counted and
  * dropped, so a window is attributed exactly once.
  *
- * <p>It also keeps the communicator's {@link CollectiveBaseline}, learned from its windows without
+ * <p>It also keeps the communicator's {@link WindowBaseline}, learned from its windows without
  * findings, so a window where every rank got slower reads UNIFORM_SLOWDOWN rather than NONE.
  *
  * <p>State ends: pending windows leave state when they fire, and the end of the last attributed
@@ -35,12 +36,15 @@ import org.apache.flink.util.Collector;
 public final class AttributionFunction
     extends KeyedProcessFunction<CommunicatorKey, RankWindow, Attribution> {
 
+  /** Windows the uniform-slowdown baseline remembers: half a minute of 1 s windows. */
+  public static final int BASELINE_WINDOWS = 32;
+
   private final Thresholds thresholds;
   private final long idleTimeoutMs;
   private transient MapState<Long, List<RankWindow>> pending;
   private transient ValueState<Long> lastFired;
   private transient ValueState<Long> cleanupAt;
-  private transient ValueState<CollectiveBaseline> baseline;
+  private transient ValueState<WindowBaseline> baseline;
   private transient Counter late;
   private transient Counter expired;
 
@@ -63,8 +67,7 @@ public final class AttributionFunction
     baseline =
         getRuntimeContext()
             .getState(
-                new ValueStateDescriptor<>(
-                    "baseline", TypeInformation.of(CollectiveBaseline.class)));
+                new ValueStateDescriptor<>("baseline", TypeInformation.of(WindowBaseline.class)));
     late = getRuntimeContext().getMetricGroup().counter("lateRankWindows");
     expired = getRuntimeContext().getMetricGroup().counter("expiredCommunicators");
   }
@@ -102,8 +105,8 @@ public final class AttributionFunction
         scheduleCleanup(ctx, end - 1 + idleTimeoutMs);
       }
       long start = list.get(0).getWindowStart().toEpochMilli();
-      CollectiveBaseline b = baseline.value();
-      if (b == null) b = new CollectiveBaseline();
+      WindowBaseline b = baseline.value();
+      if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
       Attribution a = Attributor.attribute(ctx.getCurrentKey(), start, end, list, thresholds, b);
       // Only windows with nothing wrong teach the baseline what the collective costs, and only
       // complete ones: a missing rank's window says nothing about the whole communicator.

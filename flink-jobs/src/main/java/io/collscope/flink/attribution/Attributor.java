@@ -7,6 +7,7 @@ import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankPhases;
 import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
+import io.collscope.flink.baseline.WindowBaseline;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.Phase;
 import java.time.Instant;
@@ -19,7 +20,7 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * The attribution rule, as a pure function of one communicator's rank windows (and, for uniform
- * slowdowns, of its {@link CollectiveBaseline}).
+ * slowdowns, of its {@link WindowBaseline}).
  *
  * <p><b>The delay matrix.</b> {@code L[r][p]}: mean lateness per collective of peer p as rank r saw
  * it — from r's publication until p's flag was visible. Each late peer shows its whole lateness
@@ -112,7 +113,13 @@ public final class Attributor {
       long endMs,
       List<RankWindow> windows,
       Thresholds t) {
-    return attribute(communicator, startMs, endMs, windows, t, new CollectiveBaseline());
+    return attribute(
+        communicator,
+        startMs,
+        endMs,
+        windows,
+        t,
+        WindowBaseline.of(AttributionFunction.BASELINE_WINDOWS));
   }
 
   public static Attribution attribute(
@@ -121,7 +128,7 @@ public final class Attributor {
       long endMs,
       List<RankWindow> windows,
       Thresholds t,
-      CollectiveBaseline baseline) {
+      WindowBaseline baseline) {
     Matrix x = Matrix.of(windows);
     List<RankPhases> table = new ArrayList<>();
     int maxWaitRank = -1;
@@ -160,7 +167,7 @@ public final class Attributor {
     }
     double baselineUs =
         baseline.matches(x.bytesPerCall) && baseline.ready(t.baselineWindows())
-            ? baseline.cost()
+            ? baseline.median()
             : 0;
     // Only with no culprit: a slow rank or link makes the whole collective slower too.
     if (baselineUs > 0 && x.k >= 1 && findings.isEmpty()) {
@@ -206,7 +213,7 @@ public final class Attributor {
 
   /**
    * The collective's own cost in a window, and the median of each phase over the present ranks:
-   * what {@link CollectiveBaseline} remembers of a window without findings.
+   * what {@link WindowBaseline} remembers of a window without findings.
    */
   public static double[] phaseMedians(List<RankWindow> windows) {
     Matrix x = Matrix.of(windows);
@@ -592,14 +599,14 @@ public final class Attributor {
     }
 
     /** The collective got slower than its baseline with no culprit that explains it. */
-    Finding uniformSlowdown(CollectiveBaseline baseline, double baselineUs) {
+    Finding uniformSlowdown(WindowBaseline baseline, double baselineUs) {
       // Judged against the baseline's own spread, not the window's matrix noise: a slowdown that
       // reaches every rank makes every cell's tail wider too, which says nothing about the cost.
       double excess = x.cost - baselineUs;
       double needed =
           Math.max(
               t.absFloorUs(),
-              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.costSpread()));
+              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread()));
       if (excess < needed) return null;
       Phase grew = null;
       double growth = 0;

@@ -7,6 +7,7 @@ import io.collscope.avro.Finding;
 import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
+import io.collscope.flink.baseline.WindowBaseline;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -154,7 +155,7 @@ class AttributorTest {
 
   @Test
   void aUniformSlowdownIsNamedAgainstTheBaseline() {
-    CollectiveBaseline b = new CollectiveBaseline();
+    WindowBaseline b = WindowBaseline.of(AttributionFunction.BASELINE_WINDOWS);
     for (int k = 0; k < 6; k++) {
       List<RankWindow> clean = new Windows(8, 2).window(k).build();
       b.add(Attributor.bytesPerCall(clean), Attributor.cost(clean), Attributor.phaseMedians(clean));

@@ -1,0 +1,99 @@
+package io.collscope.flink.baseline;
+
+import io.collscope.model.Phase;
+import java.util.Arrays;
+
+/**
+ * What a communicator's collective costs when nothing is wrong: one value per window (the
+ * attribution keeps the collective's own cost, the alerts its latency) and the median over ranks of
+ * each phase, over its most recent good windows at one message size. The caller decides which
+ * windows are good; comparisons use the median and the median absolute deviation, so the odd bad
+ * window that slips in moves nothing.
+ *
+ * <p>A POJO (public fields, no-argument constructor) so Flink keeps it in keyed state field by
+ * field. A new message size starts it over: a different size is a different collective.
+ */
+public class WindowBaseline {
+
+  public long bytesPerCall = -1;
+  public int size;
+  public int next;
+  public double[] values = new double[0];
+  public double[] phases = new double[0];
+
+  public WindowBaseline() {}
+
+  /** An empty baseline that remembers the last {@code capacity} good windows. */
+  public static WindowBaseline of(int capacity) {
+    WindowBaseline b = new WindowBaseline();
+    b.values = new double[capacity];
+    b.phases = new double[capacity * Phase.COUNT];
+    return b;
+  }
+
+  /**
+   * A baseline seeded with {@code windows} values whose median is {@code value} and whose median
+   * absolute deviation is {@code mad}, e.g. from a baseline file, so a restarted job does not
+   * relearn from zero.
+   */
+  public static WindowBaseline seeded(
+      int capacity, long bytesPerCall, double value, double mad, int windows) {
+    WindowBaseline b = of(capacity);
+    double[] none = new double[Phase.COUNT];
+    for (int i = 0; i < Math.min(windows, capacity); i++) {
+      b.add(bytesPerCall, value + (i % 2 == 0 ? mad : -mad), none);
+    }
+    return b;
+  }
+
+  public int capacity() {
+    return values.length;
+  }
+
+  public boolean ready(int minWindows) {
+    return size >= minWindows;
+  }
+
+  /** Whether it describes collectives of this size. */
+  public boolean matches(long bytesPerCall) {
+    return this.bytesPerCall == bytesPerCall;
+  }
+
+  /** Remembers one good window; a new message size forgets the old ones first. */
+  public void add(long bytesPerCall, double value, double[] phaseMedians) {
+    if (bytesPerCall != this.bytesPerCall) {
+      this.bytesPerCall = bytesPerCall;
+      size = 0;
+      next = 0;
+    }
+    values[next] = value;
+    System.arraycopy(phaseMedians, 0, phases, next * Phase.COUNT, Phase.COUNT);
+    next = (next + 1) % capacity();
+    size = Math.min(size + 1, capacity());
+  }
+
+  public double median() {
+    return median(values, 0, 1, Double.NaN);
+  }
+
+  /** Median absolute deviation of the values, scaled to a standard deviation (× 1.4826). */
+  public double spread() {
+    return size == 0 ? 0 : 1.4826 * median(values, 0, 1, median());
+  }
+
+  public double phase(Phase p) {
+    return median(phases, p.ordinal(), Phase.COUNT, Double.NaN);
+  }
+
+  /** The median of the ring's values, or of their distances from {@code center} unless NaN. */
+  private double median(double[] ring, int offset, int stride, double center) {
+    if (size == 0) return 0;
+    double[] v = new double[size];
+    for (int i = 0; i < size; i++) {
+      double x = ring[i * stride + offset];
+      v[i] = Double.isNaN(center) ? x : Math.abs(x - center);
+    }
+    Arrays.sort(v);
+    return size % 2 == 1 ? v[size / 2] : (v[size / 2 - 1] + v[size / 2]) / 2;
+  }
+}
