@@ -55,7 +55,9 @@ public final class AvroCodec<T extends SpecificRecord> {
   private AvroCodec(Class<T> type) {
     this.type = type;
     this.schema = SpecificData.get().getSchema(type);
-    SpecificData model = new SpecificData(type.getClassLoader());
+    // The generated class's own model: it carries the logical-type conversions (Instant for
+    // timestamp-millis), which a union such as Alert.ends_at ["null", timestamp-millis] needs.
+    SpecificData model = SpecificData.getForClass(type);
     this.encoder = new BinaryMessageEncoder<>(model, schema);
     this.decoder = new BinaryMessageDecoder<>(model, schema);
     this.upgradedEncoder = new BinaryMessageEncoder<>(GenericData.get(), schema);

@@ -115,4 +115,28 @@ class AvroCodecTest {
         .hasMessageContaining("INVALID")
         .hasMessageContaining("world_size is 4");
   }
+
+  @Test
+  void roundTripsANullableTimestampInAUnion() throws Exception {
+    java.time.Instant t = java.time.Instant.parse("2025-01-02T03:04:05.678Z");
+    io.collscope.avro.Alert a =
+        io.collscope.avro.Alert.newBuilder()
+            .setAlertId("f1")
+            .setCommunicator("comm0")
+            .setState(io.collscope.avro.AlertState.RESOLVED)
+            .setStartsAt(t.minusSeconds(60))
+            .setEndsAt(t)
+            .setClassification(io.collscope.avro.Classification.PARITY)
+            .setMetric("p50_us")
+            .setBaseline(1)
+            .setCurrent(1)
+            .setNoise(0.1)
+            .setWindowEnd(t)
+            .setMessage("resolved")
+            .build();
+    AvroCodec<io.collscope.avro.Alert> alerts = AvroCodec.of(io.collscope.avro.Alert.class);
+    assertThat(alerts.decode(alerts.encode(a))).isEqualTo(a);
+    a.setEndsAt(null);
+    assertThat(alerts.decode(alerts.encode(a)).getEndsAt()).isNull();
+  }
 }
