@@ -138,7 +138,11 @@ final class AlertsCommand implements Runnable {
       spec.commandLine()
           .getErr()
           .printf(
-              "forwarding %s from %s to %s every %ds%n", topic, bootstrap, url, resend.toSeconds());
+              "forwarding %s from %s to %s every %s%n",
+              topic,
+              bootstrap,
+              url,
+              resend.toMillis() % 1000 == 0 ? resend.toSeconds() + "s" : resend.toMillis() + "ms");
       spec.commandLine().getErr().flush();
       try (KafkaConsumer<byte[], byte[]> c = TopicDrainer.consumer(bootstrap, fromBeginning)) {
         forwarder.run(c, topic);
