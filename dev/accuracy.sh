@@ -24,8 +24,8 @@ case "${1:-all}" in
   all|sim)
     run eval-sim-clean-hour --backend sim --faults clean --worlds 8,64 --seconds 3600 --interval 1s
     run eval-sim-w64-256 --backend sim --worlds 64,256 --floor 100us
-    run eval-sim-w1024 --backend sim --worlds 1024 --floor 100us --severities 2x \
-      --faults clean,slow-rank,slow-link,dead-rank,intermittent,2-unequal,3-equal,uniform ;;&
+    run eval-sim-w1024 --backend sim --worlds 1024 --floor 100us --severities 2x --interval 1s \
+      --seconds 12 --onset 6s --faults clean,slow-rank,slow-link,dead-rank,2-unequal ;;&
   all|gpu)
     for d in docs/gpu-runs/*/fault-set.txt; do
       d=$(dirname "$d")

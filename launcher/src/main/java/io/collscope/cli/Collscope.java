@@ -21,7 +21,8 @@ import picocli.CommandLine.Command;
       TailCommand.class,
       ReplayCommand.class,
       BenchCommand.class,
-      EvalCommand.class
+      EvalCommand.class,
+      AlertsCommand.class
     })
 public final class Collscope implements Runnable {
 

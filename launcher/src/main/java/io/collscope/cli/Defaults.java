@@ -20,6 +20,7 @@ final class Defaults {
   static final String PARTITIONS = "${env:COLLSCOPE_PARTITIONS:-4}";
   static final String KAFKA_PORT = "${env:COLLSCOPE_KAFKA_PORT:-9092}";
   static final String KAFKA_DATA = "${env:COLLSCOPE_KAFKA_DATA:-.run/kafka}";
+  static final String ALERT_TOPIC = "${env:COLLSCOPE_ALERT_TOPIC:-collscope.alerts}";
 
   /** Exit codes, documented in the README. */
   static final int EXIT_OK = 0;

@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
-import org.apache.avro.data.TimeConversions;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.avro.generic.GenericRecord;
@@ -56,10 +55,9 @@ public final class AvroCodec<T extends SpecificRecord> {
   private AvroCodec(Class<T> type) {
     this.type = type;
     this.schema = SpecificData.get().getSchema(type);
-    SpecificData model = new SpecificData(type.getClassLoader());
-    // Generated classes convert their plain timestamp fields themselves; a timestamp inside a
-    // union (Alert.ends_at, nullable) is resolved by the model, which must know the conversion.
-    model.addLogicalTypeConversion(new TimeConversions.TimestampMillisConversion());
+    // The generated class's own model: it carries the logical-type conversions (Instant for
+    // timestamp-millis), which a union such as Alert.ends_at ["null", timestamp-millis] needs.
+    SpecificData model = SpecificData.getForClass(type);
     this.encoder = new BinaryMessageEncoder<>(model, schema);
     this.decoder = new BinaryMessageDecoder<>(model, schema);
     this.upgradedEncoder = new BinaryMessageEncoder<>(GenericData.get(), schema);

@@ -117,21 +117,22 @@ class AvroCodecTest {
   }
 
   @Test
-  void aTimestampInsideAUnionRoundTrips() throws Exception {
+  void roundTripsANullableTimestampInAUnion() throws Exception {
+    java.time.Instant t = java.time.Instant.parse("2025-01-02T03:04:05.678Z");
     io.collscope.avro.Alert a =
         io.collscope.avro.Alert.newBuilder()
-            .setAlertId("id")
-            .setCommunicator("c")
+            .setAlertId("f1")
+            .setCommunicator("comm0")
             .setState(io.collscope.avro.AlertState.RESOLVED)
-            .setStartsAt(java.time.Instant.ofEpochMilli(1_000))
-            .setEndsAt(java.time.Instant.ofEpochMilli(2_000))
+            .setStartsAt(t.minusSeconds(60))
+            .setEndsAt(t)
             .setClassification(io.collscope.avro.Classification.PARITY)
-            .setMetric("latency_mean_us")
+            .setMetric("p50_us")
             .setBaseline(1)
             .setCurrent(1)
-            .setNoise(0)
-            .setWindowEnd(java.time.Instant.ofEpochMilli(2_000))
-            .setMessage("m")
+            .setNoise(0.1)
+            .setWindowEnd(t)
+            .setMessage("resolved")
             .build();
     AvroCodec<io.collscope.avro.Alert> alerts = AvroCodec.of(io.collscope.avro.Alert.class);
     assertThat(alerts.decode(alerts.encode(a))).isEqualTo(a);

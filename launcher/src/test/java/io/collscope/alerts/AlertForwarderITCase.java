@@ -1,0 +1,290 @@
+package io.collscope.alerts;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.sun.net.httpserver.HttpServer;
+import io.collscope.avro.Alert;
+import io.collscope.broker.EmbeddedKafka;
+import io.collscope.broker.TopicDrainer;
+import io.collscope.schema.AvroCodec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The forwarder between a real KRaft broker and a real Alertmanager (the Debian binary): a FIRING
+ * transition becomes an active alert with the record's labels and annotations, survives an
+ * Alertmanager restart (it is back after the next resend), and its RESOLVED transition resolves it.
+ * The API's answers and the notifications Alertmanager sent to the test's webhook are written to
+ * {@code target/alerting/} (copied to {@code docs/alerting/} as evidence).
+ */
+class AlertForwarderITCase {
+
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  private static final AvroCodec<Alert> CODEC = AvroCodec.of(Alert.class);
+  private static final Duration RESEND = Duration.ofSeconds(1);
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final Path EVIDENCE = Path.of("target", "alerting");
+  private static final String GENERATOR_URL = "http://collscope.example/alerts/tp0";
+
+  private static EmbeddedKafka kafka;
+  private static HttpServer webhook;
+  private static final List<String> notifications = new CopyOnWriteArrayList<>();
+
+  @BeforeAll
+  static void start() throws IOException {
+    // First, so that a machine without the binary fails at once with how to install it.
+    AlertmanagerProcess.findBinary();
+    kafka = EmbeddedKafka.startTemporary();
+    webhook = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    webhook.createContext(
+        "/hook",
+        ex -> {
+          try (InputStream in = ex.getRequestBody()) {
+            notifications.add(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+          }
+          ex.sendResponseHeaders(200, -1);
+          ex.close();
+        });
+    webhook.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (webhook != null) webhook.stop(0);
+    if (kafka != null) kafka.close();
+  }
+
+  @Test
+  void firingThenRestartThenResolvedAsAlertmanagerSeesIt() throws Exception {
+    String topic = EmbeddedKafka.freshTopic("collscope.alerts");
+    kafka.createTopics(1, topic);
+    String hook = "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook";
+    Files.createDirectories(EVIDENCE);
+    try (AlertmanagerProcess am = AlertmanagerProcess.start(AlertmanagerProcess.config(hook));
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      AlertmanagerClient api = am.client();
+      AlertForwarder forwarder =
+          new AlertForwarder(
+              new AlertmanagerClient(am.url(), Duration.ofSeconds(5)),
+              AlertForwarder.Config.of(RESEND, GENERATOR_URL));
+      Thread loop = runInBackground(forwarder, topic);
+      try {
+        // FIRING: an active alert with the record's labels and annotations.
+        Instant startsAt = Instant.now().minusSeconds(30).truncatedTo(ChronoUnit.MILLIS);
+        Alert firing = TestAlerts.firing("5f0c2d9e81a4b7c3", startsAt);
+        send(producer, topic, firing);
+        JsonNode active = await("the alert active in Alertmanager", () -> find(api, "active"));
+        Map<String, String> expectedLabels = new java.util.TreeMap<>(TestAlerts.SLOW_RANK_LABELS);
+        expectedLabels.put("alertname", "CollscopeSlowRank");
+        assertThat(JSON.convertValue(active.get("labels"), Map.class))
+            .containsExactlyInAnyOrderEntriesOf(expectedLabels);
+        assertThat(JSON.convertValue(active.get("annotations"), Map.class))
+            .containsEntry("summary", firing.getMessage())
+            .containsEntry("description", firing.getAnnotations().get("description"))
+            .containsEntry("baseline", "12.0")
+            .containsEntry("current", "312.0");
+        assertThat(Instant.parse(active.get("startsAt").asText())).isEqualTo(startsAt);
+        assertThat(Instant.parse(active.get("endsAt").asText())).isAfter(Instant.now());
+        assertThat(active.get("generatorURL").asText()).isEqualTo(GENERATOR_URL);
+        Files.writeString(EVIDENCE.resolve("alertmanager-firing.json"), pretty(api.alertsJson()));
+        await("a firing notification at the webhook", () -> notification("firing"));
+
+        // Alertmanager restarts and has forgotten every alert; the next resend brings it back.
+        am.stop();
+        long failedBefore = forwarder.stats().failedAttempts();
+        await(
+            "a failed delivery while Alertmanager is down",
+            () ->
+                forwarder.stats().failedAttempts() > failedBefore
+                    ? Optional.of(true)
+                    : Optional.empty());
+        am.restart();
+        Instant restarted = Instant.now();
+        JsonNode back = await("the alert back after the restart", () -> find(api, "active"));
+        assertThat(Duration.between(restarted, Instant.now()))
+            .as("back within a resend interval plus the longest back-off, and some slack")
+            .isLessThan(Duration.ofSeconds(15));
+        assertThat(JSON.convertValue(back.get("labels"), Map.class))
+            .containsExactlyInAnyOrderEntriesOf(expectedLabels);
+        assertThat(Instant.parse(back.get("startsAt").asText())).isEqualTo(startsAt);
+
+        // RESOLVED: no longer active; the webhook gets the resolved notification.
+        Instant endsAt = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+        send(producer, topic, TestAlerts.resolved(firing, endsAt));
+        await(
+            "the alert resolved (gone from the API's not-resolved alerts)",
+            () -> find(api, null).isEmpty() ? Optional.of(true) : Optional.empty());
+        Files.writeString(EVIDENCE.resolve("alertmanager-resolved.json"), pretty(api.alertsJson()));
+        String resolvedHook = await("a resolved notification", () -> notification("resolved"));
+        JsonNode resolvedAlert = JSON.readTree(resolvedHook).get("alerts").get(0);
+        assertThat(resolvedAlert.get("status").asText()).isEqualTo("resolved");
+        assertThat(Instant.parse(resolvedAlert.get("endsAt").asText())).isEqualTo(endsAt);
+        assertThat(resolvedAlert.get("annotations").get("summary").asText())
+            .isEqualTo("c1/train/tp0: rank 5 is back to normal");
+        Files.writeString(
+            EVIDENCE.resolve("alertmanager-webhook-firing.json"),
+            pretty(notification("firing").orElseThrow()));
+        Files.writeString(
+            EVIDENCE.resolve("alertmanager-webhook-resolved.json"), pretty(resolvedHook));
+
+        AlertForwarder.Stats stats = forwarder.stats();
+        assertThat(stats.transitions()).isEqualTo(2);
+        assertThat(stats.undecodable()).isZero();
+        assertThat(stats.firing()).isZero();
+        assertThat(stats.resolved()).as("still re-sent for 15 minutes").isEqualTo(1);
+        assertThat(stats.failedAttempts()).isPositive();
+      } finally {
+        forwarder.stop();
+        loop.join(10_000);
+      }
+    }
+  }
+
+  @Test
+  void theCommandForwardsAFiringAlert() throws Exception {
+    String topic = EmbeddedKafka.freshTopic("collscope.alerts");
+    kafka.createTopics(1, topic);
+    try (AlertmanagerProcess am = AlertmanagerProcess.start(AlertmanagerProcess.config(null));
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      Alert firing = TestAlerts.firing("0a1b2c3d4e5f6071", Instant.now().minusSeconds(5));
+      firing.setKind(io.collscope.avro.AlertKind.LATENCY_REGRESSION);
+      firing.setLabels(Map.of("phase", "wait", "severity", "warning"));
+      send(producer, topic, firing);
+      java.io.StringWriter err = new java.io.StringWriter();
+      int[] rc = {-1};
+      Thread cli =
+          new Thread(
+              () ->
+                  rc[0] =
+                      io.collscope.cli.Collscope.execute(
+                          new java.io.PrintWriter(new java.io.StringWriter(), true),
+                          new java.io.PrintWriter(err, true),
+                          "alerts",
+                          "forward",
+                          "--alertmanager",
+                          am.url().toString(),
+                          "--bootstrap",
+                          kafka.bootstrapServers(),
+                          "--topic",
+                          topic,
+                          "--resend",
+                          "1s",
+                          "--seconds",
+                          "15"));
+      cli.start();
+      JsonNode active =
+          await(
+              "the command's alert in Alertmanager",
+              () -> find(am.client(), "active", "CollscopeLatencyRegression"));
+      assertThat(active.get("labels").get("phase").asText()).isEqualTo("wait");
+      assertThat(active.get("labels").get("communicator").asText()).isEqualTo("tp0");
+      cli.join(60_000);
+      assertThat(rc[0]).as(err.toString()).isZero();
+      assertThat(err.toString()).contains("stopped: ").contains("failedAttempts=0");
+    }
+  }
+
+  private static Thread runInBackground(AlertForwarder forwarder, String topic) {
+    Thread t =
+        new Thread(
+            () -> {
+              try (KafkaConsumer<byte[], byte[]> c =
+                  TopicDrainer.consumer(kafka.bootstrapServers(), true)) {
+                forwarder.run(c, topic);
+              }
+            },
+            "alert-forwarder");
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  private static KafkaProducer<byte[], byte[]> producer() {
+    return new KafkaProducer<>(
+        Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            kafka.bootstrapServers(),
+            ProducerConfig.ACKS_CONFIG,
+            "all"),
+        new ByteArraySerializer(),
+        new ByteArraySerializer());
+  }
+
+  private static void send(KafkaProducer<byte[], byte[]> p, String topic, Alert a)
+      throws Exception {
+    p.send(
+            new ProducerRecord<>(
+                topic, a.getAlertId().getBytes(StandardCharsets.UTF_8), CODEC.encode(a)))
+        .get(30, TimeUnit.SECONDS);
+  }
+
+  /** The alert named CollscopeSlowRank in GET /api/v2/alerts, in that state (null: any). */
+  private static Optional<JsonNode> find(AlertmanagerClient api, String state) {
+    return find(api, state, "CollscopeSlowRank");
+  }
+
+  private static Optional<JsonNode> find(AlertmanagerClient api, String state, String name) {
+    try {
+      for (JsonNode a : api.alerts()) {
+        if (!name.equals(a.get("labels").path("alertname").asText())) continue;
+        if (state == null || state.equals(a.get("status").path("state").asText())) {
+          return Optional.of(a);
+        }
+      }
+      return Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty(); // not up (yet)
+    }
+  }
+
+  /** The first webhook notification with that status. */
+  private static Optional<String> notification(String status) {
+    for (String n : notifications) {
+      try {
+        if (status.equals(JSON.readTree(n).path("status").asText())) return Optional.of(n);
+      } catch (IOException e) {
+        throw new AssertionError("webhook body is not JSON: " + n, e);
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static <T> T await(String what, Supplier<Optional<T>> probe) throws InterruptedException {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (System.nanoTime() < deadline) {
+      Optional<T> v = probe.get();
+      if (v.isPresent()) return v.get();
+      Thread.sleep(100);
+    }
+    throw new AssertionError("timed out after " + WAIT + " waiting for " + what);
+  }
+
+  private static String pretty(String json) throws IOException {
+    return JSON.writeValueAsString(JSON.readTree(json)) + "\n";
+  }
+}
