@@ -1,6 +1,9 @@
 package io.collscope.cli;
 
+import io.collscope.alerts.AlertForwarder;
+import io.collscope.alerts.AlertmanagerClient;
 import io.collscope.backend.Backends;
+import io.collscope.broker.TopicDrainer;
 import io.collscope.collective.FaultPlan;
 import io.collscope.emitter.Emitter;
 import io.collscope.emitter.KafkaSnapshotSink;
@@ -13,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -59,6 +63,13 @@ final class DemoCommand implements Callable<Integer> {
       description =
           "Instead of running ranks, replay recordings from 'collscope emit --record' (e.g. made on GPU nodes, one file per rank's process), merged by event time.")
   List<Path> replay;
+
+  @Option(
+      names = "--alertmanager",
+      description =
+          "Also forward the job's alerts to this running Prometheus Alertmanager (API v2), as"
+              + " 'collscope alerts forward' does")
+  String alertmanager;
 
   @Option(names = "--json", description = "One JSON object per attribution window on stdout.")
   boolean json;
@@ -111,11 +122,14 @@ final class DemoCommand implements Callable<Integer> {
           pipeline.bootstrapServers(), pipeline.jobId(), uiPort, feed.describe());
       err.flush();
 
+      Forwarding forwarding =
+          alertmanager == null ? null : Forwarding.start(alertmanager, pipeline, err);
       printer.feedStarted(Instant.now());
       Emitter.Result result = feed.run(sink);
       Instant stopped = Instant.now();
       printer.feedStopped(stopped);
       reader.awaitWindowEnd(pipeline.lastWindowEndBefore(stopped), LAST_WINDOW_TIMEOUT);
+      if (forwarding != null) forwarding.stop(err);
 
       err.printf(
           "collscope demo: done; %d snapshots published, %d failed deliveries%n",
@@ -126,7 +140,47 @@ final class DemoCommand implements Callable<Integer> {
     }
   }
 
+  /** The demo's alerts forwarded to an Alertmanager on a thread of their own. */
+  private record Forwarding(AlertForwarder forwarder, Thread thread) {
+    static Forwarding start(String url, DemoPipeline pipeline, PrintWriter err) {
+      AlertmanagerClient client =
+          new AlertmanagerClient(AlertmanagerClient.parseUrl(url), Duration.ofSeconds(10));
+      AlertForwarder f =
+          new AlertForwarder(client, AlertForwarder.Config.of(Duration.ofSeconds(5), null));
+      Thread t =
+          new Thread(
+              () -> {
+                try (KafkaConsumer<byte[], byte[]> c =
+                    TopicDrainer.consumer(pipeline.bootstrapServers(), true)) {
+                  f.run(c, pipeline.alertTopic());
+                }
+              },
+              "collscope-demo-alerts");
+      t.setDaemon(true);
+      t.start();
+      err.printf("collscope demo: forwarding alerts to %s%n", url);
+      err.flush();
+      return new Forwarding(f, t);
+    }
+
+    /** Lets the last transitions go out, then stops. */
+    void stop(PrintWriter err) throws InterruptedException {
+      Thread.sleep(2_000);
+      forwarder.tick();
+      forwarder.stop();
+      thread.join(10_000);
+      err.println("collscope demo: alerts forwarded: " + forwarder.stats());
+    }
+  }
+
   private void checkOptions() {
+    if (alertmanager != null) {
+      try {
+        AlertmanagerClient.parseUrl(alertmanager);
+      } catch (IllegalArgumentException e) {
+        throw usage("--alertmanager " + e.getMessage());
+      }
+    }
     if (seconds < 1) throw usage("--seconds must be >= 1");
     if (window.toMillis() < 1000) throw usage("--window must be at least 1s");
     if (rankOptions.interval.compareTo(window) >= 0) {

@@ -29,7 +29,8 @@ public record CellScore(
     String example,
     double alertSeconds,
     double resolveSeconds,
-    int falseAlerts) {
+    int falseAlerts,
+    double regressionPct) {
 
   /** Scores a cell's attributions; {@code startMs} is the event time its run started at. */
   public static CellScore of(
@@ -97,7 +98,14 @@ public record CellScore(
     double alert = Double.NaN;
     double resolve = Double.NaN;
     int falseAlerts = 0;
+    double regression = Double.NaN;
     for (Alert x : alerts) {
+      if (x.getState() == AlertState.FIRING
+          && x.getKind() == io.collscope.avro.AlertKind.LATENCY_REGRESSION
+          && x.getBaseline() > 0
+          && Double.isNaN(regression)) {
+        regression = 100 * (x.getCurrent() / x.getBaseline() - 1);
+      }
       long atNs = (x.getWindowEnd().toEpochMilli() - startMs) * 1_000_000L;
       if (x.getState() == AlertState.FIRING) {
         if (plan.isEmpty() || atNs <= onsetNanos) falseAlerts++;
@@ -120,7 +128,8 @@ public record CellScore(
         example,
         alert,
         resolve,
-        falseAlerts);
+        falseAlerts,
+        regression);
   }
 
   /** The findings of a window as tokens, e.g. {@code SLOW_RANK(2,ARRIVED_LATE)}. */

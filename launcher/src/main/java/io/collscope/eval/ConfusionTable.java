@@ -17,7 +17,7 @@ public final class ConfusionTable {
   public static void print(List<CellScore> scores, PrintWriter out) {
     out.printf(
         Locale.ROOT,
-        "%-26s %-60s %7s %6s %7s %5s %6s %9s %7s %9s %6s%n",
+        "%-26s %-60s %7s %6s %7s %5s %6s %9s %7s %9s %6s %8s%n",
         "cell",
         "inject",
         "windows",
@@ -28,11 +28,12 @@ public final class ConfusionTable {
         "verdict_s",
         "alert_s",
         "resolve_s",
-        "false_alerts");
+        "false_alerts",
+        "slower_%");
     for (CellScore s : scores) {
       out.printf(
           Locale.ROOT,
-          "%-26s %-60s %7d %6d %7d %5d %6d %9s %7s %9s %6d%s%n",
+          "%-26s %-60s %7d %6d %7d %5d %6d %9s %7s %9s %6d %8s%s%n",
           s.cell().id(),
           s.cell().inject().isEmpty() ? "-" : s.cell().inject(),
           s.windows(),
@@ -44,6 +45,7 @@ public final class ConfusionTable {
           seconds(s.alertSeconds()),
           seconds(s.resolveSeconds()),
           s.falseAlerts(),
+          seconds(s.regressionPct()),
           s.example().isEmpty() ? "" : "   " + s.example());
     }
     int judged = 0;
