@@ -22,7 +22,9 @@ import java.util.TreeSet;
  *   <li>with 2 ranks a slow link p→r makes p late for r and nothing else: it reads as SLOW_RANK(p)
  *       (any cause) or SLOW_LINK(p->r);
  *   <li>a rank that reboots restarts its counters: the window it restarted in may lack it; that is
- *       missing data, not a finding.
+ *       missing data, not a finding;
+ *   <li>the same fault on every rank singles none out: a slower copy, publish or ack everywhere is
+ *       a UNIFORM_SLOWDOWN of that phase's cause, and every rank arriving equally late is NONE.
  * </ul>
  */
 public final class Expectation {
@@ -55,6 +57,17 @@ public final class Expectation {
         continue;
       }
       if (!(f.startNanos() <= fromNs && toNs <= f.endNanos())) continue;
+      if (onEveryRank(plan, f, world)) {
+        // The same fault on every rank singles none out: the collective itself is slower, in
+        // the phase the fault slows (arriving late all together slows nothing).
+        switch (f.kind()) {
+          case SLOW_PUBLISH -> tokens.add("UNIFORM_SLOWDOWN(SLOW_PUBLISH)");
+          case SLOW_ACK -> tokens.add("UNIFORM_SLOWDOWN(RING_FULL)");
+          case SLOW_COPY -> tokens.add("UNIFORM_SLOWDOWN(SLOW_COPY_REDUCE)");
+          default -> {}
+        }
+        continue;
+      }
       switch (f.kind()) {
         case SLOW_RANK -> tokens.add("SLOW_RANK(" + f.rank() + ",ARRIVED_LATE)");
         case SLOW_PUBLISH -> tokens.add("SLOW_RANK(" + f.rank() + ",SLOW_PUBLISH)");
@@ -70,6 +83,22 @@ public final class Expectation {
       }
     }
     return Optional.of(new Expectation(tokens, alternatives));
+  }
+
+  /** Whether a per-rank fault is in the plan for every rank, with the same delay and timing. */
+  private static boolean onEveryRank(FaultPlan plan, Fault f, int world) {
+    if (f.kind() == FaultPlan.Kind.SLOW_LINK || f.kind() == FaultPlan.Kind.SLOW_ALL) return false;
+    java.util.Set<Integer> ranks = new java.util.HashSet<>();
+    for (Fault g : plan.faults()) {
+      if (g.kind() == f.kind()
+          && g.nanos() == f.nanos()
+          && g.startNanos() == f.startNanos()
+          && g.endNanos() == f.endNanos()
+          && g.percent() == f.percent()) {
+        ranks.add(g.rank());
+      }
+    }
+    return world > 1 && ranks.size() == world;
   }
 
   /** Whether the findings are exactly what the faults make. */

@@ -78,4 +78,18 @@ class ExpectationTest {
     assertThat(e.matches(Set.of("SLOW_RANK(1,ARRIVED_LATE)"))).isFalse();
     assertThat(e.matches(Set.of())).isFalse();
   }
+
+  @Test
+  void theSameFaultOnEveryRankIsAUniformSlowdown() {
+    assertThat(Expectation.of(plan("slow-copy=0:1us,slow-copy=1:1us", 2), 2, S, 2 * S, S))
+        .get()
+        .hasToString("UNIFORM_SLOWDOWN(SLOW_COPY_REDUCE)");
+    assertThat(Expectation.of(plan("slow-rank=0:1ms,slow-rank=1:1ms", 2), 2, S, 2 * S, S))
+        .get()
+        .hasToString("NONE");
+    assertThat(Expectation.of(plan("slow-copy=0:1us,slow-copy=1:2us", 2), 2, S, 2 * S, S))
+        .as("unequal delays still single one out")
+        .get()
+        .hasToString("SLOW_RANK(0,SLOW_COPY_REDUCE) + SLOW_RANK(1,SLOW_COPY_REDUCE)");
+  }
 }
