@@ -12,7 +12,7 @@ cs=${COLLSCOPE:-bin/collscope}
 set_file=${FAULT_SET:-dev/fault-set.txt}
 mkdir -p "$out"
 cp "$set_file" "$out/fault-set.txt"
-grep -v '^#' "$set_file" | while read -r name ranks seconds inject; do
+sed 's/#.*//' "$set_file" | while read -r name ranks seconds inject _marks; do
   case "$name" in ''|@*) continue ;; esac
   if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
   f="$out/$backend-$name.snapshots"

@@ -34,6 +34,7 @@ class RecordedFaultSetsITCase {
               r.cells(), r.files(), r.starts(), Duration.ofSeconds(1), set.absFloorUs().orElse(5));
       for (CellScore s : scores) {
         assertThat(s.judged()).as("%s: judged windows", s.cell().id()).isGreaterThan(3);
+        if (r.belowFloor().contains(s.cell().id())) continue; // recorded to find the floor
         assertThat(s.correct()).as("%s: %s", s.cell().id(), s.example()).isEqualTo(s.judged());
       }
     }

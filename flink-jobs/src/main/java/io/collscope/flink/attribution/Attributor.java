@@ -603,10 +603,9 @@ public final class Attributor {
       // Judged against the baseline's own spread, not the window's matrix noise: a slowdown that
       // reaches every rank makes every cell's tail wider too, which says nothing about the cost.
       double excess = x.cost - baselineUs;
-      double needed =
-          Math.max(
-              t.absFloorUs(),
-              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread()));
+      // No absolute floor: the baseline's own spread is the noise here, measured over its
+      // windows, and a GPU collective of a few microseconds regresses by fractions of one.
+      double needed = Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread());
       if (excess < needed) return null;
       Phase grew = null;
       double growth = 0;

@@ -33,8 +33,9 @@ import java.io.Serializable;
  * @param absFloorUs absolute floor when per-peer tails are present
  * @param relExcess share of the collective's own cost a cell's excess must reach
  * @param noiseFactor multiple of the measured noise a cell's excess must reach
- * @param uniformRel the collective's own cost must exceed its baseline by this share (and by the
- *     threshold) to be a UNIFORM_SLOWDOWN
+ * @param uniformRel the collective's own cost must exceed its baseline by this share (and by four
+ *     of the baseline's window-to-window deviations) to be a UNIFORM_SLOWDOWN; 5 %, the regression
+ *     alerts' minimum effect
  * @param baselineWindows clean windows needed before the baseline judges a uniform slowdown
  * @param minCalls ranks with fewer calls in the window lower the confidence proportionally
  * @param minGatedShare a rank named from its tails alone (late in a few collectives) must have been
@@ -59,7 +60,7 @@ public record Thresholds(
     implements Serializable {
 
   public static final Thresholds DEFAULT =
-      new Thresholds(20.0, 3.0, 0.5, 0.5, 0.3, 0.1, 5.0, 0.25, 1.0, 0.2, 5, 20, 0.01);
+      new Thresholds(20.0, 3.0, 0.5, 0.5, 0.3, 0.1, 5.0, 0.25, 1.0, 0.05, 5, 20, 0.01);
 
   public Thresholds withMinExcessUs(double us) {
     return new Thresholds(
