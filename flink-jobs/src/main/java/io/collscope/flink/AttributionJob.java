@@ -121,7 +121,8 @@ public final class AttributionJob {
                     o.regressionRule(),
                     o.count(JobOptions.ALERT_FIRE_AFTER),
                     o.count(JobOptions.ALERT_RESOLVE_AFTER),
-                    o.stateTtl()))
+                    o.stateTtl(),
+                    o.baselines()))
             .name("alerts")
             .uid("alerts");
 

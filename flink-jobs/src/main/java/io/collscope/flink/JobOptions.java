@@ -28,6 +28,12 @@ public final class JobOptions {
   /** The smallest regression of the latency that counts, as a share (0.05: 5 %). */
   public static final String ALERT_MIN_EFFECT = "alert-min-effect";
 
+  /**
+   * Latency baselines to start from (a file of {@code collscope baselines}, see BaselineFile);
+   * empty: every communicator learns its own from its first clean windows.
+   */
+  public static final String BASELINE_FILE = "baseline-file";
+
   public static final String GROUP_ID = "group-id";
   public static final String WINDOW = "window";
   public static final String OUT_OF_ORDERNESS = "out-of-orderness";
@@ -62,6 +68,7 @@ public final class JobOptions {
           Map.entry(ALERT_FIRE_AFTER, "3"),
           Map.entry(ALERT_RESOLVE_AFTER, "3"),
           Map.entry(ALERT_MIN_EFFECT, "0.05"),
+          Map.entry(BASELINE_FILE, ""),
           Map.entry(GROUP_ID, "collscope-attribution"),
           Map.entry(WINDOW, "10s"),
           Map.entry(OUT_OF_ORDERNESS, "2s"),
@@ -158,6 +165,17 @@ public final class JobOptions {
 
   public double minExcessUs() {
     return positive(MIN_EXCESS_US);
+  }
+
+  /** The baselines of --baseline-file, read now (the job ships them with its operators). */
+  public io.collscope.flink.alert.BaselineFile baselines() {
+    String f = values.get(BASELINE_FILE);
+    if (f == null || f.isEmpty()) return io.collscope.flink.alert.BaselineFile.empty();
+    try {
+      return io.collscope.flink.alert.BaselineFile.read(java.nio.file.Path.of(f));
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("--" + BASELINE_FILE + ": " + e.getMessage());
+    }
   }
 
   /** The regression rule with this job's minimum effect. */

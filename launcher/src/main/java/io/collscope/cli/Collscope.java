@@ -22,7 +22,8 @@ import picocli.CommandLine.Command;
       ReplayCommand.class,
       BenchCommand.class,
       EvalCommand.class,
-      AlertsCommand.class
+      AlertsCommand.class,
+      BaselinesCommand.class
     })
 public final class Collscope implements Runnable {
 

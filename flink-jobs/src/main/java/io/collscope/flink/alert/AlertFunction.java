@@ -64,15 +64,27 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   private final int fireAfter;
   private final int resolveAfter;
   private final long idleTimeoutMs;
+  private final BaselineFile seeds;
   private transient ValueState<WindowBaseline> baseline;
   private transient MapState<String, Streak> streaks;
   private transient ValueState<Long> lastEnd;
 
   public AlertFunction(RegressionRule rule, int fireAfter, int resolveAfter, Duration idleTimeout) {
+    this(rule, fireAfter, resolveAfter, idleTimeout, BaselineFile.empty());
+  }
+
+  /** As above, with baselines to start from where a communicator has none yet ({@code seeds}). */
+  public AlertFunction(
+      RegressionRule rule,
+      int fireAfter,
+      int resolveAfter,
+      Duration idleTimeout,
+      BaselineFile seeds) {
     this.rule = rule;
     this.fireAfter = fireAfter;
     this.resolveAfter = resolveAfter;
     this.idleTimeoutMs = idleTimeout.toMillis();
+    this.seeds = seeds;
   }
 
   @Override
@@ -99,7 +111,12 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
 
     CommunicatorKey key = ctx.getCurrentKey();
     WindowBaseline b = baseline.value();
-    if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
+    if (b == null || !b.matches(a.getBytesPerCall())) {
+      // A communicator (or a message size) not seen yet: start from the baseline file's, if any.
+      WindowBaseline seeded = seeds.seed(key, a.getBytesPerCall(), BASELINE_WINDOWS);
+      if (seeded != null) b = seeded;
+      else if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
+    }
     double latency = latencyUs(a);
     long calls = a.getRanks().stream().mapToLong(RankPhases::getCalls).min().orElse(0);
     Classification c =

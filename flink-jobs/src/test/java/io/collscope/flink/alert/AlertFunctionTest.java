@@ -31,13 +31,19 @@ class AlertFunctionTest {
 
   private KeyedOneInputStreamOperatorTestHarness<CommunicatorKey, Attribution, Alert> harness;
   private int window;
+  private final List<Attribution> attributionsSoFar = new ArrayList<>();
 
   @BeforeEach
   void setUp() throws Exception {
+    start(BaselineFile.empty());
+  }
+
+  private void start(BaselineFile seeds) throws Exception {
+    if (harness != null) harness.close();
     harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
             new KeyedProcessOperator<>(
-                new AlertFunction(RegressionRule.DEFAULT, 3, 3, Duration.ofSeconds(60))),
+                new AlertFunction(RegressionRule.DEFAULT, 3, 3, Duration.ofSeconds(60), seeds)),
             CommunicatorKey::of,
             org.apache.flink.api.common.typeinfo.TypeInformation.of(CommunicatorKey.class));
     harness.open();
@@ -76,6 +82,7 @@ class AlertFunctionTest {
             .setMissingRanks(List.of())
             .setBytesPerCall(4096)
             .build();
+    attributionsSoFar.add(a);
     harness.processElement(a, start + WINDOW - 1);
     harness.processWatermark(start + WINDOW - 1);
   }
@@ -194,5 +201,33 @@ class AlertFunctionTest {
     assertThat(alerts().get(1).getState()).isEqualTo(AlertState.RESOLVED);
     assertThat(alerts().get(1).getMessage()).contains("stopped reporting");
     assertThat(harness.numKeyedStateEntries()).isZero();
+  }
+
+  @Test
+  void aBaselineFileLetsANewCommunicatorBeJudgedFromItsFirstWindows(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    // Learn a baseline from a first run's clean windows, write it, read it into a fresh job.
+    for (int i = 0; i < 20; i++) {
+      window(100, 1000);
+    }
+    for (Object o : harness.getOutput()) assertThat(o).isNotInstanceOf(StreamRecord.class);
+    List<BaselineFile.Row> rows = BaselineFile.learn(attributionsSoFar, 60);
+    assertThat(rows).hasSize(1);
+    assertThat(rows.get(0).medianUs()).isBetween(99.0, 101.0);
+    assertThat(rows.get(0).windows()).isEqualTo(20);
+    java.nio.file.Path file = dir.resolve("baselines.csv");
+    java.nio.file.Files.writeString(file, BaselineFile.format(rows));
+
+    start(BaselineFile.read(file));
+    window = 100; // a later run
+    window(130, 1000);
+    window(130, 1000);
+    window(130, 1000);
+    assertThat(alerts()).as("no minute of relearning: SLOWER from the first window").hasSize(1);
+
+    start(BaselineFile.empty());
+    window = 200;
+    for (int i = 0; i < 5; i++) window(130, 1000);
+    assertThat(alerts()).as("without the file there is nothing to compare with yet").isEmpty();
   }
 }
