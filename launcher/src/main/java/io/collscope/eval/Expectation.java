@@ -19,8 +19,9 @@ import java.util.TreeSet;
  * and each is written down here:
  *
  * <ul>
- *   <li>with 2 ranks a slow link p→r makes p late for r and nothing else: it reads as SLOW_RANK(p)
- *       (any cause) or SLOW_LINK(p->r);
+ *   <li>with 2 ranks a slow link p→r is the communicator's only path: it makes p late for r, or
+ *       each late for the other in turn, and reads as SLOW_RANK(p) (any cause), SLOW_LINK(p->r) or
+ *       a UNIFORM_SLOWDOWN(LINK) of the whole collective;
  *   <li>a rank that reboots restarts its counters: the window it restarted in may lack it; that is
  *       missing data, not a finding;
  *   <li>the same fault on every rank singles none out: a slower copy, publish or ack everywhere is
@@ -76,8 +77,10 @@ public final class Expectation {
         case SLOW_ALL -> tokens.add("UNIFORM_SLOWDOWN(LINK)");
         case SLOW_LINK -> {
           String link = "SLOW_LINK(" + f.from() + "->" + f.rank() + ")";
-          if (world == 2) alternatives.add(Set.of(link, "SLOW_RANK(" + f.from() + ",*)"));
-          else tokens.add(link);
+          if (world == 2) {
+            alternatives.add(
+                Set.of(link, "SLOW_RANK(" + f.from() + ",*)", "UNIFORM_SLOWDOWN(LINK)"));
+          } else tokens.add(link);
         }
         case REBOOT_RANK, DEAD_RANK -> {}
       }

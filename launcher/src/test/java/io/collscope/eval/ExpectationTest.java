@@ -75,6 +75,7 @@ class ExpectationTest {
     Expectation e = Expectation.of(plan("slow-link=0->1:1ms", 2), 2, S, 2 * S, S).get();
     assertThat(e.matches(Set.of("SLOW_LINK(0->1)"))).isTrue();
     assertThat(e.matches(Set.of("SLOW_RANK(0,ARRIVED_LATE)"))).isTrue();
+    assertThat(e.matches(Set.of("UNIFORM_SLOWDOWN(LINK)"))).isTrue();
     assertThat(e.matches(Set.of("SLOW_RANK(1,ARRIVED_LATE)"))).isFalse();
     assertThat(e.matches(Set.of())).isFalse();
   }

@@ -111,7 +111,11 @@ public final class AttributionFunction
       // Only windows with nothing wrong teach the baseline what the collective costs, and only
       // complete ones: a missing rank's window says nothing about the whole communicator.
       if (a.getFindings().isEmpty() && a.getMissingRanks().isEmpty() && a.getCollectiveUs() > 0) {
-        b.add(Attributor.bytesPerCall(list), a.getCollectiveUs(), Attributor.phaseMedians(list));
+        b.add(
+            Attributor.bytesPerCall(list),
+            a.getCollectiveUs(),
+            Attributor.phaseMedians(list),
+            a.getNoiseUs());
         baseline.update(b);
       }
       out.collect(a);

@@ -475,8 +475,13 @@ public final class Attributor {
         if (slow[j]) continue;
         for (int i = 0; i < k; i++) {
           if (i == j || !high[i][j]) continue;
+          // The other ranks' view of j, from ranks that are not late themselves: a late rank sees
+          // everyone early. With no such rank left there is nothing to compare the cell with.
           List<Double> others = new ArrayList<>();
-          for (int q = 0; q < k; q++) if (q != i && q != j) others.add(x.excess(q, j));
+          for (int q = 0; q < k; q++) {
+            if (q != i && q != j && !slow[q]) others.add(x.excess(q, j));
+          }
+          if (others.isEmpty() && k > 2) continue;
           double med = others.isEmpty() ? 0 : median(others);
           double e = x.excess(i, j);
           boolean standsOut = e - med >= threshold && e >= t.cellFactor() * med;
@@ -603,9 +608,15 @@ public final class Attributor {
       // Judged against the baseline's own spread, not the window's matrix noise: a slowdown that
       // reaches every rank makes every cell's tail wider too, which says nothing about the cost.
       double excess = x.cost - baselineUs;
-      // No absolute floor: the baseline's own spread is the noise here, measured over its
-      // windows, and a GPU collective of a few microseconds regresses by fractions of one.
-      double needed = Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread());
+      // No absolute floor (a GPU collective of a few microseconds regresses by fractions of one),
+      // but the noise its clean windows showed: a finding about one window must clear the jitter
+      // of the host, which a baseline of a few windows' costs can understate. Not this window's
+      // noise: a slowdown that reaches every path widens every tail. Smaller regressions are the
+      // alerts' to find, over several windows.
+      double needed =
+          Math.max(
+              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread()),
+              t.noiseFactor() * baseline.noise());
       if (excess < needed) return null;
       Phase grew = null;
       double growth = 0;

@@ -21,6 +21,9 @@ public class WindowBaseline {
   public double[] values = new double[0];
   public double[] phases = new double[0];
 
+  /** Ring of a noise measure of each window (the attribution's matrix noise; else 0). */
+  public double[] noise = new double[0];
+
   public WindowBaseline() {}
 
   /** An empty baseline that remembers the last {@code capacity} good windows. */
@@ -28,6 +31,7 @@ public class WindowBaseline {
     WindowBaseline b = new WindowBaseline();
     b.values = new double[capacity];
     b.phases = new double[capacity * Phase.COUNT];
+    b.noise = new double[capacity];
     return b;
   }
 
@@ -61,12 +65,18 @@ public class WindowBaseline {
 
   /** Remembers one good window; a new message size forgets the old ones first. */
   public void add(long bytesPerCall, double value, double[] phaseMedians) {
+    add(bytesPerCall, value, phaseMedians, 0);
+  }
+
+  /** As above, with the window's noise. */
+  public void add(long bytesPerCall, double value, double[] phaseMedians, double windowNoise) {
     if (bytesPerCall != this.bytesPerCall) {
       this.bytesPerCall = bytesPerCall;
       size = 0;
       next = 0;
     }
     values[next] = value;
+    noise[next] = windowNoise;
     System.arraycopy(phaseMedians, 0, phases, next * Phase.COUNT, Phase.COUNT);
     next = (next + 1) % capacity();
     size = Math.min(size + 1, capacity());
@@ -79,6 +89,11 @@ public class WindowBaseline {
   /** Median absolute deviation of the values, scaled to a standard deviation (× 1.4826). */
   public double spread() {
     return size == 0 ? 0 : 1.4826 * median(values, 0, 1, median());
+  }
+
+  /** The median noise of the remembered windows. */
+  public double noise() {
+    return median(noise, 0, 1, Double.NaN);
   }
 
   public double phase(Phase p) {
