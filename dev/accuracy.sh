@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Reproduces docs/ACCURACY.md's tables on this machine (about an hour on 2 cores): the CPU fault
-# matrix at its stated floors, ten minutes of clean runs, an hour of simulated clean windows, the
-# simulator's large worlds, every GPU fault set recorded under docs/gpu-runs, and the live time to
-# verdict. Each table is written to docs/accuracy/. COLLSCOPE overrides the command (e.g. a copy
-# of the built launcher, so that editing sources meanwhile cannot rebuild it under the runs).
+# Reproduces docs/ACCURACY.md's tables on this machine (about an hour and a half on 2 cores): the
+# CPU fault matrix at its stated floors, ten minutes of clean runs, an hour of simulated clean
+# windows, the simulator's large worlds (fewer families there: a 1024-rank snapshot is 30 KB),
+# every GPU fault set recorded under docs/gpu-runs, and the live time to verdict. Each table is
+# written to docs/accuracy/. COLLSCOPE overrides the command (e.g. a copy of the built launcher,
+# so that editing sources meanwhile cannot rebuild it under the runs). dev/accuracy.sh STEP runs
+# one step: cpu, clean, sim, gpu or live.
 set -u
 cd "$(dirname "$0")/.."
 o=docs/accuracy
@@ -22,10 +24,11 @@ case "${1:-all}" in
   all|clean)
     run eval-cpu-clean-10min --faults clean --worlds 2,4,8,16 --seconds 150 ;;&
   all|sim)
-    run eval-sim-clean-hour --backend sim --faults clean --worlds 8,64 --seconds 3600 --interval 1s
-    run eval-sim-w64-256 --backend sim --worlds 64,256 --floor 100us
+    run eval-sim-clean-hour --backend sim --faults clean --worlds 8 --seconds 3600 --interval 1s
+    run eval-sim-w64-256 --backend sim --worlds 64,256 --floor 100us --severities floor,10x \
+      --interval 1s --faults clean,slow-rank,slow-link,dead-rank,intermittent,2-unequal,3-equal,uniform
     run eval-sim-w1024 --backend sim --worlds 1024 --floor 100us --severities 2x --interval 1s \
-      --seconds 12 --onset 6s --faults clean,slow-rank,slow-link,dead-rank,2-unequal ;;&
+      --seconds 10 --onset 5s --faults clean,slow-rank,slow-link,2-unequal ;;&
   all|gpu)
     for d in docs/gpu-runs/*/fault-set.txt; do
       d=$(dirname "$d")
