@@ -80,7 +80,7 @@ class PipelineITCase {
 
   @Test
   void namesASlowRankThroughKafka() throws Exception {
-    Instant[] rank4 = scenarios.emit("slow-rank-4", 4, "slow-rank=2:300us");
+    Instant[] rank4 = scenarios.emit("slow-rank-4", 4, "slow-rank=2:2ms");
     List<Attribution> r4 = scenarios.fullWindows("slow-rank-4", rank4);
     AttributionScenarios.assertNamedFromSecondFullWindow(r4, FindingKind.SLOW_RANK, 2, -1);
     assertThat(r4.get(1).getFindings().get(0).getCause()).isEqualTo(Cause.ARRIVED_LATE);

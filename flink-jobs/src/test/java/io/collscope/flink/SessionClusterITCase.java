@@ -218,7 +218,7 @@ class SessionClusterITCase {
 
       AttributionScenarios scenarios =
           new AttributionScenarios(kafka.bootstrapServers(), options, Duration.ofMillis(300), 4);
-      Instant[] span = scenarios.emit("cluster-slow-rank", 4, "slow-rank=2:300us");
+      Instant[] span = scenarios.emit("cluster-slow-rank", 4, "slow-rank=2:2ms");
       List<Attribution> windows = scenarios.fullWindows("cluster-slow-rank", span);
       AttributionScenarios.assertNamedFromSecondFullWindow(
           windows, io.collscope.avro.FindingKind.SLOW_RANK, 2, -1);

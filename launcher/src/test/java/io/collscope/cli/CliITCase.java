@@ -29,7 +29,7 @@ class CliITCase {
               "--backend",
               "cpu",
               "--inject",
-              "slow-publish=1:200us");
+              "slow-publish=1:2ms");
       assertThat(emit.exitCode()).as(emit.err()).isZero();
       assertThat(emit.err()).contains("0 failed deliveries");
 

@@ -24,13 +24,18 @@ class DemoITCase {
             "--backend",
             "cpu",
             "--inject",
-            "slow-link=0->2:300us",
+            "slow-link=0->2:2ms",
             "--json",
             "--ui-port",
             "18181");
     assertThat(r.exitCode()).as(r.err()).isZero();
     List<String> lines = r.out().strip().lines().toList();
-    assertThat(lines).allMatch(l -> l.startsWith("{\"window_start\":") && l.endsWith("}"));
+    // Window lines, and the alert the sustained slow link may raise: every line one JSON object.
+    assertThat(lines)
+        .allMatch(
+            l ->
+                (l.startsWith("{\"type\":\"window\",") || l.startsWith("{\"type\":\"alert\","))
+                    && l.endsWith("}"));
     List<String> full = lines.stream().filter(l -> l.contains("\"full_window\":true")).toList();
     assertThat(full).as(r.out()).hasSizeGreaterThanOrEqualTo(3);
     for (String l : full.subList(1, full.size())) {
