@@ -80,7 +80,9 @@ class PipelineITCase {
 
   @Test
   void namesASlowRankThroughKafka() throws Exception {
-    Instant[] rank4 = scenarios.emit("slow-rank-4", 4, "slow-rank=2:2ms");
+    // A smoke test of the path, not of sensitivity (docs/ACCURACY.md measures that): the fault
+    // stands far above the noise a loaded 2-core host puts into the threshold.
+    Instant[] rank4 = scenarios.emit("slow-rank-4", 4, "slow-rank=2:10ms");
     List<Attribution> r4 = scenarios.fullWindows("slow-rank-4", rank4);
     AttributionScenarios.assertNamedFromSecondFullWindow(r4, FindingKind.SLOW_RANK, 2, -1);
     assertThat(r4.get(1).getFindings().get(0).getCause()).isEqualTo(Cause.ARRIVED_LATE);

@@ -29,7 +29,7 @@ class CliITCase {
               "--backend",
               "cpu",
               "--inject",
-              "slow-publish=1:2ms");
+              "slow-publish=1:10ms");
       assertThat(emit.exitCode()).as(emit.err()).isZero();
       assertThat(emit.err()).contains("0 failed deliveries");
 

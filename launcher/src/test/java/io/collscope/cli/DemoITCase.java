@@ -24,7 +24,7 @@ class DemoITCase {
             "--backend",
             "cpu",
             "--inject",
-            "slow-link=0->2:2ms",
+            "slow-link=0->2:10ms",
             "--json",
             "--ui-port",
             "18181");
