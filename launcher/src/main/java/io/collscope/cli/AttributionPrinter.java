@@ -196,11 +196,6 @@ final class AttributionPrinter implements Consumer<Attribution> {
    * {@code UNIFORM_SLOWDOWN(LINK)}: one token, also in tail's lines.
    */
   static String finding(Finding f) {
-    return switch (f.getKind()) {
-      case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
-      case SLOW_RANK, SILENT_RANK -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
-      case UNIFORM_SLOWDOWN -> "UNIFORM_SLOWDOWN(" + f.getCause() + ")";
-      case UNKNOWN -> "UNKNOWN(" + f.getRank() + ")";
-    };
+    return io.collscope.schema.Findings.token(f);
   }
 }

@@ -140,10 +140,6 @@ public record CellScore(
   }
 
   static String tokens(Finding f) {
-    return switch (f.getKind()) {
-      case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
-      case UNIFORM_SLOWDOWN -> "UNIFORM_SLOWDOWN(" + f.getCause() + ")";
-      default -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
-    };
+    return io.collscope.schema.Findings.token(f);
   }
 }

@@ -460,11 +460,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   }
 
   static String token(Finding f) {
-    return switch (f.getKind()) {
-      case SLOW_LINK -> "SLOW_LINK(" + f.getFromRank() + "->" + f.getRank() + ")";
-      case UNIFORM_SLOWDOWN -> "UNIFORM_SLOWDOWN(" + f.getCause() + ")";
-      default -> f.getKind() + "(" + f.getRank() + "," + f.getCause() + ")";
-    };
+    return io.collscope.schema.Findings.token(f);
   }
 
   private static double median(List<Double> v) {
