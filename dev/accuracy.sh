@@ -27,7 +27,7 @@ case "${1:-all}" in
     run eval-sim-clean-hour --backend sim --faults clean --worlds 8 --seconds 3600 --interval 1s
     run eval-sim-w64-256 --backend sim --worlds 64,256 --floor 100us --severities floor,10x \
       --interval 1s --faults clean,slow-rank,slow-link,dead-rank,intermittent,2-unequal,3-equal,uniform
-    run eval-sim-w1024 --backend sim --worlds 1024 --floor 100us --severities 2x --interval 1s \
+    COLLSCOPE_JAVA_OPTS=-Xmx12g run eval-sim-w1024 --backend sim --worlds 1024 --floor 100us --severities 2x --interval 1s \
       --seconds 10 --onset 5s --faults clean,slow-rank,slow-link,2-unequal ;;&
   all|gpu)
     for d in docs/gpu-runs/*/fault-set.txt; do
