@@ -6,6 +6,7 @@ import io.collscope.avro.Attribution;
 import io.collscope.avro.Finding;
 import io.collscope.collective.FaultPlan;
 import io.collscope.eval.FaultMatrix.Cell;
+import io.collscope.schema.Findings;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -82,7 +83,7 @@ public record CellScore(
                 a.getBaselineUs(),
                 a.getThresholdUs());
         for (Finding f : a.getFindings()) {
-          if (e.get().wrong(found).contains(tokens(f))) {
+          if (e.get().wrong(found).contains(Findings.token(f))) {
             example += " (" + f.getEvidence() + ")";
             break;
           }
@@ -135,11 +136,7 @@ public record CellScore(
   /** The findings of a window as tokens, e.g. {@code SLOW_RANK(2,ARRIVED_LATE)}. */
   public static Set<String> tokens(Attribution a) {
     Set<String> out = new TreeSet<>();
-    for (Finding f : a.getFindings()) out.add(tokens(f));
+    for (Finding f : a.getFindings()) out.add(Findings.token(f));
     return out;
-  }
-
-  static String tokens(Finding f) {
-    return io.collscope.schema.Findings.token(f);
   }
 }

@@ -10,6 +10,7 @@ import io.collscope.avro.RankPhases;
 import io.collscope.flink.baseline.WindowBaseline;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.Phase;
+import io.collscope.schema.Findings;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -305,7 +306,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       }
     }
     List<String> culprits = new ArrayList<>();
-    for (Finding f : a.getFindings()) culprits.add(token(f));
+    for (Finding f : a.getFindings()) culprits.add(Findings.token(f));
     String summary =
         state == AlertState.FIRING
             ? String.format(
@@ -362,7 +363,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
                 subject.replace(':', ' '),
                 key,
                 st.present,
-                f == null ? "" : token(f))
+                f == null ? "" : Findings.token(f))
             : String.format(
                 Locale.ROOT,
                 "%s on %s cleared for %d windows",
@@ -457,10 +458,6 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  static String token(Finding f) {
-    return io.collscope.schema.Findings.token(f);
   }
 
   private static double median(List<Double> v) {
