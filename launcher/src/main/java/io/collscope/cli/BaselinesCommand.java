@@ -62,7 +62,10 @@ final class BaselinesCommand implements Callable<Integer> {
     }
     spec.commandLine()
         .getErr()
-        .printf("collscope baselines: %d communicator baselines%n", rows.size());
+        .printf(
+            "collscope baselines: %d communicator and %d pooled class baselines%n",
+            rows.stream().filter(r -> !r.pooled()).count(),
+            rows.stream().filter(BaselineFile.Row::pooled).count());
     spec.commandLine().getErr().flush();
     return Defaults.EXIT_OK;
   }

@@ -61,6 +61,15 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   /** Windows the latency baseline remembers: a minute of 1 s windows, ten of 10 s windows. */
   public static final int BASELINE_WINDOWS = 60;
 
+  /**
+   * A communicator's first windows teach the baseline nothing: the first is usually partial (its
+   * ranks started mid-window) and early ones run code still warming up (JIT-compiled paths on the
+   * CPU backend, first-touch page faults and lazy module loading on the GPU), faster or slower than
+   * the collective will be. Learnt in the previous session as a low early baseline that later read
+   * as a regression.
+   */
+  public static final int WARMUP_WINDOWS = 2;
+
   private final RegressionRule rule;
   private final int fireAfter;
   private final int resolveAfter;
@@ -69,6 +78,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   private transient ValueState<WindowBaseline> baseline;
   private transient MapState<String, Streak> streaks;
   private transient ValueState<Long> lastEnd;
+  private transient ValueState<Integer> windowsSeen;
 
   public AlertFunction(RegressionRule rule, int fireAfter, int resolveAfter, Duration idleTimeout) {
     this(rule, fireAfter, resolveAfter, idleTimeout, BaselineFile.empty());
@@ -100,6 +110,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
                 new MapStateDescriptor<>(
                     "streaks", Types.STRING, TypeInformation.of(Streak.class)));
     lastEnd = getRuntimeContext().getState(new ValueStateDescriptor<>("lastEnd", Types.LONG));
+    windowsSeen =
+        getRuntimeContext().getState(new ValueStateDescriptor<>("windowsSeen", Types.INT));
   }
 
   @Override
@@ -108,13 +120,17 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     Long last = lastEnd.value();
     if (last != null && end <= last) return; // a window already judged
     lastEnd.update(end);
+    Integer seenBefore = windowsSeen.value();
+    int seenSoFar = seenBefore == null ? 0 : seenBefore;
+    windowsSeen.update(seenSoFar + 1);
     ctx.timerService().registerEventTimeTimer(end + idleTimeoutMs);
 
     CommunicatorKey key = ctx.getCurrentKey();
     WindowBaseline b = baseline.value();
     if (b == null || !b.matches(a.getBytesPerCall())) {
       // A communicator (or a message size) not seen yet: start from the baseline file's, if any.
-      WindowBaseline seeded = seeds.seed(key, a.getBytesPerCall(), BASELINE_WINDOWS);
+      WindowBaseline seeded =
+          seeds.seed(key, collective(a), a.getWorldSize(), a.getBytesPerCall(), BASELINE_WINDOWS);
       if (seeded != null) b = seeded;
       else if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
     }
@@ -135,6 +151,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       reg.startsAt = reg.runStartedAt;
       reg.severity = latency >= 1.5 * b.median() ? "critical" : "warning";
       reg.sizeBucket = sizeBucket(a.getBytesPerCall());
+      reg.collective = collective(a);
       out.collect(regression(key, a, reg, AlertState.FIRING, c, latency, b, end));
     } else if (reg.open && reg.absent >= resolveAfter) {
       out.collect(regression(key, a, reg, AlertState.RESOLVED, c, latency, b, end));
@@ -159,6 +176,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
         st.startsAt = st.runStartedAt;
         st.severity = s.startsWith("DEAD_RANK") ? "critical" : "warning";
         st.sizeBucket = sizeBucket(a.getBytesPerCall());
+        st.collective = collective(a);
         out.collect(culprit(key, a, s, st, AlertState.FIRING, end));
       } else if (st.open && st.absent >= resolveAfter) {
         out.collect(culprit(key, a, s, st, AlertState.RESOLVED, end));
@@ -169,7 +187,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     }
 
     // Only clean windows teach the baseline what the collective costs.
-    if (!reg.open
+    if (seenSoFar >= WARMUP_WINDOWS
+        && !reg.open
         && reg.present == 0
         && a.getFindings().isEmpty()
         && a.getMissingRanks().isEmpty()
@@ -215,6 +234,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     streaks.clear();
     baseline.clear();
     lastEnd.clear();
+    windowsSeen.clear();
   }
 
   private Streak streak(String subject) throws Exception {
@@ -272,6 +292,12 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       m[p.ordinal()] = median(v);
     }
     return m;
+  }
+
+  /** The collective's name, "unknown" from attributions that predate version 4. */
+  static String collective(Attribution a) {
+    CharSequence c = a.getCollective();
+    return c == null || c.length() == 0 ? "unknown" : c.toString();
   }
 
   /** Message size bucket by powers of two: 4KiB, 64KiB, 1MiB, ... */
@@ -428,6 +454,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     l.put("kind", kind.name());
     l.put("severity", st.severity);
     l.put("size_bucket", st.sizeBucket);
+    l.put("collective", st.collective);
     String what = subject.contains(":") ? subject.substring(subject.indexOf(':') + 1) : "";
     if (kind == AlertKind.SLOW_LINK) l.put("link", what);
     else if (!what.isEmpty()) l.put("rank", what);

@@ -31,6 +31,7 @@ class AlertFunctionTest {
 
   private KeyedOneInputStreamOperatorTestHarness<CommunicatorKey, Attribution, Alert> harness;
   private int window;
+  private CommunicatorKey key = KEY;
   private final List<Attribution> attributionsSoFar = new ArrayList<>();
 
   @BeforeEach
@@ -67,9 +68,10 @@ class AlertFunctionTest {
     }
     Attribution a =
         Attribution.newBuilder()
-            .setCluster(KEY.cluster())
-            .setJob(KEY.job())
-            .setCommunicator(KEY.communicator())
+            .setCluster(key.cluster())
+            .setJob(key.job())
+            .setCommunicator(key.communicator())
+            .setCollective("allreduce_oneshot_f32")
             .setWindowStart(Instant.ofEpochMilli(start))
             .setWindowEnd(Instant.ofEpochMilli(start + WINDOW))
             .setWorldSize(4)
@@ -212,9 +214,11 @@ class AlertFunctionTest {
     }
     for (Object o : harness.getOutput()) assertThat(o).isNotInstanceOf(StreamRecord.class);
     List<BaselineFile.Row> rows = BaselineFile.learn(attributionsSoFar, 60);
-    assertThat(rows).hasSize(1);
+    assertThat(rows).extracting(BaselineFile.Row::scope).containsExactly("communicator", "class");
     assertThat(rows.get(0).medianUs()).isBetween(99.0, 101.0);
-    assertThat(rows.get(0).windows()).isEqualTo(20);
+    assertThat(rows.get(0).windows())
+        .as("the first %d windows are warm-up", AlertFunction.WARMUP_WINDOWS)
+        .isEqualTo(20 - AlertFunction.WARMUP_WINDOWS);
     java.nio.file.Path file = dir.resolve("baselines.csv");
     java.nio.file.Files.writeString(file, BaselineFile.format(rows));
 
@@ -229,5 +233,55 @@ class AlertFunctionTest {
     window = 200;
     for (int i = 0; i < 5; i++) window(130, 1000);
     assertThat(alerts()).as("without the file there is nothing to compare with yet").isEmpty();
+  }
+
+  @Test
+  void aNewCommunicatorStartsFromItsClasssPooledBaseline(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    // Two communicators of one class (cluster, collective, world size, message size) at about
+    // 100 us; a third, never seen, is judged against their pooled baseline from its first window.
+    for (String c : List.of("tp0", "tp1")) {
+      key = new CommunicatorKey("cl", "job", c);
+      for (int i = 0; i < 12; i++) window(c.equals("tp0") ? 99 : 101, 1000);
+    }
+    List<BaselineFile.Row> rows = BaselineFile.learn(attributionsSoFar, 60);
+    BaselineFile.Row pooled =
+        rows.stream().filter(BaselineFile.Row::pooled).findFirst().orElseThrow();
+    assertThat(pooled.key().communicator()).isEmpty();
+    assertThat(pooled.collective()).isEqualTo("allreduce_oneshot_f32");
+    assertThat(pooled.medianUs()).isBetween(99.5, 100.5);
+    assertThat(pooled.madUs())
+        .as("at least the communicators' own difference")
+        .isGreaterThanOrEqualTo(1.0);
+    java.nio.file.Path file = dir.resolve("baselines.csv");
+    java.nio.file.Files.writeString(file, BaselineFile.format(rows));
+
+    start(BaselineFile.read(file));
+    key = new CommunicatorKey("cl", "job-2", "tp9");
+    for (int i = 0; i < 3; i++) window(130, 1000);
+    assertThat(alerts())
+        .as("a 30 % regression against the class, from the first windows")
+        .hasSize(1);
+    assertThat(alerts().get(0).getLabels()).containsEntry("collective", "allreduce_oneshot_f32");
+
+    start(BaselineFile.read(file));
+    key = new CommunicatorKey("other-cluster", "job-2", "tp9");
+    for (int i = 0; i < 3; i++) window(130, 1000);
+    assertThat(alerts()).as("another cluster is another class: nothing to compare with").isEmpty();
+  }
+
+  @Test
+  void readsBaselineFilesOfTheFirstFormat(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    java.nio.file.Path file = dir.resolve("v1.csv");
+    java.nio.file.Files.writeString(
+        file, BaselineFile.HEADER_V1 + "\ncl,job,tp0,4096,100.000,0.300,20\n");
+    BaselineFile seeds = BaselineFile.read(file);
+    assertThat(seeds.size()).isEqualTo(1);
+    assertThat(seeds.seed(KEY, "anything", 4, 4096, 60).median()).isBetween(99.0, 101.0);
+    java.nio.file.Files.writeString(
+        file, BaselineFile.HEADER + "\nnot-a-scope,cl,,,c,4,4096,1,1,1\n");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> BaselineFile.read(file))
+        .hasMessageContaining("v1.csv:2");
   }
 }
