@@ -79,6 +79,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   private transient MapState<String, Streak> streaks;
   private transient ValueState<Long> lastEnd;
   private transient ValueState<Integer> windowsSeen;
+  private transient MapState<Integer, WindowBaseline> rankBaselines;
 
   public AlertFunction(RegressionRule rule, int fireAfter, int resolveAfter, Duration idleTimeout) {
     this(rule, fireAfter, resolveAfter, idleTimeout, BaselineFile.empty());
@@ -112,6 +113,11 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     lastEnd = getRuntimeContext().getState(new ValueStateDescriptor<>("lastEnd", Types.LONG));
     windowsSeen =
         getRuntimeContext().getState(new ValueStateDescriptor<>("windowsSeen", Types.INT));
+    rankBaselines =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "rankBaselines", Types.INT, TypeInformation.of(WindowBaseline.class)));
   }
 
   @Override
@@ -152,9 +158,10 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       reg.severity = latency >= 1.5 * b.median() ? "critical" : "warning";
       reg.sizeBucket = sizeBucket(a.getBytesPerCall());
       reg.collective = collective(a);
-      out.collect(regression(key, a, reg, AlertState.FIRING, c, latency, b, end));
+      out.collect(
+          regression(key, a, reg, AlertState.FIRING, c, latency, b, end, ranksSlowerThanOwn(a)));
     } else if (reg.open && reg.absent >= resolveAfter) {
-      out.collect(regression(key, a, reg, AlertState.RESOLVED, c, latency, b, end));
+      out.collect(regression(key, a, reg, AlertState.RESOLVED, c, latency, b, end, List.of()));
       reg.open = false;
     }
     put(REGRESSION, reg);
@@ -196,6 +203,12 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
         && latency > 0) {
       b.add(a.getBytesPerCall(), latency, phaseMedians(a));
       baseline.update(b);
+      for (RankPhases r : a.getRanks()) {
+        WindowBaseline rb = rankBaselines.get(r.getRank());
+        if (rb == null) rb = WindowBaseline.of(BASELINE_WINDOWS);
+        rb.add(a.getBytesPerCall(), ownUs(r), phases(r));
+        rankBaselines.put(r.getRank(), rb);
+      }
     }
   }
 
@@ -235,6 +248,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     baseline.clear();
     lastEnd.clear();
     windowsSeen.clear();
+    rankBaselines.clear();
   }
 
   private Streak streak(String subject) throws Exception {
@@ -284,6 +298,49 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     return median(v);
   }
 
+  /**
+   * A rank's own time per collective: every phase but the wait, which is the other ranks' doing.
+   * Its per-rank baseline tells which ranks got slower than themselves when the communicator's
+   * latency regresses — the same rank's history, where the attribution compares it with its peers.
+   */
+  static double ownUs(RankPhases r) {
+    double t = 0;
+    for (Phase p : Phase.values()) if (p != Phase.WAIT) t += (Double) r.get(p.meanUsField());
+    return t;
+  }
+
+  static double[] phases(RankPhases r) {
+    double[] m = new double[Phase.COUNT];
+    for (Phase p : Phase.values()) m[p.ordinal()] = (Double) r.get(p.meanUsField());
+    return m;
+  }
+
+  /**
+   * The ranks whose own time is SLOWER than their own baseline in this window, each with the phase
+   * that grew most: {@code 2:copy+30.1us}. Empty when no rank has a baseline yet at this message
+   * size, or none is SLOWER (a regression all in the waits: a link, or the fabric).
+   */
+  private List<String> ranksSlowerThanOwn(Attribution a) throws Exception {
+    List<String> out = new ArrayList<>();
+    for (RankPhases r : a.getRanks()) {
+      WindowBaseline rb = rankBaselines.get(r.getRank());
+      if (rb == null || !rb.matches(a.getBytesPerCall())) continue;
+      if (rule.classify(ownUs(r), r.getCalls(), rb) != Classification.SLOWER) continue;
+      Phase grew = null;
+      double growth = 0;
+      for (Phase p : Phase.values()) {
+        if (p == Phase.WAIT) continue;
+        double g = (Double) r.get(p.meanUsField()) - rb.phase(p);
+        if (grew == null || g > growth) {
+          grew = p;
+          growth = g;
+        }
+      }
+      out.add(String.format(Locale.ROOT, "%d:%s+%.1fus", r.getRank(), grew.fieldName(), growth));
+    }
+    return out;
+  }
+
   static double[] phaseMedians(Attribution a) {
     double[] m = new double[Phase.COUNT];
     for (Phase p : Phase.values()) {
@@ -319,7 +376,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       Classification c,
       double latency,
       WindowBaseline b,
-      long end) {
+      long end,
+      List<String> slowerRanks) {
     Map<String, String> labels = labels(key, AlertKind.LATENCY_REGRESSION, REGRESSION, st);
     Phase grew = null;
     double growth = 0;
@@ -360,6 +418,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     ann.put("current_us", String.format(Locale.ROOT, "%.1f", latency));
     ann.put("noise_us", String.format(Locale.ROOT, "%.1f", rule.band(b)));
     ann.put("culprits", String.join(", ", culprits));
+    if (state == AlertState.FIRING)
+      ann.put("ranks_slower_than_own", String.join(", ", slowerRanks));
     return alert(
         labels,
         ann,

@@ -32,6 +32,11 @@ class AlertFunctionTest {
   private KeyedOneInputStreamOperatorTestHarness<CommunicatorKey, Attribution, Alert> harness;
   private int window;
   private CommunicatorKey key = KEY;
+
+  /** Extra copy time of one rank (µs) in the windows sent while set; the others wait for it. */
+  private int slowRank = -1;
+
+  private double slowCopyUs;
   private final List<Attribution> attributionsSoFar = new ArrayList<>();
 
   @BeforeEach
@@ -63,8 +68,9 @@ class AlertFunctionTest {
     for (int r = 0; r < 4; r++) {
       // a little spread between windows, as real ones have
       double wobble = (window % 3) * 0.3;
-      ranks.add(
-          new RankPhases(r, calls, 0.5, 1.0, 0.5, latencyUs - 4 + wobble, 2.0, 2 * latencyUs));
+      double copy = 1.0 + (r == slowRank ? slowCopyUs : 0);
+      double wait = latencyUs - 4 + wobble - (r == slowRank ? slowCopyUs : 0);
+      ranks.add(new RankPhases(r, calls, 0.5, copy, 0.5, wait, 2.0, 2 * latencyUs));
     }
     Attribution a =
         Attribution.newBuilder()
@@ -283,5 +289,27 @@ class AlertFunctionTest {
         file, BaselineFile.HEADER + "\nnot-a-scope,cl,,,c,4,4096,1,1,1\n");
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> BaselineFile.read(file))
         .hasMessageContaining("v1.csv:2");
+  }
+
+  @Test
+  void aRegressionNamesTheRanksSlowerThanTheirOwnBaseline() throws Exception {
+    for (int i = 0; i < 15; i++) window(100, 1000);
+    // Rank 2's copy takes 30 us more; the others wait that long for it: every rank's latency is
+    // 130 us, but only rank 2's own time grew.
+    slowRank = 2;
+    slowCopyUs = 30;
+    for (int i = 0; i < 3; i++) window(130, 1000);
+    assertThat(alerts()).hasSize(1);
+    assertThat(alerts().get(0).getAnnotations().get("ranks_slower_than_own"))
+        .isEqualTo("2:copy+30.0us");
+
+    // Without the rank's excess (a regression all in the waits) no rank is named.
+    start(BaselineFile.empty());
+    slowRank = -1;
+    window = 100;
+    for (int i = 0; i < 15; i++) window(100, 1000);
+    for (int i = 0; i < 3; i++) window(130, 1000);
+    assertThat(alerts()).hasSize(1);
+    assertThat(alerts().get(0).getAnnotations().get("ranks_slower_than_own")).isEmpty();
   }
 }
