@@ -51,7 +51,7 @@ final class BaselinesCommand implements Callable<Integer> {
     double floor = Double.parseDouble(JobOptions.DEFAULTS.get(JobOptions.ABS_FLOOR_US));
     List<BaselineFile.Row> rows =
         BaselineFile.learn(
-            AccuracyEval.replay(files, window, floor).attributions(),
+            AccuracyEval.replay(files, AccuracyEval.options(window, floor)).attributions(),
             AlertFunction.BASELINE_WINDOWS);
     String text = BaselineFile.format(rows);
     if (out == null) {
