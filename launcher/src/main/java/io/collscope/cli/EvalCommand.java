@@ -119,30 +119,32 @@ final class EvalCommand implements Callable<Integer> {
   @Option(
       names = "--alert-min-effect",
       description =
-          "The job's smallest latency regression that alerts (0.05: 5 %%), to find the detection"
-              + " floor at other settings. Default: the job's (${DEFAULT-VALUE})",
-      defaultValue = "0.05")
-  double alertMinEffect;
+          "The job's smallest latency regression that alerts (0.03: 3 %%), to find the detection"
+              + " floor at other settings. Default: the job's")
+  Double alertMinEffect;
 
   @Option(
       names = "--alert-noise-factor",
       description =
-          "The job's band in standard deviations of the baseline's spread. Default:"
-              + " ${DEFAULT-VALUE}",
-      defaultValue = "4")
-  double alertNoiseFactor;
+          "The job's band in standard deviations of the baseline's spread. Default: the job's")
+  Double alertNoiseFactor;
 
   /** The job's options for this evaluation: its window, floor and alert settings. */
   private JobOptions options(double floor) {
-    if (!(alertMinEffect > 0 && alertMinEffect < 1)) {
-      throw usage("--alert-min-effect: must be between 0 and 1, got " + alertMinEffect);
+    JobOptions o = AccuracyEval.options(window, floor);
+    if (alertMinEffect != null) {
+      if (!(alertMinEffect > 0 && alertMinEffect < 1)) {
+        throw usage("--alert-min-effect: must be between 0 and 1, got " + alertMinEffect);
+      }
+      o = o.with(JobOptions.ALERT_MIN_EFFECT, Double.toString(alertMinEffect));
     }
-    if (!(alertNoiseFactor > 0)) {
-      throw usage("--alert-noise-factor: must be positive, got " + alertNoiseFactor);
+    if (alertNoiseFactor != null) {
+      if (!(alertNoiseFactor > 0)) {
+        throw usage("--alert-noise-factor: must be positive, got " + alertNoiseFactor);
+      }
+      o = o.with(JobOptions.ALERT_NOISE_FACTOR, Double.toString(alertNoiseFactor));
     }
-    return AccuracyEval.options(window, floor)
-        .with(JobOptions.ALERT_MIN_EFFECT, Double.toString(alertMinEffect))
-        .with(JobOptions.ALERT_NOISE_FACTOR, Double.toString(alertNoiseFactor));
+    return o;
   }
 
   private static final double JOB_ABS_FLOOR_US =
