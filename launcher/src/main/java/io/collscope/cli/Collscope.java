@@ -23,7 +23,9 @@ import picocli.CommandLine.Command;
       BenchCommand.class,
       EvalCommand.class,
       AlertsCommand.class,
-      BaselinesCommand.class
+      BaselinesCommand.class,
+      QueryCommand.class,
+      HistoryCommand.class
     })
 public final class Collscope implements Runnable {
 

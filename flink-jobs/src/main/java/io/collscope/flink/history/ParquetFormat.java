@@ -36,10 +36,21 @@ public final class ParquetFormat {
   /** A writer of {@code type} records into {@code out} (the generator's local files). */
   public static <T extends SpecificRecordBase> ParquetWriter<T> writer(
       Class<T> type, OutputFile out) throws IOException {
-    return builder(type).createWriter(out);
+    return builder(type, ParquetWriter.DEFAULT_BLOCK_SIZE).createWriter(out);
+  }
+
+  /** As above, with row groups of about {@code rowGroupBytes}. */
+  public static <T extends SpecificRecordBase> ParquetWriter<T> writer(
+      Class<T> type, OutputFile out, long rowGroupBytes) throws IOException {
+    return builder(type, rowGroupBytes).createWriter(out);
   }
 
   private static <T extends SpecificRecordBase> ParquetBuilder<T> builder(Class<T> type) {
+    return builder(type, ParquetWriter.DEFAULT_BLOCK_SIZE);
+  }
+
+  private static <T extends SpecificRecordBase> ParquetBuilder<T> builder(
+      Class<T> type, long rowGroupBytes) {
     // A lambda capturing only the class: Flink ships the factory to the task managers.
     String className = type.getName();
     return out -> {
@@ -51,6 +62,7 @@ public final class ParquetFormat {
           .withDataModel(SpecificData.getForClass(cls))
           .withConf(conf)
           .withCompressionCodec(CODEC)
+          .withRowGroupSize(rowGroupBytes)
           .build();
     };
   }
