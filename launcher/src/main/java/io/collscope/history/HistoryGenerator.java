@@ -19,6 +19,7 @@ import io.collscope.model.CommunicatorKey;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -306,14 +307,14 @@ public final class HistoryGenerator {
             writeWindows
                 ? ParquetFormat.writer(
                     RankWindow.class,
-                    new LocalOutputFile(file(base, HistoryLayout.RANK_WINDOWS, partition)),
+                    new LocalOutputFile(inProgress(base, HistoryLayout.RANK_WINDOWS, partition)),
                     ROW_GROUP_BYTES)
                 : null;
         ParquetWriter<Attribution> atOut =
             writeAttributions
                 ? ParquetFormat.writer(
                     Attribution.class,
-                    new LocalOutputFile(file(base, HistoryLayout.ATTRIBUTIONS, partition)),
+                    new LocalOutputFile(inProgress(base, HistoryLayout.ATTRIBUTIONS, partition)),
                     ROW_GROUP_BYTES)
                 : null) {
       // Communicator by communicator, so each row group holds few communicators.
@@ -331,6 +332,8 @@ public final class HistoryGenerator {
         }
       }
     }
+    if (writeWindows) commit(base, HistoryLayout.RANK_WINDOWS, partition);
+    if (writeAttributions) commit(base, HistoryLayout.ATTRIBUTIONS, partition);
     files.addAndGet((writeWindows ? 1 : 0) + (writeAttributions ? 1 : 0));
     rankWindows.addAndGet(rw);
     attributions.addAndGet(at);
@@ -621,17 +624,38 @@ public final class HistoryGenerator {
       throws IOException {
     try (ParquetWriter<T> out =
         ParquetFormat.writer(
-            type, new LocalOutputFile(file(base, table, partition)), ROW_GROUP_BYTES)) {
+            type, new LocalOutputFile(inProgress(base, table, partition)), ROW_GROUP_BYTES)) {
       for (T r : records) out.write(r);
     }
+    commit(base, table, partition);
   }
 
-  private static Path file(Path base, String table, String partition) throws IOException {
-    Path dir = base.resolve(table).resolve(partition);
-    Files.createDirectories(dir);
-    Path f = dir.resolve(HistoryLayout.FILE_PREFIX + "-generated-0" + HistoryLayout.FILE_SUFFIX);
-    Files.deleteIfExists(f);
-    return f;
+  /**
+   * Where a partition's file is written: a hidden name that readers' {@code *.parquet} globs skip,
+   * renamed by {@link #commit} once complete, as FileSink does, so a query running while the
+   * generator writes never opens a half-written file.
+   */
+  private static Path inProgress(Path base, String table, String partition) throws IOException {
+    Path f = committed(base, table, partition);
+    Files.createDirectories(f.getParent());
+    Path tmp = f.resolveSibling("." + f.getFileName() + ".inprogress");
+    Files.deleteIfExists(tmp);
+    return tmp;
+  }
+
+  private static void commit(Path base, String table, String partition) throws IOException {
+    Path f = committed(base, table, partition);
+    Files.move(
+        f.resolveSibling("." + f.getFileName() + ".inprogress"),
+        f,
+        StandardCopyOption.ATOMIC_MOVE,
+        StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static Path committed(Path base, String table, String partition) {
+    return base.resolve(table)
+        .resolve(partition)
+        .resolve(HistoryLayout.FILE_PREFIX + "-generated-0" + HistoryLayout.FILE_SUFFIX);
   }
 
   private static long sizeOf(Path base) throws IOException {
