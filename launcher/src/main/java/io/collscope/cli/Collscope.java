@@ -24,7 +24,9 @@ import picocli.CommandLine.Command;
       EvalCommand.class,
       AlertsCommand.class,
       BaselinesCommand.class,
-      FuzzCommand.class
+      FuzzCommand.class,
+      QueryCommand.class,
+      HistoryCommand.class
     })
 public final class Collscope implements Runnable {
 
