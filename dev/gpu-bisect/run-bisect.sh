@@ -16,10 +16,9 @@ export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
 cat "$O/gpu.txt"
 cuobjdump -sass "$V/base/collscope/cuda/osar.fatbin" > "$O/base.sass" 2>&1
 # OsarBench's own main (`bench gpu` without the CLI, which would need Kafka's client on the path)
-bench() { local v=$1; shift; $J -cp "$V/$v:$LIB" io.collscope.cuda.OsarBench "$@"; }
 for v in ${VARIANTS:-base no-sampler no-totals no-phase-clocks no-wait-clock no-peer-acc none}; do
   s=$(date +%s)
-  timeout 120 bench "$v" --ranks=${RANKS:-1,2} --sizes=${SIZES:-4K,256K} --dtypes=f32 --rounds=${ROUNDS:-9} > "$O/bisect-$v.log" 2>&1
+  timeout 120 $J -cp "$V/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-1,2} --sizes=${SIZES:-4K,256K} --dtypes=f32 --rounds=${ROUNDS:-9} > "$O/bisect-$v.log" 2>&1
   echo "== $v rc=$? $(( $(date +%s) - s ))s"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-9
 done
 if [[ "${NCU:-1}" == 1 ]]; then

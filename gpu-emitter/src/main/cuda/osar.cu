@@ -12,7 +12,7 @@
 //   reduce  sum every rank's slot into the output; the last block acks the slot
 // Every interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
 // Counters are accumulated in registers and added to per-rank totals in device memory with
-// fire-and-forget atomics. A separate one-warp kernel (osar_publish), which the host enqueues
+// fire-and-forget reductions (red.global: see red_add). A separate one-warp kernel (osar_publish), which the host enqueues
 // on the rank's stream after every k-th collective, copies the totals into the counter block
 // (mapped host memory) under its sequence lock: the kernel boundary makes every copy whole,
 // and the collective itself carries no PCIe traffic or fence for instrumentation.
@@ -76,6 +76,15 @@ __device__ __forceinline__ u64 atom_add_acquire_gpu(u64* p, u64 v) {
   u64 old;
   asm volatile("atom.acquire.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
   return old;
+}
+
+// Adds v to a total in device memory and moves on: red.global has no result to wait for.
+// atomicAdd on a generic pointer (the totals' address comes from the parameter array) compiles to
+// a generic ATOM whose predicate result (did the address fall in shared memory?) the warp waits
+// for before the next one: one L2 round trip per add, ~10 of them at the end of every block,
+// which was ~1.2 us of the instrumentation's ~1.6 us per collective (docs/BENCHMARKS.md, run 20).
+__device__ __forceinline__ void red_add(u64* p, u64 v) {
+  asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
 // Whether peer p (a lane's own peer: any p < 32) aborted. A peer whose collective aborted never
@@ -173,43 +182,68 @@ __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
+// Where published word d of the counter block (from CB_OFF_COUNTERS, in the block's order: counters,
+// phases, then the per-peer arrays at this world's size, then the histogram) comes from in the
+// totals, and whether it is summed over data blocks (published as the mean over them, so a phase
+// is time). -1: past the words this world publishes.
+__device__ __forceinline__ int published_source(int d, int world, int buckets, bool* per_block) {
+  *per_block = false;
+  if (d < T_PEER_WAIT) {  // counters, then phases
+    *per_block = d >= T_PHASES;
+    return d;
+  }
+  d -= T_PEER_WAIT;
+  if (d < world) { *per_block = true; return T_PEER_WAIT + d; }
+  d -= world;
+  if (d < world) return T_PEER_LAST + d;
+  d -= world;
+  if (d < world) { *per_block = true; return T_PEER_LATE + d; }
+  d -= world;
+  if (d < CB_LATE_BUCKETS * world) return T_PEER_LATE_HIST + d;
+  d -= CB_LATE_BUCKETS * world;
+  if (d < buckets) return T_HIST + d;
+  return -1;
+}
+
 // Copies the totals into the counter block under its sequence lock. One warp, in a kernel of
-// its own: no collective of this rank runs meanwhile. The lock value is mirrored in device
-// memory, so the only PCIe traffic is posted writes and two fences.
+// its own: no collective of this rank runs meanwhile, so the totals hold still. Every word is
+// loaded before the first store (one round trip to device memory, not one per word), only the
+// words this world publishes (the totals have room for 32 peers). The lock value is mirrored in
+// device memory, so the only PCIe traffic is posted writes and two fences.
+constexpr int PUB_PER_LANE = (T_WORDS + 31) / 32;
 __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   const int lane = threadIdx.x & 31;
   const int world = (int)P[P_WORLD];
   const int buckets = (int)P[P_HIST_BUCKETS];
-  const int blocks = (int)P[P_WORK_BLOCKS];
+  const u64 blocks = P[P_WORK_BLOCKS];
   const u64* tot = st + S_TOT;
   u64* cb = (u64*)P[P_COUNTER_BLOCK];
   u64* lock = cb + CB_OFF_SEQLOCK / 8;
+  u64 v[PUB_PER_LANE];
+#pragma unroll
+  for (int j = 0; j < PUB_PER_LANE; ++j) {
+    bool per_block;
+    const int src = published_source(lane + 32 * j, world, buckets, &per_block);
+    v[j] = src < 0 ? 0 : __ldcg(tot + src);
+  }
   const u64 s = ld_volatile(st + S_LOCK);
+  const u64 cps = ld_volatile(st + S_CPS);
   if (lane == 0) st_volatile(lock, s + 1);
   __syncwarp();
-  __threadfence_system();
-  if (lane == 0) cb[CB_OFF_CPS / 8] = ld_volatile(st + S_CPS);
-  for (int i = lane; i < T_WORDS; i += 32) {
-    const u64 v = ld_volatile(tot + i);
-    if (i < T_PHASES) {
-      cb[CB_OFF_COUNTERS / 8 + i] = v;
-    } else if (i < T_PEER_WAIT) {
-      // phases are summed over data blocks: publish their mean, so a phase is time
-      cb[CB_OFF_PHASES / 8 + (i - T_PHASES)] = v / blocks;
-    } else if (i < T_PEER_WAIT + world) {
-      cb[CB_OFF_PEER_WAIT / 8 + (i - T_PEER_WAIT)] = v / blocks;
-    } else if (i >= T_PEER_LAST && i < T_PEER_LAST + world) {
-      cb[CB_OFF_PEER_WAIT / 8 + world + (i - T_PEER_LAST)] = v;
-    } else if (i >= T_PEER_LATE && i < T_PEER_LATE + world) {
-      cb[CB_OFF_PEER_WAIT / 8 + 2 * world + (i - T_PEER_LATE)] = v / blocks;
-    } else if (i >= T_PEER_LATE_HIST && i < T_PEER_LATE_HIST + CB_LATE_BUCKETS * world) {
-      cb[CB_OFF_PEER_WAIT / 8 + 3 * world + (i - T_PEER_LATE_HIST)] = v;
-    } else if (i >= T_HIST && i < T_HIST + buckets) {
-      cb[CB_OFF_PEER_WAIT / 8 + (3 + CB_LATE_BUCKETS) * world + (i - T_HIST)] = v;
-    }
+  // the odd lock value before any counter: acq_rel orders this lane's store before the stores
+  // below, and the warp barrier carried lane 0's store to every lane (cumulativity)
+  asm volatile("fence.acq_rel.sys;" : : : "memory");
+  if (lane == 0) cb[CB_OFF_CPS / 8] = cps;
+#pragma unroll
+  for (int j = 0; j < PUB_PER_LANE; ++j) {
+    bool per_block;
+    const int d = lane + 32 * j;
+    if (published_source(d, world, buckets, &per_block) >= 0)
+      cb[CB_OFF_COUNTERS / 8 + d] = per_block ? v[j] / blocks : v[j];
   }
+  // every lane's counters before the even lock value
+  asm volatile("fence.acq_rel.sys;" : : : "memory");
   __syncwarp();
-  __threadfence_system();
   if (lane == 0) {
     st_volatile(lock, s + 2);
     st_volatile(st + S_LOCK, s + 2);
@@ -424,8 +458,8 @@ __device__ void osar(const u64* __restrict__ P) {
   const u64 g5 = clock_sampler ? globaltimer() : 0;
 
   // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
-  // The totals are read only by osar_publish, after this launch has completed, so the atomics
-  // below are fire-and-forget: nothing in this launch waits for them.
+  // The totals are read only by osar_publish, after this launch has completed, so the adds
+  // below are fire-and-forget (red_add): nothing in this launch waits for them.
   __shared__ int s_last;
   if (threadIdx.x == 0) {
     s_last = 0;
@@ -434,8 +468,8 @@ __device__ void osar(const u64* __restrict__ P) {
       // A wait cut short because a peer had aborted counts too: the communicator is broken, and
       // a wait on that peer, this one or the next, would only run out its budget.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
-        atomicAdd(st + S_TOT + CB_C_TIMEOUTS, 1ull);
-        atomicAdd(st + S_TOT + CB_C_CALLS, 1ull);
+        red_add(st + S_TOT + CB_C_TIMEOUTS, 1ull);
+        red_add(st + S_TOT + CB_C_CALLS, 1ull);
         st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
       }
     } else {
@@ -457,27 +491,27 @@ __device__ void osar(const u64* __restrict__ P) {
       for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
         const int p = threadIdx.x + 32 * k;
         if (p >= world) break;
-        if (my_share[k]) atomicAdd(tot + T_PEER_WAIT + p, my_share[k]);
-        if (my_late[k]) atomicAdd(tot + T_PEER_LATE + p, my_late[k]);
-        if (my_last[k]) atomicAdd(tot + T_PEER_LAST + p, 1ull);
+        if (my_share[k]) red_add(tot + T_PEER_WAIT + p, my_share[k]);
+        if (my_late[k]) red_add(tot + T_PEER_LATE + p, my_late[k]);
+        if (my_last[k]) red_add(tot + T_PEER_LAST + p, 1ull);
         if (blockIdx.x == 0 && p != rank)
-          atomicAdd(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(my_late[k]), 1ull);
+          red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(my_late[k]), 1ull);
       }
     }
     if (threadIdx.x == 0) {
-      atomicAdd(tot + T_PHASES + CB_PH_GUARD, t1 - t0);
-      atomicAdd(tot + T_PHASES + CB_PH_COPY, t2 - t1);
-      atomicAdd(tot + T_PHASES + CB_PH_PUBLISH, t3 - t2);
-      atomicAdd(tot + T_PHASES + CB_PH_WAIT, t4 - t3);
-      atomicAdd(tot + T_PHASES + CB_PH_REDUCE, t5 - t4);
+      red_add(tot + T_PHASES + CB_PH_GUARD, t1 - t0);
+      red_add(tot + T_PHASES + CB_PH_COPY, t2 - t1);
+      red_add(tot + T_PHASES + CB_PH_PUBLISH, t3 - t2);
+      red_add(tot + T_PHASES + CB_PH_WAIT, t4 - t3);
+      red_add(tot + T_PHASES + CB_PH_REDUCE, t5 - t4);
       if (clock_sampler) {
-        atomicAdd(tot + CB_C_CLOCK_NS, g5 - g0);
-        atomicAdd(tot + CB_C_CLOCK_CYCLES, t5 - t0);
+        red_add(tot + CB_C_CLOCK_NS, g5 - g0);
+        red_add(tot + CB_C_CLOCK_CYCLES, t5 - t0);
       }
       if (s_last) {
-        atomicAdd(tot + CB_C_CALLS, 1ull);
-        atomicAdd(tot + CB_C_BYTES, (u64)elems * sizeof(T));
-        atomicAdd(tot + T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS]), 1ull);
+        red_add(tot + CB_C_CALLS, 1ull);
+        red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
+        red_add(tot + T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS]), 1ull);
       }
     }
   }
