@@ -24,4 +24,6 @@ build no-totals -DOMIT_TOTALS=1
 build no-phase-clocks -DOMIT_PHASE_CLOCKS=1
 build no-wait-clock -DOMIT_WAIT_CLOCK=1
 build no-peer-acc -DOMIT_PEER_ACC=1
+build pub-empty -DPUB_EMPTY=1
+build pub-no-fence -DPUB_NO_FENCE=1
 build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1

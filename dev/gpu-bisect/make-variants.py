@@ -3,7 +3,9 @@
 
 Usage: make-variants.py OSAR_CU OUT_CU. Each OMIT_* switch removes one part of the
 instrumentation from the instrumented kernels (the plain kernels are the same in every variant);
-MUTANT_STALE_SLOT breaks the data path on purpose (rank 1 stops copying its input into its ring
+PUB_EMPTY makes osar_publish return at once (its launch alone),
+PUB_NO_FENCE leaves out its two system-scope fences (both for timing the publication, never
+correct); MUTANT_STALE_SLOT breaks the data path on purpose (rank 1 stops copying its input into its ring
 slot once every slot has been used, so later collectives reduce a stale slot), for checking that
 the GPU tests fail on it. Fails loudly when osar.cu no longer has a pattern a switch needs.
 """
@@ -22,7 +24,7 @@ def rep(a, b):
 
 
 switches = ["OMIT_SAMPLER", "OMIT_TOTALS", "OMIT_PHASE_CLOCKS", "OMIT_WAIT_CLOCK", "OMIT_PEER_ACC",
-            "MUTANT_STALE_SLOT"]
+            "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT"]
 rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
     + "".join(f"#ifndef {w}\n#define {w} 0\n#endif\n" for w in switches)
     + "#define PCLK() ((INSTR && !OMIT_PHASE_CLOCKS) ? clock64() : 0)\n")
@@ -41,7 +43,10 @@ rep("""      u64 now = INSTR ? clock64() : 0;
 rep("            if (INSTR) s_arrival[p] = now;", "            if (WC) s_arrival[p] = now;")
 rep("    if (INSTR && !s_abort) {\n      // One lane per peer.",
     "    if (INSTR && !OMIT_PEER_ACC && !s_abort) {\n      // One lane per peer.")
-rep("  if (INSTR && !s_abort) {\n    u64* tot = st + S_TOT;",
-    "  if (INSTR && !OMIT_TOTALS && !s_abort) {\n    u64* tot = st + S_TOT;")
+rep("  if (INSTR && !s_abort) {\n    u64* tot",
+    "  if (INSTR && !OMIT_TOTALS && !s_abort) {\n    u64* tot")
+rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
+    '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
+rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
 rep("  if (!s_abort) {\n    const float term", "  if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n    const float term")
 open(dst, "w").write(s)

@@ -16,11 +16,20 @@ export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
 cat "$O/gpu.txt"
 cuobjdump -sass "$V/base/collscope/cuda/osar.fatbin" > "$O/base.sass" 2>&1
 # OsarBench's own main (`bench gpu` without the CLI, which would need Kafka's client on the path)
+# A variant NAME+smem also launches osar_publish with the collective's shared memory (the
+# Launcher's experiment switch); a NAME with no image under $V is the runtime's own kernel.
 for v in ${VARIANTS:-base no-sampler no-totals no-phase-clocks no-wait-clock no-peer-acc none}; do
   s=$(date +%s)
-  timeout 120 $J -cp "$V/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-1,2} --sizes=${SIZES:-4K,256K} --dtypes=f32 --rounds=${ROUNDS:-9} > "$O/bisect-$v.log" 2>&1
+  opts=(); [[ "$v" == *+smem ]] && opts=(-Dcollscope.publishSmem=true)
+  timeout 120 $J ${opts[@]+"${opts[@]}"} -cp "$V/${v%+smem}:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-1,2} --sizes=${SIZES:-4K,256K} --dtypes=f32 --rounds=${ROUNDS:-9} > "$O/bisect-$v.log" 2>&1
   echo "== $v rc=$? $(( $(date +%s) - s ))s"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-9
 done
+if [[ "${SUMS:-0}" == 1 ]]; then  # the sum tests on the runtime's own kernel
+  timeout 200 $J -cp "$LIB:$C/test/*" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
+    --details=tree --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)' \
+    > "$O/sums-tests.log" 2>&1
+  echo "sum tests rc=$?"; grep -E "Test run finished|tests (successful|failed)" "$O/sums-tests.log"
+fi
 if [[ "${NCU:-1}" == 1 ]]; then
   s=$(date +%s)
   timeout 240 ncu --target-processes all --clock-control none --kernel-name regex:'osar_f32(_plain)?$' \

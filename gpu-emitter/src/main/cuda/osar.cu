@@ -11,11 +11,12 @@
 //           critical-path shares (counters/README.md)
 //   reduce  sum every rank's slot into the output; the last block acks the slot
 // Every interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
-// Counters are accumulated in registers and added to per-rank totals in device memory with
-// fire-and-forget reductions (red.global: see red_add). A separate one-warp kernel (osar_publish), which the host enqueues
-// on the rank's stream after every k-th collective, copies the totals into the counter block
-// (mapped host memory) under its sequence lock: the kernel boundary makes every copy whole,
-// and the collective itself carries no PCIe traffic or fence for instrumentation.
+// Counters are accumulated in registers and added to the block's own slice of the rank's totals
+// in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
+// (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
+// the slices into the counter block (mapped host memory) under its sequence lock: the kernel
+// boundary makes every copy whole, and the collective itself carries no PCIe traffic or fence
+// for instrumentation.
 // Every wait backs off (hot spins, then __nanosleep 128 ns doubling to 4096 ns) and is bounded:
 // past its budget the kernel counts a timeout, raises S_ABORT and returns; it never hangs.
 // S_ABORT is sticky: every later launch of the rank (a dispatcher batch or a graph replay already
@@ -36,7 +37,7 @@
 
 typedef unsigned long long u64;
 
-static_assert(S_WORDS == S_TOT + T_WORDS, "state words: S_TOT plus the totals");
+static_assert(T_STRIDE >= T_WORDS && T_STRIDE % 16 == 0, "a slice of totals: whole 128-byte lines");
 static_assert(OSAR_MAX_RANKS <= 32, "guard and wait poll one peer per lane of warp 0");
 static_assert(CB_OFF_PHASES == CB_OFF_COUNTERS + 8 * CB_N_COUNTERS, "phases follow counters");
 static_assert(CB_OFF_PEER_WAIT == CB_OFF_PHASES + 8 * CB_N_PHASES, "peer arrays follow phases");
@@ -205,46 +206,53 @@ __device__ __forceinline__ int published_source(int d, int world, int buckets, b
   return -1;
 }
 
-// Copies the totals into the counter block under its sequence lock. One warp, in a kernel of
-// its own: no collective of this rank runs meanwhile, so the totals hold still. Every word is
-// loaded before the first store (one round trip to device memory, not one per word), only the
-// words this world publishes (the totals have room for 32 peers). The lock value is mirrored in
+__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+
+// Copies the totals into the counter block under its sequence lock. One block of
+// PUBLISH_THREADS, in a kernel of its own: no collective of this rank runs meanwhile, so the
+// totals hold still. Each thread sums its words over the data blocks' slices, loading every one
+// before the first store (a few round trips to device memory, not one per word), and only the
+// words this world publishes (a slice has room for 32 peers). The lock value is mirrored in
 // device memory, so the only PCIe traffic is posted writes and two fences.
-constexpr int PUB_PER_LANE = (T_WORDS + 31) / 32;
+constexpr int PUB_PER_THREAD = (T_WORDS + PUBLISH_THREADS - 1) / PUBLISH_THREADS;
 __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
-  const int lane = threadIdx.x & 31;
+  const int t = threadIdx.x;
   const int world = (int)P[P_WORLD];
   const int buckets = (int)P[P_HIST_BUCKETS];
-  const u64 blocks = P[P_WORK_BLOCKS];
+  const int blocks = (int)P[P_WORK_BLOCKS];
   const u64* tot = st + S_TOT;
   u64* cb = (u64*)P[P_COUNTER_BLOCK];
   u64* lock = cb + CB_OFF_SEQLOCK / 8;
-  u64 v[PUB_PER_LANE];
+  int src[PUB_PER_THREAD];
+  bool per_block[PUB_PER_THREAD];
+  u64 v[PUB_PER_THREAD];
 #pragma unroll
-  for (int j = 0; j < PUB_PER_LANE; ++j) {
-    bool per_block;
-    const int src = published_source(lane + 32 * j, world, buckets, &per_block);
-    v[j] = src < 0 ? 0 : __ldcg(tot + src);
+  for (int j = 0; j < PUB_PER_THREAD; ++j) {
+    src[j] = published_source(t + PUBLISH_THREADS * j, world, buckets, &per_block[j]);
+    v[j] = 0;
+  }
+#pragma unroll 4
+  for (int b = 0; b < blocks; ++b) {
+#pragma unroll
+    for (int j = 0; j < PUB_PER_THREAD; ++j)
+      if (src[j] >= 0) v[j] += __ldcg(tot + (long long)b * T_STRIDE + src[j]);
   }
   const u64 s = ld_volatile(st + S_LOCK);
   const u64 cps = ld_volatile(st + S_CPS);
-  if (lane == 0) st_volatile(lock, s + 1);
-  __syncwarp();
-  // the odd lock value before any counter: acq_rel orders this lane's store before the stores
-  // below, and the warp barrier carried lane 0's store to every lane (cumulativity)
-  asm volatile("fence.acq_rel.sys;" : : : "memory");
-  if (lane == 0) cb[CB_OFF_CPS / 8] = cps;
+  if (t == 0) st_volatile(lock, s + 1);
+  __syncthreads();
+  // the odd lock value before any counter: the barrier carried thread 0's store to every
+  // thread, and each one's fence orders it before that thread's stores below (cumulativity)
+  fence_acq_rel_sys();
+  if (t == 0) cb[CB_OFF_CPS / 8] = cps;
 #pragma unroll
-  for (int j = 0; j < PUB_PER_LANE; ++j) {
-    bool per_block;
-    const int d = lane + 32 * j;
-    if (published_source(d, world, buckets, &per_block) >= 0)
-      cb[CB_OFF_COUNTERS / 8 + d] = per_block ? v[j] / blocks : v[j];
-  }
-  // every lane's counters before the even lock value
-  asm volatile("fence.acq_rel.sys;" : : : "memory");
-  __syncwarp();
-  if (lane == 0) {
+  for (int j = 0; j < PUB_PER_THREAD; ++j)
+    if (src[j] >= 0)
+      cb[CB_OFF_COUNTERS / 8 + t + PUBLISH_THREADS * j] = per_block[j] ? v[j] / (u64)blocks : v[j];
+  // every thread's counters before the even lock value
+  fence_acq_rel_sys();
+  __syncthreads();
+  if (t == 0) {
     st_volatile(lock, s + 2);
     st_volatile(st + S_LOCK, s + 2);
   }
@@ -468,8 +476,9 @@ __device__ void osar(const u64* __restrict__ P) {
       // A wait cut short because a peer had aborted counts too: the communicator is broken, and
       // a wait on that peer, this one or the next, would only run out its budget.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
-        red_add(st + S_TOT + CB_C_TIMEOUTS, 1ull);
-        red_add(st + S_TOT + CB_C_CALLS, 1ull);
+        u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
+        red_add(tot + CB_C_TIMEOUTS, 1ull);
+        red_add(tot + CB_C_CALLS, 1ull);
         st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
       }
     } else {
@@ -486,7 +495,7 @@ __device__ void osar(const u64* __restrict__ P) {
     }
   }
   if (INSTR && !s_abort) {
-    u64* tot = st + S_TOT;
+    u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
     if (threadIdx.x < 32) {
       for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
         const int p = threadIdx.x + 32 * k;
@@ -524,9 +533,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P
 extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16(const u64* P) { osar<__nv_bfloat16, true>(P); }
 extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false>(P); }
 
-// Publishes the totals of every collective before it on this stream. One warp.
-extern "C" __global__ void osar_publish(const u64* P) {
-  if (threadIdx.x < 32) publish_counter_block(P, (u64*)P[P_STATE]);
+// Publishes the totals of every collective before it on this stream. One block of
+// PUBLISH_THREADS.
+extern "C" __global__ void __launch_bounds__(PUBLISH_THREADS) osar_publish(const u64* P) {
+  publish_counter_block(P, (u64*)P[P_STATE]);
 }
 
 // clock64 cycles per second against %globaltimer over ~20 ms. out[0] = cycles, out[1] = ns.

@@ -11,6 +11,10 @@ import jcuda.Pointer;
  */
 final class Launcher {
 
+  // EXPERIMENT (run 22): publish with the collective's shared memory, so its SM keeps the same
+  // carveout. Removed or made the default once measured.
+  static final boolean PUBLISH_SMEM_EXPERIMENT = Boolean.getBoolean("collscope.publishSmem");
+
   private final DType dtype;
   private final int threadsPerBlock;
   private final int[] sincePublish; // by rank: instrumented collectives since its last publish
@@ -46,10 +50,10 @@ final class Launcher {
         1,
         1,
         1,
-        32,
+        OsarLayout.PUBLISH_THREADS,
         1,
         1,
-        0,
+        PUBLISH_SMEM_EXPERIMENT ? r.device().smemPerBlock : 0,
         r.stream(),
         Pointer.to(Pointer.to(r.params())),
         null);
