@@ -31,8 +31,8 @@ rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
 rep("u64 t0 = INSTR ? clock64() : 0,", "u64 t0 = PCLK(),")
 for k in range(1, 6):
     rep(f"if (INSTR) t{k} = clock64();", f"t{k} = PCLK();")
-rep("const bool clock_sampler = INSTR && blockIdx.x == 0",
-    "const bool clock_sampler = INSTR && !OMIT_SAMPLER && blockIdx.x == 0")
+rep("const bool clock_sampler = accountant && blockIdx.x == 0",
+    "const bool clock_sampler = accountant && !OMIT_SAMPLER && blockIdx.x == 0")
 rep("""      u64 now = INSTR ? clock64() : 0;
       now = __shfl_sync(0xffffffffu, now, 0);
       if (INSTR && lane == 0 && bo.spins == 0) s_first_round = now;""",
@@ -41,10 +41,9 @@ rep("""      u64 now = INSTR ? clock64() : 0;
       if (WC) now = __shfl_sync(0xffffffffu, now, 0);
       if (WC && lane == 0 && bo.spins == 0) s_first_round = now;""")
 rep("            if (INSTR) s_arrival[p] = now;", "            if (WC) s_arrival[p] = now;")
-rep("    if (INSTR && !s_abort) {\n      // One lane per peer.",
-    "    if (INSTR && !OMIT_PEER_ACC && !s_abort) {\n      // One lane per peer.")
-rep("  if (INSTR && !s_abort) {\n    u64* tot",
-    "  if (INSTR && !OMIT_TOTALS && !s_abort) {\n    u64* tot")
+rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
+rep("  if (accountant && !s_abort) {", "  if (accountant && !OMIT_TOTALS && !s_abort) {")
+rep("        if (INSTR) {  // the collective itself", "        if (INSTR && !OMIT_TOTALS) {  // the collective itself")
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")

@@ -231,8 +231,8 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
     src[j] = published_source(t + PUBLISH_THREADS * j, world, buckets, &per_block[j]);
     v[j] = 0;
   }
-#pragma unroll 4
-  for (int b = 0; b < blocks; ++b) {
+#pragma unroll 16
+  for (int b = 0; b < blocks; ++b) {  // 16 slices' loads issued together: one round trip
 #pragma unroll
     for (int j = 0; j < PUB_PER_THREAD; ++j)
       if (src[j] >= 0) v[j] += __ldcg(tot + (long long)b * T_STRIDE + src[j]);
@@ -265,7 +265,15 @@ __device__ void osar(const u64* __restrict__ P) {
   const int nslots = (int)P[P_SLOTS];
   const long long elems = (long long)P[P_ELEMS];
   const int blocks = (int)P[P_WORK_BLOCKS];
+  // loaded now: at the end, after the acquires have emptied L1, it would be a round trip to L2
+  // on the path of the block that completes the collective
+  const int buckets = INSTR ? (int)P[P_HIST_BUCKETS] : 0;
   u64* st = (u64*)P[P_STATE];
+  // The accounting warp, the block's last, bills the phases and the peers after the reduce,
+  // beside thread 0's count, ack and release that complete the collective, never ahead of them
+  // on any thread's path (at small sizes it has no elements to reduce either).
+  const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
+  const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
 
   __shared__ u64 s_seq;
   __shared__ int s_abort;
@@ -300,11 +308,8 @@ __device__ void osar(const u64* __restrict__ P) {
   u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
   // The clock's own rate: block 0 times the whole collective on %globaltimer too, so consumers
   // convert cycles with the rate of the very intervals they measured, whatever the SM clock did.
-  const bool clock_sampler = INSTR && blockIdx.x == 0 && threadIdx.x == 0;
+  const bool clock_sampler = accountant && blockIdx.x == 0 && (threadIdx.x & 31) == 0;
   const u64 g0 = clock_sampler ? globaltimer() : 0;
-  u64 my_share[OSAR_MAX_RANKS / 32] = {0};
-  u64 my_late[OSAR_MAX_RANKS / 32] = {0};
-  bool my_last[OSAR_MAX_RANKS / 32] = {false};
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
   // Warp 0, one lane per peer as in wait: one thread would issue the acquire loads one after
@@ -417,33 +422,6 @@ __device__ void osar(const u64* __restrict__ P) {
         break;
       }
     }
-    __syncwarp();  // lane 0 may have raised s_abort
-    if (INSTR && !s_abort) {
-      // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank
-      // published, whatever other peers did. The wait itself, publication to the last arrival,
-      // is billed whole to the peer(s) that gated it: those seen in the round that ended it.
-      u64 latest = 0;
-      int gaters = 0;
-      for (int q = 0; q < world; ++q)
-        if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
-      for (int q = 0; q < world; ++q)
-        if (q != rank && s_arrival[q] == latest) ++gaters;
-      const bool self_last = world == 1 || latest <= s_first_round;
-      for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
-        const int p = lane + 32 * k;
-        if (p >= world) break;
-        bool last = false;
-        if (p == rank) {
-          last = self_last;  // every peer was already there at the first round
-        } else {
-          const u64 tp = s_arrival[p];
-          my_late[k] = tp > t3 ? tp - t3 : 0;
-          my_share[k] = tp == latest && latest > t3 ? (latest - t3) / gaters : 0;
-          last = !self_last && tp == latest;  // in the round that ended the wait
-        }
-        my_last[k] = last && blockIdx.x == 0;  // arrived-last from block 0's view
-      }
-    }
   }
   // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
   // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
@@ -468,15 +446,13 @@ __device__ void osar(const u64* __restrict__ P) {
   // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
   // The totals are read only by osar_publish, after this launch has completed, so the adds
   // below are fire-and-forget (red_add): nothing in this launch waits for them.
-  __shared__ int s_last;
+  u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
   if (threadIdx.x == 0) {
-    s_last = 0;
     if (s_abort) {
       // Count the timeout once per collective and tell the host; the data path is abandoned.
       // A wait cut short because a peer had aborted counts too: the communicator is broken, and
       // a wait on that peer, this one or the next, would only run out its budget.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
-        u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
         red_add(tot + CB_C_TIMEOUTS, 1ull);
         red_add(tot + CB_C_CALLS, 1ull);
         st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
@@ -490,24 +466,45 @@ __device__ void osar(const u64* __restrict__ P) {
         // release store replaces __threadfence_system() + a volatile store.
         st_relaxed_sys(acktime, globaltimer());
         st_release_sys(ack, seq);
-        s_last = 1;
+        if (INSTR) {  // the collective itself, counted once: by the block that completed it
+          red_add(tot + CB_C_CALLS, 1ull);
+          red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
+          red_add(tot + T_HIST + bucket_of(t5 - t0, buckets), 1ull);
+        }
+        // read by the next launch only, after this one completed: no fence needed
+        st_volatile(st + S_NEXT_SEQ, seq + 1);
       }
     }
   }
-  if (INSTR && !s_abort) {
-    u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
-    if (threadIdx.x < 32) {
-      for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
-        const int p = threadIdx.x + 32 * k;
-        if (p >= world) break;
-        if (my_share[k]) red_add(tot + T_PEER_WAIT + p, my_share[k]);
-        if (my_late[k]) red_add(tot + T_PEER_LATE + p, my_late[k]);
-        if (my_last[k]) red_add(tot + T_PEER_LAST + p, 1ull);
-        if (blockIdx.x == 0 && p != rank)
-          red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(my_late[k]), 1ull);
+  if (accountant && !s_abort) {
+    const int lane = threadIdx.x & 31;
+    // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
+    // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
+    // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
+    // ended it.
+    u64 latest = 0;
+    int gaters = 0;
+    for (int q = 0; q < world; ++q)
+      if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
+    for (int q = 0; q < world; ++q)
+      if (q != rank && s_arrival[q] == latest) ++gaters;
+    const bool self_last = world == 1 || latest <= s_first_round;
+    for (int p = lane; p < world; p += 32) {
+      if (p == rank) {
+        // every peer was already there at the first round: arrived-last from block 0's view
+        if (self_last && blockIdx.x == 0) red_add(tot + T_PEER_LAST + p, 1ull);
+        continue;
+      }
+      const u64 tp = s_arrival[p];
+      const u64 late = tp > t3 ? tp - t3 : 0;
+      if (late) red_add(tot + T_PEER_LATE + p, late);
+      if (tp == latest && latest > t3) red_add(tot + T_PEER_WAIT + p, (latest - t3) / gaters);
+      if (blockIdx.x == 0) {  // block 0's view: the round that ended the wait, the tail
+        if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
+        red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
       }
     }
-    if (threadIdx.x == 0) {
+    if (lane == 0) {
       red_add(tot + T_PHASES + CB_PH_GUARD, t1 - t0);
       red_add(tot + T_PHASES + CB_PH_COPY, t2 - t1);
       red_add(tot + T_PHASES + CB_PH_PUBLISH, t3 - t2);
@@ -517,15 +514,8 @@ __device__ void osar(const u64* __restrict__ P) {
         red_add(tot + CB_C_CLOCK_NS, g5 - g0);
         red_add(tot + CB_C_CLOCK_CYCLES, t5 - t0);
       }
-      if (s_last) {
-        red_add(tot + CB_C_CALLS, 1ull);
-        red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
-        red_add(tot + T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS]), 1ull);
-      }
     }
   }
-  // read by the next launch only, after this one completed: no fence needed
-  if (threadIdx.x == 0 && s_last) st_volatile(st + S_NEXT_SEQ, seq + 1);
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true>(P); }

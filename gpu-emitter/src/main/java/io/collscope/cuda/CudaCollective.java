@@ -37,12 +37,32 @@ public final class CudaCollective implements CollectiveBackend {
       int publishEvery) {
 
     /**
-     * Collectives between counter-block publications. The totals are exact in device memory either
-     * way (and {@link CudaCollective#flush()} publishes them); publishing less often spares kernels
-     * the PCIe writes to mapped host memory that each kernel end must drain. At 1 s snapshots,
-     * collectives of microseconds are published thousands of times per read.
+     * {@link #publishEvery()} for the automatic interval ({@link #publishEveryFor(long)}): a
+     * publication after at most {@value #MAX_PUBLISH_EVERY} collectives or {@value
+     * #PUBLISH_BYTES} payload bytes per rank, whichever comes first.
      */
-    public static final int DEFAULT_PUBLISH_EVERY = 16;
+    public static final int AUTO_PUBLISH = 0;
+
+    /**
+     * The most collectives between publications. One publication ({@code osar_publish}: a kernel
+     * launch, the slices' sums written over PCIe, two system-scope fences) costs ~8 µs on an H200
+     * (docs/BENCHMARKS.md, run 22), so it is spread over this many small collectives: ~65 ns
+     * each. The totals are exact in device memory either way, and {@link CudaCollective#flush()}
+     * publishes them.
+     */
+    public static final int MAX_PUBLISH_EVERY = 128;
+
+    /**
+     * Payload bytes per rank after which a publication is due: large collectives publish more
+     * often than every {@value #MAX_PUBLISH_EVERY}, so the counters never lag much more than a
+     * few milliseconds of collectives (at 16 MiB: every 4, 0.25 % of an 800 µs collective).
+     */
+    public static final long PUBLISH_BYTES = 64L << 20;
+
+    /** Collectives between publications for collectives of {@code bytes} per rank. */
+    public static int publishEveryFor(long bytes) {
+      return (int) Math.max(1, Math.min(MAX_PUBLISH_EVERY, PUBLISH_BYTES / Math.max(1, bytes)));
+    }
 
     public static Options defaults(int worldSize) {
       int gpus = CudaProbe.gpuCount();
@@ -50,7 +70,7 @@ public final class CudaCollective implements CollectiveBackend {
       for (int r = 0; r < worldSize; r++) {
         dev[r] = gpus >= worldSize ? r : 0; // one rank per GPU when there are enough
       }
-      return new Options(DType.F32, true, 0, 512, dev, 64, DEFAULT_PUBLISH_EVERY);
+      return new Options(DType.F32, true, 0, 512, dev, 64, AUTO_PUBLISH);
     }
 
     public Options withDType(DType d) {
@@ -87,7 +107,13 @@ public final class CudaCollective implements CollectiveBackend {
     this.placement = placement;
     this.ranks = placement.ranks();
     this.launcher =
-        new Launcher(opt.dtype(), opt.threadsPerBlock(), opt.publishEvery(), cfg.worldSize());
+        new Launcher(
+            opt.dtype(),
+            opt.threadsPerBlock(),
+            opt.publishEvery() == Options.AUTO_PUBLISH
+                ? Options.publishEveryFor((long) cfg.elements() * opt.dtype().bytes)
+                : opt.publishEvery(),
+            cfg.worldSize());
     this.dispatcher = new Dispatcher(cfg, faults, opt, ranks, launcher, failure);
   }
 

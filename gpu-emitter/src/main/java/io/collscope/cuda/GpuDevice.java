@@ -72,12 +72,6 @@ final class GpuDevice implements AutoCloseable {
       cuDeviceGetAttribute(
           a, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
       int smemPerBlock = Math.min(a[0], perSm / 2 + 1024);
-      if (Launcher.PUBLISH_SMEM_EXPERIMENT) {
-        cuFuncSetAttribute(
-            module.publish,
-            CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            smemPerBlock);
-      }
       for (CUfunction f : module.collectives()) {
         cuFuncSetAttribute(
             f, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smemPerBlock);

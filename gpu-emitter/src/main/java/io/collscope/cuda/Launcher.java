@@ -11,10 +11,6 @@ import jcuda.Pointer;
  */
 final class Launcher {
 
-  // EXPERIMENT (run 22): publish with the collective's shared memory, so its SM keeps the same
-  // carveout. Removed or made the default once measured.
-  static final boolean PUBLISH_SMEM_EXPERIMENT = Boolean.getBoolean("collscope.publishSmem");
-
   private final DType dtype;
   private final int threadsPerBlock;
   private final int[] sincePublish; // by rank: instrumented collectives since its last publish
@@ -53,7 +49,7 @@ final class Launcher {
         OsarLayout.PUBLISH_THREADS,
         1,
         1,
-        PUBLISH_SMEM_EXPERIMENT ? r.device().smemPerBlock : 0,
+        0,
         r.stream(),
         Pointer.to(Pointer.to(r.params())),
         null);
