@@ -271,7 +271,11 @@ __device__ void osar(const u64* __restrict__ P) {
   u64* st = (u64*)P[P_STATE];
   // The accounting warp, the block's last, bills the phases and the peers after the reduce,
   // beside thread 0's count, ack and release that complete the collective, never ahead of them
-  // on any thread's path (at small sizes it has no elements to reduce either).
+  // on any thread's path (at small sizes it has no elements to reduce either). The clocks are
+  // thread 0's, whose path the injected delays are on, handed over in shared memory: the
+  // accounting warp's own clock reads missed those delays (run 23: slow-publish measured as
+  // 0.13 us, and a clock rate of 1.19 GHz against 1.98), as if scheduled past the barriers it
+  // only waits at.
   const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
   const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
 
@@ -281,6 +285,7 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ u64 s_first_round;
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
   __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
+  __shared__ u64 s_clock[8];                 // thread 0's t0..t5, then block 0's g0, g5
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -308,7 +313,7 @@ __device__ void osar(const u64* __restrict__ P) {
   u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
   // The clock's own rate: block 0 times the whole collective on %globaltimer too, so consumers
   // convert cycles with the rate of the very intervals they measured, whatever the SM clock did.
-  const bool clock_sampler = accountant && blockIdx.x == 0 && (threadIdx.x & 31) == 0;
+  const bool clock_sampler = INSTR && blockIdx.x == 0 && threadIdx.x == 0;
   const u64 g0 = clock_sampler ? globaltimer() : 0;
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
@@ -442,6 +447,16 @@ __device__ void osar(const u64* __restrict__ P) {
   __syncthreads();
   if (INSTR) t5 = clock64();
   const u64 g5 = clock_sampler ? globaltimer() : 0;
+  if (INSTR && threadIdx.x == 0) {
+    s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
+    s_clock[6] = g0; s_clock[7] = g5;
+  }
+  // warp 0 and the accounting warp only: the others go on to their end
+  if (INSTR && accounting_warp == 0) {
+    __syncwarp();
+  } else if (INSTR && (threadIdx.x < 32 || accountant)) {
+    asm volatile("bar.sync 1, 64;" : : : "memory");
+  }
 
   // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
   // The totals are read only by osar_publish, after this launch has completed, so the adds
@@ -478,6 +493,7 @@ __device__ void osar(const u64* __restrict__ P) {
   }
   if (accountant && !s_abort) {
     const int lane = threadIdx.x & 31;
+    const u64 c0 = s_clock[0], c3 = s_clock[3];
     // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
     // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
     // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
@@ -496,24 +512,18 @@ __device__ void osar(const u64* __restrict__ P) {
         continue;
       }
       const u64 tp = s_arrival[p];
-      const u64 late = tp > t3 ? tp - t3 : 0;
+      const u64 late = tp > c3 ? tp - c3 : 0;
       if (late) red_add(tot + T_PEER_LATE + p, late);
-      if (tp == latest && latest > t3) red_add(tot + T_PEER_WAIT + p, (latest - t3) / gaters);
+      if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters);
       if (blockIdx.x == 0) {  // block 0's view: the round that ended the wait, the tail
         if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
         red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
       }
     }
-    if (lane == 0) {
-      red_add(tot + T_PHASES + CB_PH_GUARD, t1 - t0);
-      red_add(tot + T_PHASES + CB_PH_COPY, t2 - t1);
-      red_add(tot + T_PHASES + CB_PH_PUBLISH, t3 - t2);
-      red_add(tot + T_PHASES + CB_PH_WAIT, t4 - t3);
-      red_add(tot + T_PHASES + CB_PH_REDUCE, t5 - t4);
-      if (clock_sampler) {
-        red_add(tot + CB_C_CLOCK_NS, g5 - g0);
-        red_add(tot + CB_C_CLOCK_CYCLES, t5 - t0);
-      }
+    if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, s_clock[lane + 1] - s_clock[lane]);
+    if (lane == 0 && blockIdx.x == 0) {  // the clock samples: block 0's whole collective
+      red_add(tot + CB_C_CLOCK_NS, s_clock[7] - s_clock[6]);
+      red_add(tot + CB_C_CLOCK_CYCLES, s_clock[5] - c0);
     }
   }
 }
