@@ -27,6 +27,13 @@ if [[ "${TESTS:-1}" == 1 ]]; then
     junit "gpu-tests-$t.log" "" --select-class "io.collscope.cuda.$t"
   done
   grep -hE "dead peer:|peer abort:" "$O"/gpu-tests-*.log
+  # HEDGE: another committed kernel image (variants/$HEDGE) gets the suite too when this one fails
+  if [[ -n "${HEDGE:-}" ]] && ! grep -q "0 tests failed" "$O/gpu-tests-CudaCollectiveGpuTest.log"; then
+    grep -E "✘" "$O/gpu-tests-CudaCollectiveGpuTest.log" | head -8
+    for t in CudaCollectiveGpuTest ProcessPerGpuGpuTest; do
+      junit "gpu-tests-$HEDGE-$t.log" "$C/variants/$HEDGE:" --select-class "io.collscope.cuda.$t"
+    done
+  fi
   # the mutant must fail the sum tests: a slot rank 1 stopped refreshing reduces stale data
   junit "mutant-stale-slot-tests.log" "$C/variants/mutant-stale-slot:" \
     --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)'
@@ -42,7 +49,12 @@ grep -q '^nccl-rounds,' "$O/bench-nccl.log" 2>/dev/null && BASELINE=(--baseline=
 timeout 240 $J -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
   ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar.log" 2>&1
 echo "osar bench rc=$?"; grep -E "^\| (f32|bf16)|reporter" "$O/bench-osar.log" | cut -c1-200
-for v in ${BISECT:-no-totals}; do
+for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same machine session
+  timeout 240 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-$v.log" 2>&1
+  echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-14
+done
+for v in ${BISECT:-}; do
   timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=1,2 --sizes=4K,256K \
     --dtypes=f32 > "$O/bisect-$v.log" 2>&1
   echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10

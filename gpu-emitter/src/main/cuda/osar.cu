@@ -183,6 +183,96 @@ __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
+// 16 bytes of T, moved as one uint4 (one 128-bit load or store) and summed as floats. The data
+// path uses them when a rank's elements fill whole vectors (every slot, input and output is
+// then 16-byte aligned): a thread keeps several of them in flight per peer, which is what a
+// read across NVLink, microseconds long, needs to approach the link's bandwidth.
+template <typename T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  static constexpr int N = 4;
+  __device__ static void unpack(uint4 x, float* f) {
+    f[0] = __uint_as_float(x.x); f[1] = __uint_as_float(x.y);
+    f[2] = __uint_as_float(x.z); f[3] = __uint_as_float(x.w);
+  }
+  __device__ static uint4 pack(const float* f) {
+    return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]),
+                      __float_as_uint(f[3]));
+  }
+};
+template <>
+struct Vec16<__nv_bfloat16> {
+  static constexpr int N = 8;
+  __device__ static float2 pair(unsigned w) {
+    __nv_bfloat162 h;
+    memcpy(&h, &w, 4);
+    return __bfloat1622float2(h);
+  }
+  __device__ static unsigned word(float a, float b) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);  // round to nearest, as __float2bfloat16
+    unsigned w;
+    memcpy(&w, &h, 4);
+    return w;
+  }
+  __device__ static void unpack(uint4 x, float* f) {
+    float2 a = pair(x.x), b = pair(x.y), c = pair(x.z), d = pair(x.w);
+    f[0] = a.x; f[1] = a.y; f[2] = b.x; f[3] = b.y; f[4] = c.x; f[5] = c.y; f[6] = d.x; f[7] = d.y;
+  }
+  __device__ static uint4 pack(const float* f) {
+    return make_uint4(word(f[0], f[1]), word(f[2], f[3]), word(f[4], f[5]), word(f[6], f[7]));
+  }
+};
+constexpr int REDUCE_UNROLL = 2;  // vectors per thread and peer in flight at once
+constexpr int PEER_GROUP = 4;     // peers whose loads are issued together
+
+// Sums every rank's slot into the output over vectors [v_lo, v_hi) of 16 bytes. The peers are
+// taken PEER_GROUP at a time in rank order (the sum's order is the scalar path's, so both give the
+// same bits), each thread issuing all PEER_GROUP x REDUCE_UNROLL loads before it adds any.
+template <typename T>
+__device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int world, int slot,
+                                           long long elems, long long v_lo, long long v_hi, T* out) {
+  using V = Vec16<T>;
+  const long long stride = blockDim.x;
+  for (long long v = v_lo + threadIdx.x; v < v_hi; v += stride * REDUCE_UNROLL) {
+    float acc[REDUCE_UNROLL][V::N];
+#pragma unroll
+    for (int u = 0; u < REDUCE_UNROLL; ++u)
+#pragma unroll
+      for (int k = 0; k < V::N; ++k) acc[u][k] = 0.f;
+    for (int p0 = 0; p0 < world; p0 += PEER_GROUP) {
+      uint4 x[PEER_GROUP][REDUCE_UNROLL];
+#pragma unroll
+      for (int g = 0; g < PEER_GROUP; ++g) {
+        const int p = p0 + g;
+        const uint4* src =
+            p < world ? (const uint4*)((const T*)P[P_SLOT_PTR + p] + (long long)slot * elems) : nullptr;
+#pragma unroll
+        for (int u = 0; u < REDUCE_UNROLL; ++u) {
+          const long long i = v + u * stride;
+          x[g][u] = p < world && i < v_hi ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < PEER_GROUP; ++g) {
+        if (p0 + g >= world) break;
+#pragma unroll
+        for (int u = 0; u < REDUCE_UNROLL; ++u) {
+          float f[V::N];
+          V::unpack(x[g][u], f);
+#pragma unroll
+          for (int k = 0; k < V::N; ++k) acc[u][k] += f[k];
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < REDUCE_UNROLL; ++u) {
+      const long long i = v + u * stride;
+      if (i < v_hi) ((uint4*)out)[i] = V::pack(acc[u]);
+    }
+  }
+}
+
 // Where published word d of the counter block (from CB_OFF_COUNTERS, in the block's order: counters,
 // phases, then the per-peer arrays at this world's size, then the histogram) comes from in the
 // totals, and whether it is summed over data blocks (published as the mean over them, so a phase
@@ -307,8 +397,12 @@ __device__ void osar(const u64* __restrict__ P) {
   __syncthreads();
 
   const u64 deadline = globaltimer() + P[P_BUDGET_NS];
-  const long long chunk = (elems + blocks - 1) / blocks;
-  const long long lo = (long long)blockIdx.x * chunk;
+  // Whole 16-byte vectors when the elements fill them: each block's chunk is then a whole number
+  // of vectors too, so every vector lies in one block's chunk.
+  const bool vec = elems % Vec16<T>::N == 0;
+  long long chunk = (elems + blocks - 1) / blocks;
+  if (vec) chunk = (chunk + Vec16<T>::N - 1) / Vec16<T>::N * Vec16<T>::N;
+  const long long lo = (long long)blockIdx.x * chunk < elems ? (long long)blockIdx.x * chunk : elems;
   const long long hi = lo + chunk < elems ? lo + chunk : elems;
   u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
   // The clock's own rate: block 0 times the whole collective on %globaltimer too, so consumers
@@ -351,7 +445,18 @@ __device__ void osar(const u64* __restrict__ P) {
   const T* in = (const T*)P[P_INPUT];
   if (!s_abort) {
     const float term = (float)(seq % P[P_SEQ_PERIOD]);
-    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
+    if (vec) {
+      using V = Vec16<T>;
+      for (long long v = lo / V::N + threadIdx.x; v < hi / V::N; v += blockDim.x) {
+        float f[V::N];
+        V::unpack(((const uint4*)in)[v], f);
+#pragma unroll
+        for (int k = 0; k < V::N; ++k) f[k] += term;
+        ((uint4*)mine)[v] = V::pack(f);
+      }
+    } else {
+      for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
+    }
     if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
   }
   __syncthreads();
@@ -435,7 +540,9 @@ __device__ void osar(const u64* __restrict__ P) {
   if (INSTR) t4 = clock64();
 
   // ---- reduce -----------------------------------------------------------------------------
-  if (!s_abort) {
+  if (!s_abort && vec) {
+    reduce_vec<T>(P, world, slot, elems, lo / Vec16<T>::N, hi / Vec16<T>::N, (T*)P[P_OUTPUT]);
+  } else if (!s_abort) {
     T* out = (T*)P[P_OUTPUT];
     for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
       float acc = 0.f;

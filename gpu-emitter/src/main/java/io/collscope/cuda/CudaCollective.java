@@ -53,11 +53,21 @@ public final class CudaCollective implements CollectiveBackend {
     public static final int MAX_PUBLISH_EVERY = 128;
 
     /**
-     * Payload bytes per rank after which a publication is due: large collectives publish more
-     * often than every {@value #MAX_PUBLISH_EVERY}, so the counters never lag much more than a
-     * few milliseconds of collectives (at 16 MiB: every 4, 0.25 % of an 800 µs collective).
+     * Payload bytes per rank after which a publication is due: collectives over 8 MiB publish
+     * more often than every {@value #MAX_PUBLISH_EVERY} (16 MiB: every 64), so the counters of
+     * large collectives lag by at most ~1 GiB per rank of payload (milliseconds on NVLink).
      */
-    public static final long PUBLISH_BYTES = 64L << 20;
+    public static final long PUBLISH_BYTES = 1L << 30;
+
+    /**
+     * Data blocks per rank when {@link #blocksPerRank()} is 0: 16 up to 512 KiB per rank (small
+     * collectives are bound by the handshake between ranks, not by bytes, and more blocks meet on
+     * more atomics), then one per 32 KiB up to 128, so large collectives keep enough reads in
+     * flight across NVLink; a placement lowers it to the SMs it can give each rank.
+     */
+    public static int defaultBlocks(long bytesPerRank) {
+      return (int) Math.max(16, Math.min(128, bytesPerRank / (32 << 10)));
+    }
 
     /** Collectives between publications for collectives of {@code bytes} per rank. */
     public static int publishEveryFor(long bytes) {

@@ -48,7 +48,12 @@ final class IpcPlacement implements Placement {
     RankSet ranks = new RankSet(n);
     try {
       GpuDevice d = ranks.device(device);
-      int blocks = opt.blocksPerRank() > 0 ? opt.blocksPerRank() : Math.min(16, d.sms);
+      int blocks =
+          opt.blocksPerRank() > 0
+              ? opt.blocksPerRank()
+              : Math.min(
+                  CudaCollective.Options.defaultBlocks((long) cfg.elements() * opt.dtype().bytes),
+                  d.sms);
       d.requireResident(1, blocks);
       RankBuffers me = ranks.add(new RankBuffers(rank, d, blocks, cfg, opt.dtype()));
       CUipcMemHandle slots = new CUipcMemHandle();

@@ -36,7 +36,12 @@ final class SingleProcessPlacement implements Placement {
                 ? opt.blocksPerRank()
                 // every rank's blocks must be resident at once (one block per SM); one SM per rank
                 // is left spare for whatever else shares the GPU
-                : Math.max(1, Math.min(16, d.sms / onDevice - 1));
+                : Math.max(
+                    1,
+                    Math.min(
+                        CudaCollective.Options.defaultBlocks(
+                            (long) cfg.elements() * opt.dtype().bytes),
+                        d.sms / onDevice - 1));
         d.requireResident(onDevice, blocks);
         ranks.add(new RankBuffers(r, d, blocks, cfg, opt.dtype()));
       }
