@@ -31,8 +31,8 @@ rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
 rep("u64 t0 = INSTR ? clock64() : 0,", "u64 t0 = PCLK(),")
 for k in range(1, 6):
     rep(f"if (INSTR) t{k} = clock64();", f"t{k} = PCLK();")
-rep("const bool clock_sampler = accountant && blockIdx.x == 0",
-    "const bool clock_sampler = accountant && !OMIT_SAMPLER && blockIdx.x == 0")
+rep("const bool clock_sampler = INSTR && blockIdx.x == 0",
+    "const bool clock_sampler = INSTR && !OMIT_SAMPLER && blockIdx.x == 0")
 rep("""      u64 now = INSTR ? clock64() : 0;
       now = __shfl_sync(0xffffffffu, now, 0);
       if (INSTR && lane == 0 && bo.spins == 0) s_first_round = now;""",
