@@ -321,11 +321,24 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
     src[j] = published_source(t + PUBLISH_THREADS * j, world, buckets, &per_block[j]);
     v[j] = 0;
   }
-#pragma unroll 16
-  for (int b = 0; b < blocks; ++b) {  // 16 slices' loads issued together: one round trip
+  // 16 slices' loads at a time, all issued before any is summed and with no branch between
+  // them: one round trip per 16 data blocks (a guarded load per slice had the loads wait for
+  // one another, ~58 us for 128 blocks: run 24)
 #pragma unroll
-    for (int j = 0; j < PUB_PER_THREAD; ++j)
-      if (src[j] >= 0) v[j] += __ldcg(tot + (long long)b * T_STRIDE + src[j]);
+  for (int j = 0; j < PUB_PER_THREAD; ++j) {
+    if (src[j] < 0) continue;
+    const u64* q = tot + src[j];
+    u64 sum = 0;
+    int b = 0;
+    for (; b + 16 <= blocks; b += 16) {
+      u64 x[16];
+#pragma unroll
+      for (int u = 0; u < 16; ++u) x[u] = __ldcg(q + (long long)(b + u) * T_STRIDE);
+#pragma unroll
+      for (int u = 0; u < 16; ++u) sum += x[u];
+    }
+    for (; b < blocks; ++b) sum += __ldcg(q + (long long)b * T_STRIDE);
+    v[j] = sum;
   }
   const u64 s = ld_volatile(st + S_LOCK);
   const u64 cps = ld_volatile(st + S_CPS);
