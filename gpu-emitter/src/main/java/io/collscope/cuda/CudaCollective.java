@@ -38,24 +38,24 @@ public final class CudaCollective implements CollectiveBackend {
 
     /**
      * {@link #publishEvery()} for the automatic interval ({@link #publishEveryFor(long)}): a
-     * publication after at most {@value #MAX_PUBLISH_EVERY} collectives or {@value
-     * #PUBLISH_BYTES} payload bytes per rank, whichever comes first.
+     * publication after at most {@value #MAX_PUBLISH_EVERY} collectives or {@value #PUBLISH_BYTES}
+     * payload bytes per rank, whichever comes first.
      */
     public static final int AUTO_PUBLISH = 0;
 
     /**
      * The most collectives between publications. One publication ({@code osar_publish}: a kernel
      * launch, the slices' sums written over PCIe, two system-scope fences) costs ~8 µs on an H200
-     * (docs/BENCHMARKS.md, run 22), so it is spread over this many small collectives: ~65 ns
-     * each. The totals are exact in device memory either way, and {@link CudaCollective#flush()}
+     * (docs/BENCHMARKS.md, run 22), so it is spread over this many small collectives: ~65 ns each.
+     * The totals are exact in device memory either way, and {@link CudaCollective#flush()}
      * publishes them.
      */
     public static final int MAX_PUBLISH_EVERY = 128;
 
     /**
-     * Payload bytes per rank after which a publication is due: collectives over 8 MiB publish
-     * more often than every {@value #MAX_PUBLISH_EVERY} (16 MiB: every 64), so the counters of
-     * large collectives lag by at most ~1 GiB per rank of payload (milliseconds on NVLink).
+     * Payload bytes per rank after which a publication is due: collectives over 8 MiB publish more
+     * often than every {@value #MAX_PUBLISH_EVERY} (16 MiB: every 64), so the counters of large
+     * collectives lag by at most ~1 GiB per rank of payload (milliseconds on NVLink).
      */
     public static final long PUBLISH_BYTES = 1L << 30;
 
