@@ -39,7 +39,9 @@ public final class CudaCollective implements CollectiveBackend {
     /**
      * {@link #publishEvery()} for the automatic interval ({@link #publishEveryFor(long)}): a
      * publication after at most {@value #MAX_PUBLISH_EVERY} collectives or {@value #PUBLISH_BYTES}
-     * payload bytes per rank, whichever comes first.
+     * payload bytes per rank, whichever comes first. A CUDA graph replays the publications its
+     * capture held: capture a whole number of intervals (as {@code bench gpu} does), or call {@link
+     * CudaCollective#flush()} after replays.
      */
     public static final int AUTO_PUBLISH = 0;
 
