@@ -149,8 +149,14 @@ class AlertFunctionTest {
   @Test
   void aSmallDifferenceWithinTheNoiseOrTheMinimumEffectIsParity() throws Exception {
     for (int i = 0; i < 12; i++) window(100, 1000);
-    for (int i = 0; i < 10; i++) window(104, 1000); // 4 %: below the 5 % minimum effect
+    for (int i = 0; i < 10; i++) window(102.5, 1000); // 2.5 %: below the 3 % minimum effect
     assertThat(alerts()).isEmpty();
+
+    start(BaselineFile.empty());
+    window = 100;
+    for (int i = 0; i < 12; i++) window(100, 1000);
+    for (int i = 0; i < 3; i++) window(104, 1000); // 4 %: beyond it, and beyond 3 spreads
+    assertThat(alerts()).as("a 4 %% regression alerts").hasSize(1);
   }
 
   @Test
