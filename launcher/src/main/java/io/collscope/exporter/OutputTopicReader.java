@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -97,11 +98,16 @@ public final class OutputTopicReader {
    */
   public static void checkReachable(String bootstrap, Duration timeout)
       throws BrokerUnreachableException {
-    try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap)) {
+    KafkaConsumer<byte[], byte[]> c = null;
+    try {
+      c = consumer(bootstrap);
       c.listTopics(timeout);
     } catch (KafkaException e) {
       throw new BrokerUnreachableException(
           "cannot reach Kafka at " + bootstrap + " within " + timeout.toMillis() + " ms", e);
+    } finally {
+      // Nothing to commit or leave: do not wait on a broker that may not be there.
+      if (c != null) c.close(CloseOptions.timeout(Duration.ZERO));
     }
   }
 
