@@ -2,6 +2,7 @@ package io.collscope.cli;
 
 import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.exporter.Exporter;
+import io.collscope.exporter.ExporterState;
 import io.collscope.exporter.OutputTopicReader;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -133,7 +134,12 @@ final class ExporterCommand implements Callable<Integer> {
         err.flush();
         return Defaults.EXIT_FAILURE;
       }
-      err.println("collscope exporter: stopped: " + exporter.state().topics());
+      StringBuilder read = new StringBuilder();
+      for (ExporterState.TopicStats t : exporter.state().topics()) {
+        read.append(
+            String.format(" %s=%d (%d undecodable)", t.topic(), t.records(), t.undecodable()));
+      }
+      err.println("collscope exporter: stopped; records read:" + read);
       err.flush();
     } finally {
       closed.countDown();

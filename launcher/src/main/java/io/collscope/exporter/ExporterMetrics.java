@@ -30,8 +30,8 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>Labels: {@code cluster}, {@code job}, {@code communicator} on everything about a communicator;
  * {@code rank} on per-rank series; {@code phase}, {@code verdict}, {@code kind}, {@code cause},
- * {@code link}, {@code reason}, {@code stage} from enums or from the ranks of the communicator. So
- * a communicator of N ranks has about 12 N + 40 series, and they all go when it stops (see {@code
+ * {@code link}, {@code reason} from enums or from the ranks of the communicator. So a communicator
+ * of N ranks has about 12 N + 40 series, and they all go when it stops (see {@code
  * docs/MONITORING.md}).
  */
 public final class ExporterMetrics {
@@ -270,13 +270,11 @@ public final class ExporterMetrics {
         });
     CounterWithCallback.builder()
         .name(DEAD_LETTERS)
-        .help("Dead letters read since the exporter started, by reason and job stage.")
-        .labelNames("reason", "stage")
-        .callback(
-            cb ->
-                state
-                    .deadLetters()
-                    .forEach((k, n) -> cb.call(n, k.reason().name(), k.stage().name())))
+        .help(
+            "Dead letters (input records the job could not use) read since the exporter"
+                + " started, by reason.")
+        .labelNames("reason")
+        .callback(cb -> state.deadLetters().forEach((reason, n) -> cb.call(n, reason.name())))
         .register(r);
   }
 

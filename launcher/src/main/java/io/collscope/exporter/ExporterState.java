@@ -6,7 +6,6 @@ import io.collscope.avro.Attribution;
 import io.collscope.avro.DeadLetter;
 import io.collscope.avro.DeadLetterReason;
 import io.collscope.avro.RankWindow;
-import io.collscope.avro.Stage;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.RankKey;
 import java.time.Clock;
@@ -14,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -52,9 +52,6 @@ public final class ExporterState {
       List<Alert> alerts,
       Instant updated) {}
 
-  /** A dead letter's reason and the job stage that rejected the record. */
-  public record DeadLetterKind(DeadLetterReason reason, Stage stage) {}
-
   /** The reader's counts for one topic. */
   public record TopicStats(String topic, long records, long undecodable, Long consumerLag) {}
 
@@ -80,7 +77,7 @@ public final class ExporterState {
   private final Clock clock;
   private final Map<RankKey, RankEntry> ranks = new HashMap<>();
   private final Map<CommunicatorKey, Communicator> communicators = new HashMap<>();
-  private final Map<DeadLetterKind, Long> deadLetters = new HashMap<>();
+  private final Map<DeadLetterReason, Long> deadLetters = new EnumMap<>(DeadLetterReason.class);
   private final Map<String, Topic> topics = new TreeMap<>();
   private long expiredRanks;
   private long expiredCommunicators;
@@ -91,6 +88,8 @@ public final class ExporterState {
     }
     this.ttl = ttl;
     this.clock = clock;
+    // Every reason from zero: the first dead letter is then an increase, not a new series.
+    for (DeadLetterReason r : DeadLetterReason.values()) deadLetters.put(r, 0L);
   }
 
   public Duration ttl() {
@@ -146,7 +145,7 @@ public final class ExporterState {
   }
 
   private void accept(DeadLetter d) {
-    deadLetters.merge(new DeadLetterKind(d.getReason(), d.getStage()), 1L, Long::sum);
+    deadLetters.merge(d.getReason(), 1L, Long::sum);
   }
 
   private Communicator communicator(CommunicatorKey key) {
@@ -220,9 +219,9 @@ public final class ExporterState {
     return out;
   }
 
-  /** Dead letters read since start, by reason and stage. */
-  public synchronized Map<DeadLetterKind, Long> deadLetters() {
-    return new HashMap<>(deadLetters);
+  /** Dead letters read since start, by reason (every reason, 0 when none came). */
+  public synchronized Map<DeadLetterReason, Long> deadLetters() {
+    return new EnumMap<>(deadLetters);
   }
 
   /** The reader's counts, by topic. */

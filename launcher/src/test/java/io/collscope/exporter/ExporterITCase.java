@@ -235,7 +235,7 @@ class ExporterITCase {
         .contains(1.0);
     cli.join(60_000);
     assertThat(rc[0]).as(err.toString()).isZero();
-    assertThat(err.toString()).contains("collscope exporter: stopped: ");
+    assertThat(err.toString()).contains("collscope exporter: stopped; records read: ");
   }
 
   /** The shipped scrape configuration, pointed at the exporter and scraping every second. */
