@@ -212,6 +212,19 @@ class ExporterMetricsTest {
   }
 
   @Test
+  void aCommunicatorOfNRanksHas10NPlus20SeriesPlusItsFindingsAndAlerts() {
+    int n = 6;
+    for (int r = 0; r < n; r++) accept(rankWindow("tp0", r, n, T0, 5.0, 64));
+    accept(attribution("tp0", n, T0, 1, 6.0, slowRank(2, Cause.ARRIVED_LATE, 5.5, 0.5)));
+    accept(alert("tp0", AlertKind.SLOW_RANK, "2", AlertState.FIRING, T0));
+    long series =
+        Scrape.of(registry).samples().stream()
+            .filter(s -> "tp0".equals(s.labels().get("communicator")))
+            .count();
+    assertThat(series).isEqualTo(10 * n + 20 + 2 + 1);
+  }
+
+  @Test
   void recordsCaughtUpOnAfterTheTtlAreNotShownAsLive() {
     // Written long ago, read now: the record's timestamp decides, not when it was read.
     state.accept(rankWindow("tp0", 0, 2, T0.minus(TTL), 5.0, 64), T0.minus(TTL).toEpochMilli());
