@@ -45,8 +45,9 @@ import org.junit.jupiter.api.Test;
  * The exporter between a real KRaft broker and a real Prometheus (the Debian binary, scraping it
  * every second with the scrape configuration that ships in {@code docker/prometheus/}): every
  * PromQL expression of the Grafana dashboard in {@code docker/grafana/} answers with data, and the
- * max wait per communicator, the culprit and the firing alert are the ones the records say. One
- * answer is written to {@code target/monitoring/} (copied to {@code docs/monitoring/}).
+ * max wait per communicator, the culprit and the firing alert are the ones the records say. The
+ * max-wait answer is written to {@code target/monitoring/} (the one in {@code docs/monitoring/}
+ * comes from a demo run, see docs/MONITORING.md).
  *
  * <p>The records are the job's output schemas, produced to fresh topics: communicator tp0 (4 ranks)
  * waits on its slow rank 2, dp0 (2 ranks) is clean.
