@@ -1,5 +1,6 @@
 package io.collscope.exporter;
 
+import io.collscope.alerts.AlertMapping;
 import io.collscope.avro.Alert;
 import io.collscope.avro.AlertState;
 import io.collscope.avro.Attribution;
@@ -71,7 +72,7 @@ public final class ExporterMetrics {
 
   /** The alert labels that become metric labels: together they identify an alert. */
   static final List<String> ALERT_LABELS =
-      List.of("alertname", KIND, "severity", "size_bucket", RANK, LINK);
+      List.of("alertname", KIND, "severity", "collective", "size_bucket", RANK, LINK);
 
   private static final String[] RANK_LABELS = {CLUSTER, JOB, COMMUNICATOR, RANK};
   private static final String[] COMMUNICATOR_LABELS = {CLUSTER, JOB, COMMUNICATOR};
@@ -325,7 +326,7 @@ public final class ExporterMetrics {
       String name = ALERT_LABELS.get(i);
       String value = labels == null ? null : labels.get(name);
       if (value == null && name.equals("alertname")) {
-        value = io.collscope.alerts.AlertMapping.alertname(a.getKind());
+        value = AlertMapping.alertname(a.getKind());
       }
       if (value == null && name.equals(KIND)) value = a.getKind().name();
       if (value == null && name.equals("severity")) value = a.getSeverity();

@@ -126,6 +126,8 @@ class ExporterMetricsTest {
                 "critical",
                 "size_bucket",
                 "64KiB",
+                "collective",
+                "allreduce_oneshot_f32",
                 "communicator",
                 "tp0",
                 "link",

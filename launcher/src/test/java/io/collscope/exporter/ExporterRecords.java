@@ -135,6 +135,7 @@ final class ExporterRecords {
     labels.put("kind", kind.name());
     labels.put("severity", "critical");
     labels.put("size_bucket", "64KiB");
+    labels.put("collective", "allreduce_oneshot_f32");
     if (rank != null) labels.put("rank", rank);
     return Alert.newBuilder()
         .setAlertId(communicator + "-" + kind + "-" + rank)
