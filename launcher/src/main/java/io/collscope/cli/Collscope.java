@@ -26,7 +26,8 @@ import picocli.CommandLine.Command;
       BaselinesCommand.class,
       FuzzCommand.class,
       QueryCommand.class,
-      HistoryCommand.class
+      HistoryCommand.class,
+      ExporterCommand.class
     })
 public final class Collscope implements Runnable {
 
