@@ -95,7 +95,7 @@ final class EmitCommand implements Callable<Integer> {
       description =
           "Directory of the on-disk spool that holds snapshots while the broker is down or slow"
               + " (what a previous run left there is sent first). Default:"
-              + " .run/spool/CLUSTER/JOB/COMMUNICATOR[/rank-N]")
+              + " .run/spool/TOPIC/CLUSTER/JOB/COMMUNICATOR[/rank-N]")
   java.nio.file.Path spool;
 
   @Option(
@@ -245,10 +245,13 @@ final class EmitCommand implements Callable<Integer> {
     }
   }
 
-  /** One spool per emitting process: its ranks' identity (two processes cannot share one). */
+  /**
+   * One spool per emitting process and topic: its ranks' identity (two processes cannot share
+   * one), under the topic it feeds, so what a run left behind goes only where it was headed.
+   */
   private java.nio.file.Path defaultSpool() {
     java.nio.file.Path p =
-        java.nio.file.Path.of(".run", "spool", cluster, job, rankOptions.communicator);
+        java.nio.file.Path.of(".run", "spool", topic, cluster, job, rankOptions.communicator);
     return onlyRank == null ? p : p.resolve("rank-" + onlyRank);
   }
 
