@@ -196,6 +196,9 @@ public final class HistoryGenerator {
 
   static final long BYTES_PER_CALL = 1 << 20;
 
+  /** The collective every communicator runs, as an emitter names it. */
+  static final String COLLECTIVE = "allreduce_oneshot_bf16";
+
   /** Mean µs per collective of guard, copy, publish, wait, reduce when nothing is wrong. */
   private static final double[] BASE_PHASES_US = {1.5, 6.0, 2.0, 12.0, 9.0};
 
@@ -452,6 +455,7 @@ public final class HistoryGenerator {
               .setCluster(key.cluster())
               .setJob(key.job())
               .setCommunicator(key.communicator())
+              .setCollective(COLLECTIVE)
               .setRank(r)
               .setWorldSize(n)
               .setHost(hostNames[hostIndex + r / 8])
@@ -485,6 +489,7 @@ public final class HistoryGenerator {
             .setCluster(key.cluster())
             .setJob(key.job())
             .setCommunicator(key.communicator())
+            .setCollective(COLLECTIVE)
             .setWindowStart(start)
             .setWindowEnd(end)
             .setWorldSize(n)
@@ -544,6 +549,7 @@ public final class HistoryGenerator {
       Streak st = new Streak();
       st.severity = e.kind() == FindingKind.SILENT_RANK ? "critical" : "warning";
       st.sizeBucket = AlertFunction.sizeBucket(BYTES_PER_CALL);
+      st.collective = COLLECTIVE;
       st.startsAt = firing;
       String subject =
           e.kind()
