@@ -23,7 +23,8 @@ import picocli.CommandLine.Command;
       BenchCommand.class,
       EvalCommand.class,
       AlertsCommand.class,
-      BaselinesCommand.class
+      BaselinesCommand.class,
+      ReportCommand.class
     })
 public final class Collscope implements Runnable {
 

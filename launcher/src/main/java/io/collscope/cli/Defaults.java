@@ -21,6 +21,7 @@ final class Defaults {
   static final String KAFKA_PORT = "${env:COLLSCOPE_KAFKA_PORT:-9092}";
   static final String KAFKA_DATA = "${env:COLLSCOPE_KAFKA_DATA:-.run/kafka}";
   static final String ALERT_TOPIC = "${env:COLLSCOPE_ALERT_TOPIC:-collscope.alerts}";
+  static final String HISTORY = "${env:COLLSCOPE_HISTORY:-.run/history}";
 
   /** Exit codes, documented in the README. */
   static final int EXIT_OK = 0;

@@ -5,17 +5,20 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
 
-/** Parses durations such as {@code 300us}, {@code 10ms}, {@code 1s}, {@code 2m}. */
+/**
+ * Parses durations such as {@code 300us}, {@code 10ms}, {@code 1s}, {@code 2m}, {@code 24h}, {@code
+ * 7d}.
+ */
 final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
 
-  private static final Pattern P = Pattern.compile("(\\d+)(ns|us|ms|s|m)");
+  private static final Pattern P = Pattern.compile("(\\d+)(ns|us|ms|s|m|h|d)");
 
   @Override
   public Duration convert(String value) {
     Matcher m = P.matcher(value.trim());
     if (!m.matches()) {
       throw new CommandLine.TypeConversionException(
-          "'" + value + "' is not a duration (e.g. 300us, 10ms, 1s, 2m)");
+          "'" + value + "' is not a duration (e.g. 300us, 10ms, 1s, 2m, 24h, 7d)");
     }
     long n = Long.parseLong(m.group(1));
     return switch (m.group(2)) {
@@ -23,7 +26,9 @@ final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
       case "us" -> Duration.ofNanos(n * 1_000);
       case "ms" -> Duration.ofMillis(n);
       case "s" -> Duration.ofSeconds(n);
-      default -> Duration.ofMinutes(n);
+      case "m" -> Duration.ofMinutes(n);
+      case "h" -> Duration.ofHours(n);
+      default -> Duration.ofDays(n);
     };
   }
 }
