@@ -565,7 +565,7 @@ public final class ReportQuery {
     List<String> labels = new ArrayList<>();
     for (int lo = 0; lo < worldSize; lo += block) {
       int hi = Math.min(worldSize, lo + block) - 1;
-      labels.add(block == 1 ? Integer.toString(lo) : lo + "–" + hi);
+      labels.add(lo == hi ? Integer.toString(lo) : lo + "–" + hi);
     }
     return labels;
   }

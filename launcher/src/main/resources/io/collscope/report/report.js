@@ -322,5 +322,7 @@
   if (R.details.length) root.appendChild(el('h2', { text: 'Details' }));
   R.details.forEach(detail);
   document.body.setAttribute('data-charts', String(charts.length));
+  // The page's full height, for a screenshot of all of it.
+  document.body.setAttribute('data-height', String(document.documentElement.scrollHeight));
   document.body.setAttribute('data-report-ready', 'true');
 })();
