@@ -11,6 +11,7 @@ import io.collscope.flink.decode.DecodeFunction;
 import io.collscope.flink.decode.SourcedSnapshot;
 import io.collscope.flink.delta.DeltaFunction;
 import io.collscope.flink.delta.SnapshotDelta;
+import io.collscope.flink.history.HistorySinks;
 import io.collscope.flink.sink.AvroRecordSerializer;
 import io.collscope.flink.source.RawRecord;
 import io.collscope.flink.source.RawRecordDeserializer;
@@ -44,12 +45,30 @@ public final class AttributionJob {
 
   public static final String JOB_NAME = "collscope-attribution";
 
-  /** The job's three outputs. */
+  /**
+   * The job's outputs; {@code history} (Parquet files of the rank windows, attributions and alerts)
+   * is null when no history is written.
+   */
   public record Sinks(
       Sink<RankWindow> rankWindows,
       Sink<Attribution> attributions,
       Sink<DeadLetter> deadLetters,
-      Sink<Alert> alerts) {}
+      Sink<Alert> alerts,
+      HistorySinks history) {
+
+    /** Without history. */
+    public Sinks(
+        Sink<RankWindow> rankWindows,
+        Sink<Attribution> attributions,
+        Sink<DeadLetter> deadLetters,
+        Sink<Alert> alerts) {
+      this(rankWindows, attributions, deadLetters, alerts, null);
+    }
+
+    public Sinks withHistory(HistorySinks history) {
+      return new Sinks(rankWindows, attributions, deadLetters, alerts, history);
+    }
+  }
 
   private AttributionJob() {}
 
@@ -135,6 +154,25 @@ public final class AttributionJob {
         .sinkTo(sinks.deadLetters())
         .name("dead-letter sink")
         .uid("dead-letter-sink");
+
+    HistorySinks history = sinks.history();
+    if (history != null) {
+      rankWindows
+          .sinkTo(history.rankWindows())
+          .name("rank-windows history")
+          .uid("rank-windows-history");
+      attributions
+          .sinkTo(history.attributions())
+          .name("attribution history")
+          .uid("attribution-history");
+      alerts.sinkTo(history.alerts()).name("alert history").uid("alert-history");
+    }
+  }
+
+  /** FileSinks under --history-path, or null when it is empty (no history). */
+  public static HistorySinks historySinks(JobOptions o) {
+    String base = o.get(JobOptions.HISTORY_PATH);
+    return base == null || base.isBlank() ? null : HistorySinks.files(base);
   }
 
   public static KafkaSource<RawRecord> kafkaSource(JobOptions o) {
@@ -149,6 +187,7 @@ public final class AttributionJob {
         .build();
   }
 
+  /** The production outputs: Kafka topics, and the history files when --history-path is set. */
   public static Sinks kafkaSinks(JobOptions o) {
     return new Sinks(
         sink(
@@ -174,7 +213,8 @@ public final class AttributionJob {
                     : java.nio.charset.StandardCharsets.UTF_8
                         .decode(d.getKey().duplicate())
                         .toString()),
-        sink(o, JobOptions.ALERT_TOPIC, "alerts", Alert.class, Alert::getAlertId));
+        sink(o, JobOptions.ALERT_TOPIC, "alerts", Alert.class, Alert::getAlertId),
+        historySinks(o));
   }
 
   private static <T extends SpecificRecord> KafkaSink<T> sink(

@@ -34,6 +34,13 @@ public final class JobOptions {
    */
   public static final String BASELINE_FILE = "baseline-file";
 
+  /**
+   * Base path of the history (rank windows, attributions and alerts as Parquet, see
+   * docs/HISTORY.md): a local directory, or any URI of a file system the cluster has ({@code
+   * s3://...}, {@code hdfs://...}). Empty: no history is written.
+   */
+  public static final String HISTORY_PATH = "history-path";
+
   public static final String GROUP_ID = "group-id";
   public static final String WINDOW = "window";
   public static final String OUT_OF_ORDERNESS = "out-of-orderness";
@@ -69,6 +76,7 @@ public final class JobOptions {
           Map.entry(ALERT_RESOLVE_AFTER, "3"),
           Map.entry(ALERT_MIN_EFFECT, "0.05"),
           Map.entry(BASELINE_FILE, ""),
+          Map.entry(HISTORY_PATH, ""),
           Map.entry(GROUP_ID, "collscope-attribution"),
           Map.entry(WINDOW, "10s"),
           Map.entry(OUT_OF_ORDERNESS, "2s"),

@@ -24,6 +24,8 @@ import picocli.CommandLine.Command;
       EvalCommand.class,
       AlertsCommand.class,
       BaselinesCommand.class,
+      QueryCommand.class,
+      HistoryCommand.class,
       ReportCommand.class
     })
 public final class Collscope implements Runnable {

@@ -71,6 +71,18 @@ final class DemoCommand implements Callable<Integer> {
               + " 'collscope alerts forward' does")
   String alertmanager;
 
+  @Option(
+      names = "--history",
+      defaultValue = Defaults.HISTORY,
+      description =
+          "Write the job's rank windows, attributions and alerts as Parquet under this folder"
+              + " (docs/HISTORY.md; 'collscope query', 'collscope history'). Default:"
+              + " ${DEFAULT-VALUE}")
+  Path history;
+
+  @Option(names = "--no-history", description = "Write no history.")
+  boolean noHistory;
+
   @Option(names = "--json", description = "One JSON object per attribution window on stdout.")
   boolean json;
 
@@ -106,7 +118,9 @@ final class DemoCommand implements Callable<Integer> {
     AttributionPrinter printer = new AttributionPrinter(spec.commandLine().getOut(), json);
     // The feed first: ranks that cannot start (no GPU for --backend cuda) fail before Kafka does.
     try (SnapshotFeed feed = feed();
-        DemoPipeline pipeline = DemoPipeline.start(window, minExcessUs, absFloorUs, uiPort);
+        DemoPipeline pipeline =
+            DemoPipeline.start(
+                window, minExcessUs, absFloorUs, uiPort, noHistory ? null : history);
         AttributionReader reader =
             AttributionReader.start(
                 pipeline.bootstrapServers(),
@@ -134,6 +148,11 @@ final class DemoCommand implements Callable<Integer> {
       err.printf(
           "collscope demo: done; %d snapshots published, %d failed deliveries%n",
           result.published(), result.failedDeliveries());
+      if (!noHistory) {
+        err.printf(
+            "collscope demo: history in %s (collscope history culprits --history %s)%n",
+            history, history);
+      }
       result.failure().ifPresent(f -> err.println("collscope demo: backend failed: " + f));
       err.flush();
       return result.failure().isPresent() ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;

@@ -5,13 +5,21 @@ import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.flink.AttributionJob;
 import io.collscope.flink.JobOptions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Comparator;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
@@ -34,17 +42,27 @@ final class DemoPipeline implements AutoCloseable {
   }
 
   /**
-   * Starts the broker and the job; the web UI takes the first free port from {@code uiPort} up to
-   * {@code uiPort + 20}.
+   * Starts the broker and the job, without history; the web UI takes the first free port from
+   * {@code uiPort} up to {@code uiPort + 20}.
    */
   static DemoPipeline start(Duration window, double minExcessUs, double absFloorUs, int uiPort)
+      throws Exception {
+    return start(window, minExcessUs, absFloorUs, uiPort, null);
+  }
+
+  /** As above, with the job's history written under {@code history} unless it is null. */
+  static DemoPipeline start(
+      Duration window, double minExcessUs, double absFloorUs, int uiPort, Path history)
       throws Exception {
     EmbeddedKafka kafka = EmbeddedKafka.startTemporary();
     try {
       JobOptions options =
           jobOptions(window, minExcessUs)
               .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs))
-              .with(JobOptions.BOOTSTRAP, kafka.bootstrapServers());
+              .with(JobOptions.BOOTSTRAP, kafka.bootstrapServers())
+              .with(
+                  JobOptions.HISTORY_PATH,
+                  history == null ? "" : history.toAbsolutePath().toUri().toString());
       kafka.createTopics(
           PARTITIONS,
           options.get(JobOptions.SNAPSHOT_TOPIC),
@@ -120,12 +138,43 @@ final class DemoPipeline implements AutoCloseable {
   @Override
   public void close() throws Exception {
     try {
-      // A job that already ended (failed, or finished) cannot be cancelled.
+      // A job that already ended (failed, or finished) cannot be stopped.
+      if (!job.getJobStatus().get(30, TimeUnit.SECONDS).isGloballyTerminalState()) {
+        stop();
+      }
+    } finally {
+      kafka.close();
+    }
+  }
+
+  /**
+   * Stops the job with a savepoint, which the history sinks commit like a checkpoint: what the job
+   * wrote since its last checkpoint reaches the history files too, and no in-progress file is left
+   * behind. Cancels it where that fails.
+   */
+  private void stop() throws Exception {
+    if (options.get(JobOptions.HISTORY_PATH).isEmpty()) {
+      job.cancel().get(30, TimeUnit.SECONDS);
+      return;
+    }
+    java.nio.file.Path savepoints = Files.createTempDirectory("collscope-demo-savepoint");
+    try {
+      job.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+          .get(60, TimeUnit.SECONDS);
+    } catch (ExecutionException | TimeoutException e) {
       if (!job.getJobStatus().get(30, TimeUnit.SECONDS).isGloballyTerminalState()) {
         job.cancel().get(30, TimeUnit.SECONDS);
       }
     } finally {
-      kafka.close();
+      deleteRecursively(savepoints);
+    }
+  }
+
+  private static void deleteRecursively(java.nio.file.Path dir) throws IOException {
+    try (Stream<java.nio.file.Path> files = Files.walk(dir)) {
+      for (java.nio.file.Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
     }
   }
 }

@@ -275,7 +275,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   }
 
   /** Message size bucket by powers of two: 4KiB, 64KiB, 1MiB, ... */
-  static String sizeBucket(long bytes) {
+  public static String sizeBucket(long bytes) {
     if (bytes <= 0) return "unknown";
     int log = 63 - Long.numberOfLeadingZeros(bytes);
     long b = 1L << log;
@@ -418,7 +418,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   }
 
   /** The labels that identify an alert: the same at FIRING and at RESOLVED. */
-  static Map<String, String> labels(
+  public static Map<String, String> labels(
       CommunicatorKey key, AlertKind kind, String subject, Streak st) {
     Map<String, String> l = new TreeMap<>();
     l.put("alertname", alertName(kind));
@@ -445,7 +445,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   }
 
   /** A stable id of the labels: the first 16 hex digits of SHA-256 over sorted k=v lines. */
-  static String fingerprint(Map<String, String> labels) {
+  public static String fingerprint(Map<String, String> labels) {
     StringBuilder sb = new StringBuilder();
     for (Map.Entry<String, String> e : new TreeMap<>(labels).entrySet()) {
       sb.append(e.getKey()).append('=').append(e.getValue()).append('\n');

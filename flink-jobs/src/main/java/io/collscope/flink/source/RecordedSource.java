@@ -37,14 +37,18 @@ public final class RecordedSource {
 
     @Override
     public RawRecord map(Long index) {
-      RecordedFrame f = frames.get(index.intValue());
-      return new RawRecord(
-          f.origin(),
-          0,
-          f.offset(),
-          f.eventTimeMs(),
-          f.origin().getBytes(StandardCharsets.UTF_8),
-          f.value());
+      return record(frames.get(index.intValue()));
     }
+  }
+
+  /** A recorded frame as the Kafka source would deliver it. */
+  public static RawRecord record(RecordedFrame f) {
+    return new RawRecord(
+        f.origin(),
+        0,
+        f.offset(),
+        f.eventTimeMs(),
+        f.origin().getBytes(StandardCharsets.UTF_8),
+        f.value());
   }
 }

@@ -1,0 +1,78 @@
+package io.collscope.flink.history;
+
+import io.collscope.avro.Alert;
+import io.collscope.avro.AlertState;
+import io.collscope.avro.Attribution;
+import io.collscope.avro.RankWindow;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+
+/**
+ * Where the history lives under its base path: one folder per table ({@value #RANK_WINDOWS},
+ * {@value #ATTRIBUTIONS}, {@value #ALERTS}), Hive-style partitions {@code dt=YYYY-MM-DD/hour=HH} of
+ * each record's event time in UTC, and Parquet files named {@code part-*.parquet} whose columns are
+ * the fields of the current Avro schema. The writers (the job's FileSinks, the generator) and the
+ * readers (DuckDB views) all go by this class; docs/HISTORY.md describes it for readers without
+ * collscope code.
+ */
+public final class HistoryLayout {
+
+  public static final String RANK_WINDOWS = "rank_windows";
+  public static final String ATTRIBUTIONS = "attributions";
+  public static final String ALERTS = "alerts";
+
+  /** Every table, in the order the docs list them. */
+  public static final java.util.List<String> TABLES =
+      java.util.List.of(RANK_WINDOWS, ATTRIBUTIONS, ALERTS);
+
+  /** Partition columns that the path adds to every table. */
+  public static final String DATE_COLUMN = "dt";
+
+  public static final String HOUR_COLUMN = "hour";
+
+  /** Committed files: FileSink's in-progress files are hidden ({@code .part-...inprogress...}). */
+  public static final String FILE_PREFIX = "part";
+
+  public static final String FILE_SUFFIX = ".parquet";
+
+  /** Glob of a table's committed files relative to the base path. */
+  public static String glob(String table) {
+    return table + "/" + DATE_COLUMN + "=*/" + HOUR_COLUMN + "=*/*" + FILE_SUFFIX;
+  }
+
+  private static final DateTimeFormatter PARTITION =
+      DateTimeFormatter.ofPattern("'" + DATE_COLUMN + "='yyyy-MM-dd'/" + HOUR_COLUMN + "='HH")
+          .withZone(ZoneOffset.UTC);
+
+  private HistoryLayout() {}
+
+  /** The partition of an event at {@code epochMillis}: {@code dt=2026-11-30/hour=07}. */
+  public static String partition(long epochMillis) {
+    return PARTITION.format(Instant.ofEpochMilli(epochMillis));
+  }
+
+  /** A rank window's event time: its end (exclusive), as in the attribution of that window. */
+  public static long eventTime(RankWindow w) {
+    return w.getWindowEnd().toEpochMilli();
+  }
+
+  public static long eventTime(Attribution a) {
+    return a.getWindowEnd().toEpochMilli();
+  }
+
+  /**
+   * An alert transition's event time: when it resolved for RESOLVED, when it started firing for
+   * FIRING; the end of the window that made the transition where those are unset (version-1
+   * records).
+   */
+  public static long eventTime(Alert a) {
+    if (a.getState() == AlertState.RESOLVED && a.getEndsAt() != null) {
+      return a.getEndsAt().toEpochMilli();
+    }
+    if (a.getStartsAt() != null && a.getStartsAt().toEpochMilli() > 0) {
+      return a.getStartsAt().toEpochMilli();
+    }
+    return a.getWindowEnd().toEpochMilli();
+  }
+}

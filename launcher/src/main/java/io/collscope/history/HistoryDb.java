@@ -1,0 +1,112 @@
+package io.collscope.history;
+
+import io.collscope.avro.Alert;
+import io.collscope.avro.Attribution;
+import io.collscope.avro.RankWindow;
+import io.collscope.flink.history.HistoryLayout;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.avro.Schema;
+
+/**
+ * DuckDB (in memory, through JDBC) over a history base path, with one view per table of {@link
+ * HistoryLayout}: {@code rank_windows}, {@code attributions}, {@code alerts}. Each view reads the
+ * table's committed Parquet files with Hive partitioning ({@code dt} DATE and {@code hour} INTEGER
+ * columns from the path, so a filter on them skips whole folders) and {@code union_by_name} (files
+ * of older schema versions lack newer columns: those read as NULL).
+ *
+ * <p>A table with no file yet (no alert ever fired) is still a view, with the columns of the
+ * current Avro schema and no rows: DuckDB cannot read an empty glob, and a query must not fail
+ * because nothing happened. Such a view is fixed when the database opens; reopen to see files
+ * written since. Times are TIMESTAMP WITH TIME ZONE, shown in UTC.
+ */
+public final class HistoryDb implements AutoCloseable {
+
+  /** The Avro schema of each table's records: the columns of its files. */
+  public static final Map<String, Schema> SCHEMAS =
+      Map.of(
+          HistoryLayout.RANK_WINDOWS, RankWindow.getClassSchema(),
+          HistoryLayout.ATTRIBUTIONS, Attribution.getClassSchema(),
+          HistoryLayout.ALERTS, Alert.getClassSchema());
+
+  private final Path base;
+  private final Connection connection;
+
+  private HistoryDb(Path base, Connection connection) {
+    this.base = base;
+    this.connection = connection;
+  }
+
+  /**
+   * Opens DuckDB over {@code base} (a folder written by the job's history sinks or by {@code
+   * collscope history generate}); the folder need not exist yet.
+   */
+  public static HistoryDb open(Path base) throws SQLException {
+    Connection c = DriverManager.getConnection("jdbc:duckdb:");
+    try (Statement s = c.createStatement()) {
+      s.execute("SET TimeZone = 'UTC'");
+      for (String table : HistoryLayout.TABLES) {
+        s.execute("CREATE VIEW " + table + " AS " + viewQuery(base, table));
+      }
+    } catch (SQLException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+    return new HistoryDb(base, c);
+  }
+
+  /** The SELECT a table's view is defined as. */
+  static String viewQuery(Path base, String table) {
+    if (!hasFiles(base, table)) return DuckDbTypes.emptySelect(SCHEMAS.get(table));
+    String glob = base.toAbsolutePath().resolve(HistoryLayout.glob(table)).toString();
+    return "SELECT * FROM read_parquet("
+        + DuckDbTypes.literal(glob)
+        + ", hive_partitioning = true, union_by_name = true,"
+        + " hive_types = {'"
+        + HistoryLayout.DATE_COLUMN
+        + "': DATE, '"
+        + HistoryLayout.HOUR_COLUMN
+        + "': INTEGER})";
+  }
+
+  /** Whether a table has a committed file (one matching its glob). */
+  static boolean hasFiles(Path base, String table) {
+    Path dir = base.resolve(table);
+    if (!Files.isDirectory(dir)) return false;
+    try (Stream<Path> files =
+        Files.find(dir, 3, (p, a) -> isCommitted(dir, p, a.isRegularFile()))) {
+      return files.findAny().isPresent();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static boolean isCommitted(Path tableDir, Path p, boolean regular) {
+    return regular
+        && tableDir.relativize(p).getNameCount() == 3
+        && p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX)
+        && !p.getFileName().toString().startsWith(".");
+  }
+
+  public Path base() {
+    return base;
+  }
+
+  /** The connection, views defined; closed with this. */
+  public Connection connection() {
+    return connection;
+  }
+
+  @Override
+  public void close() throws SQLException {
+    connection.close();
+  }
+}
