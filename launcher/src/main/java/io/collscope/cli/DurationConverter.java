@@ -5,20 +5,17 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
 
-/**
- * Parses durations such as {@code 300us}, {@code 10ms}, {@code 1s}, {@code 2m}, {@code 24h}, {@code
- * 7d}.
- */
+/** Parses durations such as {@code 300us}, {@code 10ms}, {@code 1s}, {@code 2m}. */
 final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
 
-  private static final Pattern P = Pattern.compile("(\\d+)(ns|us|ms|s|m|h|d)");
+  private static final Pattern P = Pattern.compile("(\\d+)(ns|us|ms|s|m)");
 
   @Override
   public Duration convert(String value) {
     Matcher m = P.matcher(value.trim());
     if (!m.matches()) {
       throw new CommandLine.TypeConversionException(
-          "'" + value + "' is not a duration (e.g. 300us, 10ms, 1s, 2m, 24h, 7d)");
+          "'" + value + "' is not a duration (e.g. 300us, 10ms, 1s, 2m)");
     }
     long n = Long.parseLong(m.group(1));
     return switch (m.group(2)) {
@@ -26,9 +23,7 @@ final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
       case "us" -> Duration.ofNanos(n * 1_000);
       case "ms" -> Duration.ofMillis(n);
       case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      case "h" -> Duration.ofHours(n);
-      default -> Duration.ofDays(n);
+      default -> Duration.ofMinutes(n);
     };
   }
 }

@@ -1,17 +1,15 @@
 package io.collscope.cli;
 
+import io.collscope.history.HistoryDb;
+import io.collscope.history.TimeRange;
 import io.collscope.report.Report;
 import io.collscope.report.ReportPage;
 import io.collscope.report.ReportQuery;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -43,13 +41,14 @@ final class ReportCommand implements Callable<Integer> {
   @Option(
       names = "--since",
       defaultValue = "24h",
-      converter = DurationConverter.class,
-      description = "How far back from --until. Default: ${DEFAULT-VALUE}")
-  Duration since;
+      description = "How far back from --until (e.g. 90m, 24h, 7d). Default: ${DEFAULT-VALUE}")
+  String since;
 
   @Option(
       names = "--until",
-      description = "End of the range, ISO-8601 (e.g. 2026-11-30T12:00:00Z). Default: now")
+      description =
+          "End of the range: an instant (2026-11-30T12:00:00Z), a UTC date-time or date, or"
+              + " -DURATION before now. Default: now")
   String until;
 
   @Option(
@@ -73,7 +72,8 @@ final class ReportCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (since.isZero() || since.isNegative()) throw usage("--since must be positive");
+    Duration back = HistoryCommand.sinceDuration(since);
+    if (back.isZero()) throw usage("--since must be positive");
     if (top < 0) throw usage("--top must be >= 0, got " + top);
     if (!Files.isDirectory(history)) {
       throw usage(
@@ -82,14 +82,23 @@ final class ReportCommand implements Callable<Integer> {
               + " is not a directory (run the demo, or 'collscope"
               + " history generate')");
     }
-    Instant end = until == null ? Instant.now() : parseInstant(until);
-    ReportQuery.Options options = new ReportQuery.Options(end.minus(since), end, communicator, top);
+    Instant now = Instant.now();
+    Instant end = until == null ? now : TimeRange.instant(until, now);
+    ReportQuery.Options options = new ReportQuery.Options(end.minus(back), end, communicator, top);
     long t0 = System.nanoTime();
     Report report;
-    try (Connection db = HistoryViews.open(history)) {
-      report = ReportQuery.run(db, options, history.toString(), Instant.now());
+    try (HistoryDb db = HistoryDb.open(history)) {
+      if (System.getenv("REPORT_TIMING") != null)
+        System.err.println("open " + (System.nanoTime() - t0) / 1_000_000);
+      report = ReportQuery.run(db, options, now);
+      if (System.getenv("REPORT_TIMING") != null)
+        System.err.println("run " + (System.nanoTime() - t0) / 1_000_000);
     }
+    if (System.getenv("REPORT_TIMING") != null)
+      System.err.println("closed " + (System.nanoTime() - t0) / 1_000_000);
     String html = ReportPage.render(report);
+    if (System.getenv("REPORT_TIMING") != null)
+      System.err.println("rendered " + (System.nanoTime() - t0) / 1_000_000);
     Path parent = out.toAbsolutePath().getParent();
     if (parent != null) Files.createDirectories(parent);
     Files.writeString(out, html, StandardCharsets.UTF_8);
@@ -107,34 +116,7 @@ final class ReportCommand implements Callable<Integer> {
     return Defaults.EXIT_OK;
   }
 
-  private Instant parseInstant(String s) {
-    try {
-      return Instant.parse(s);
-    } catch (DateTimeParseException e) {
-      throw usage("--until '" + s + "' is not an ISO-8601 instant (e.g. 2026-11-30T12:00:00Z)");
-    }
-  }
-
   private CommandLine.ParameterException usage(String message) {
     return new CommandLine.ParameterException(spec.commandLine(), message);
-  }
-
-  /** Until HistoryDb is merged: DuckDB views over the partitioned Parquet files. */
-  static final class HistoryViews {
-    static Connection open(Path base) throws Exception {
-      Connection c = DriverManager.getConnection("jdbc:duckdb:");
-      try (Statement s = c.createStatement()) {
-        for (String t : new String[] {"rank_windows", "attributions", "alerts"}) {
-          String glob = base.resolve(t).toAbsolutePath() + "/dt=*/hour=*/*.parquet";
-          s.execute(
-              "CREATE VIEW "
-                  + t
-                  + " AS SELECT * FROM read_parquet('"
-                  + glob
-                  + "', hive_partitioning = true, union_by_name = true)");
-        }
-      }
-      return c;
-    }
   }
 }

@@ -1,5 +1,8 @@
 package io.collscope.report;
 
+import io.collscope.flink.history.HistoryLayout;
+import io.collscope.history.HistoryDb;
+import io.collscope.history.TimeRange;
 import io.collscope.model.Phase;
 import io.collscope.report.Report.AlertEpisode;
 import io.collscope.report.Report.CommunicatorSummary;
@@ -90,6 +93,8 @@ public final class ReportQuery {
 
   private final Connection db;
   private final Options options;
+  private final TimeRange range;
+  private final Scope scope;
   private final long sinceMs;
   private final long untilMs;
   private final long bucketMs;
@@ -97,21 +102,28 @@ public final class ReportQuery {
   private ReportQuery(Connection db, Options options) {
     this.db = db;
     this.options = options;
+    this.range = new TimeRange(options.since(), options.until());
+    this.scope = Scope.of(options.communicator());
     this.sinceMs = options.since().toEpochMilli();
     this.untilMs = options.until().toEpochMilli();
     this.bucketMs = bucketMs(untilMs - sinceMs);
   }
 
-  /** Runs every query of the report over the views of {@code db}. */
-  public static Report run(Connection db, Options options, String historyName, Instant now)
-      throws SQLException {
+  /**
+   * Runs every query of the report over the views of {@code db} ({@link HistoryDb}). The range
+   * holds the windows that ended in it (a window's event time is its end, as in the history's
+   * partitions).
+   */
+  public static Report run(HistoryDb db, Options options, Instant now) throws SQLException {
     if (!options.until().isAfter(options.since())) {
       throw new IllegalArgumentException("the report's range is empty: until <= since");
     }
-    try (Statement s = db.createStatement()) {
-      s.execute("SET TimeZone = 'UTC'");
+    ReportQuery q = new ReportQuery(db.connection(), options);
+    try {
+      return q.build(db.base().toString(), now);
+    } finally {
+      q.dropTemporaryTables();
     }
-    return new ReportQuery(db, options).build(historyName, now);
   }
 
   /** The smallest bucket width that cuts {@code spanMs} into at most MAX_BUCKETS buckets. */
@@ -122,7 +134,31 @@ public final class ReportQuery {
     return BUCKET_CHOICES_MS[BUCKET_CHOICES_MS.length - 1];
   }
 
+  /**
+   * The --communicator filter on the raw columns: NAME (in any cluster and job) or
+   * CLUSTER/JOB/NAME.
+   */
+  record Scope(String cluster, String job, String communicator) {
+    static Scope of(String s) {
+      if (s == null || s.isBlank()) return new Scope(null, null, null);
+      String[] parts = s.split("/", -1);
+      if (parts.length == 1) return new Scope(null, null, s);
+      if (parts.length == 3 && !parts[2].isEmpty()) return new Scope(parts[0], parts[1], parts[2]);
+      throw new IllegalArgumentException(
+          "--communicator '" + s + "' is neither NAME nor CLUSTER/JOB/NAME");
+    }
+
+    String where() {
+      if (communicator == null) return "TRUE";
+      String c = "communicator = " + literal(communicator);
+      return cluster == null
+          ? c
+          : "cluster = " + literal(cluster) + " AND job = " + literal(job) + " AND " + c;
+    }
+  }
+
   private Report build(String historyName, Instant now) throws SQLException {
+    scanAttributions();
     List<Summary> summaries = summaries();
     Map<String, List<AlertEpisode>> alertsByKey = new LinkedHashMap<>();
     List<AlertEpisode> alerts = alertEpisodes();
@@ -183,40 +219,64 @@ public final class ReportQuery {
 
   // ---- SQL fragments --------------------------------------------------------------------------
 
-  /** The range on a timestamp column, as literals DuckDB can push into the Parquet scan. */
-  private String inRange(String column) {
-    return column + " >= epoch_ms(" + sinceMs + ") AND " + column + " < epoch_ms(" + untilMs + ")";
-  }
-
-  /** The --communicator filter (TRUE without one). */
-  private String communicatorFilter() {
-    String c = options.communicator();
-    if (c == null || c.isEmpty()) return "TRUE";
-    return c.contains("/") ? KEY + " = " + literal(c) : "communicator = " + literal(c);
-  }
-
-  /** Rows of exactly these communicators: on the raw columns, so the scan can skip row groups. */
-  private static String oneOf(List<String> keys) {
-    if (keys.isEmpty()) return "FALSE";
-    Map<String, List<String>> byName = new TreeMap<>();
-    for (String k : keys) {
-      byName.computeIfAbsent(k.substring(k.lastIndexOf('/') + 1), n -> new ArrayList<>()).add(k);
-    }
-    String names = byName.keySet().stream().map(ReportQuery::literal).collect(joining());
-    String full = keys.stream().map(ReportQuery::literal).collect(joining());
-    return "communicator IN (" + names + ") AND " + KEY + " IN (" + full + ")";
+  /** Rows of the range and the --communicator scope; the range prunes whole partitions first. */
+  private String inScope() {
+    return range.where("window_end") + " AND " + scope.where();
   }
 
   private String bucket(String column) {
     return "(epoch_ms(" + column + ") // " + bucketMs + ") * " + bucketMs;
   }
 
+  private static String keyIn(List<String> keys) {
+    return keys.isEmpty() ? "FALSE" : "k IN (" + list(keys) + ")";
+  }
+
+  private static String list(List<String> keys) {
+    return keys.stream().map(ReportQuery::literal).collect(Collectors.joining(", "));
+  }
+
   static String literal(String s) {
     return "'" + s.replace("'", "''") + "'";
   }
 
-  private static java.util.stream.Collector<CharSequence, ?, String> joining() {
-    return Collectors.joining(", ");
+  // ---- the attributions: two scans --------------------------------------------------------------
+
+  /**
+   * Reads the attributions of the range twice, into two small tables the rest of the report
+   * queries: per (communicator, time bucket) counts and medians ({@code report_windows}), and one
+   * row per finding ({@code report_findings}, windows with findings only).
+   */
+  private void scanAttributions() throws SQLException {
+    execute(
+        "CREATE OR REPLACE TEMP TABLE report_windows AS SELECT "
+            + KEY
+            + " AS k, * FROM (SELECT cluster, job, communicator, "
+            + bucket("window_start")
+            + " AS t, max(world_size) AS ws, count(*) AS n,"
+            + " count(*) FILTER (WHERE len(findings) > 0) AS nf,"
+            + " max(max_wait_mean_us) AS max_wait,"
+            + " max(list_max(list_transform(findings, f -> f.excess_wait_us))) AS max_excess,"
+            + " median(collective_us) AS collective,"
+            + " median(baseline_us) FILTER (WHERE baseline_us > 0) AS baseline,"
+            + " arg_max(epoch_ms(window_start), max_wait_mean_us) AS worst_wait_start,"
+            + " arg_max(epoch_ms(window_end), max_wait_mean_us) AS worst_wait_end"
+            + " FROM attributions WHERE "
+            + inScope()
+            + " GROUP BY ALL)");
+    execute(
+        "CREATE OR REPLACE TEMP TABLE report_findings AS SELECT "
+            + KEY
+            + " AS k, epoch_ms(window_start) AS s, epoch_ms(window_end) AS e, verdict,"
+            + " unnest(findings) AS f FROM attributions WHERE "
+            + inScope()
+            + " AND len(findings) > 0");
+  }
+
+  private void dropTemporaryTables() throws SQLException {
+    for (String t : List.of("report_windows", "report_findings", "report_rank_buckets")) {
+      execute("DROP TABLE IF EXISTS " + t);
+    }
   }
 
   // ---- summary --------------------------------------------------------------------------------
@@ -252,19 +312,9 @@ public final class ReportQuery {
 
   private List<Summary> summaries() throws SQLException {
     Map<String, Summary> byKey = new LinkedHashMap<>();
-    String sql =
-        "SELECT "
-            + KEY
-            + " AS k, max(world_size), count(*), count(*) FILTER (WHERE len(findings) > 0),"
-            + " round(max(max_wait_mean_us), 2),"
-            + " round(max(list_max(list_transform(findings, f -> f.excess_wait_us))), 2)"
-            + " FROM attributions WHERE "
-            + inRange("window_start")
-            + " AND "
-            + communicatorFilter()
-            + " GROUP BY k";
     query(
-        sql,
+        "SELECT k, max(ws), sum(n), sum(nf), round(max(max_wait), 2), round(max(max_excess), 2)"
+            + " FROM report_windows GROUP BY k",
         r -> {
           Summary s = new Summary();
           s.key = r.getString(1);
@@ -275,19 +325,10 @@ public final class ReportQuery {
           s.maxExcessUs = doubleOrNull(r, 6);
           byKey.put(s.key, s);
         });
-    String culprits =
-        "SELECT k, arg_max(label, n), max(n) FROM (SELECT "
-            + KEY
-            + " AS k, "
-            + FINDING_LABEL
-            + " AS label, count(DISTINCT window_start) AS n FROM (SELECT *, unnest(findings) AS f"
-            + " FROM attributions WHERE "
-            + inRange("window_start")
-            + " AND "
-            + communicatorFilter()
-            + ") GROUP BY ALL) GROUP BY k";
     query(
-        culprits,
+        "SELECT k, arg_max(label, n), max(n) FROM (SELECT k, "
+            + FINDING_LABEL
+            + " AS label, count(DISTINCT s) AS n FROM report_findings GROUP BY ALL) GROUP BY k",
         r -> {
           Summary s = byKey.get(r.getString(1));
           if (s != null) {
@@ -300,12 +341,7 @@ public final class ReportQuery {
 
   private long rankWindowCount() throws SQLException {
     long[] n = {0};
-    query(
-        "SELECT count(*) FROM rank_windows WHERE "
-            + inRange("window_start")
-            + " AND "
-            + communicatorFilter(),
-        r -> n[0] = r.getLong(1));
+    query("SELECT count(*) FROM rank_windows WHERE " + inScope(), r -> n[0] = r.getLong(1));
     return n[0];
   }
 
@@ -313,7 +349,8 @@ public final class ReportQuery {
 
   /**
    * Alert episodes that overlap the range: one per (alert, start), FIRING until its RESOLVED
-   * transition; one that resolved after the range's end still fires at its end.
+   * transition; one that resolved after the range's end still fires at its end. (Alerts are few:
+   * one record per transition, so this reads them all.)
    */
   private List<AlertEpisode> alertEpisodes() throws SQLException {
     List<AlertEpisode> out = new ArrayList<>();
@@ -326,10 +363,10 @@ public final class ReportQuery {
             + " epoch_ms(starts_at) AS s,"
             + " epoch_ms(max(ends_at) FILTER (WHERE state = 'RESOLVED')) AS e,"
             + " arg_max(message, window_end) AS message"
-            + " FROM alerts WHERE starts_at < epoch_ms("
-            + untilMs
-            + ") AND "
-            + communicatorFilter()
+            + " FROM alerts WHERE starts_at < "
+            + TimeRange.timestamp(options.until())
+            + " AND "
+            + scope.where()
             + " GROUP BY k, alert_id, kind, starts_at)"
             + " WHERE e IS NULL OR e >= "
             + sinceMs
@@ -358,31 +395,22 @@ public final class ReportQuery {
     List<long[]> cells = new ArrayList<>();
     if (keys.isEmpty()) return new Overview(keys, cells);
     Map<String, Integer> index = indexOf(keys);
-    String sql =
-        "SELECT "
-            + KEY
-            + " AS k, "
-            + bucket("window_start")
-            + " AS t, count(*) FILTER (WHERE len(findings) > 0) AS n FROM attributions WHERE "
-            + inRange("window_start")
-            + " AND "
-            + oneOf(keys)
-            + " GROUP BY ALL HAVING n > 0 ORDER BY t";
-    query(sql, r -> cells.add(new long[] {r.getLong(2), index.get(r.getString(1)), r.getLong(3)}));
+    query(
+        "SELECT k, t, nf FROM report_windows WHERE nf > 0 AND " + keyIn(keys) + " ORDER BY t",
+        r -> cells.add(new long[] {r.getLong(2), index.get(r.getString(1)), r.getLong(3)}));
     return new Overview(keys, cells);
   }
 
   // ---- details --------------------------------------------------------------------------------
 
-  /** Per detailed communicator: what one scan of its rank windows and its attributions give. */
+  /** Per detailed communicator: what one scan of its rank windows and the small tables give. */
   private Map<String, Detail> details(
       List<Summary> detailed, Map<String, List<AlertEpisode>> alertsByKey) throws SQLException {
     Map<String, Detail> out = new HashMap<>();
     if (detailed.isEmpty()) return out;
     List<String> keys = detailed.stream().map(s -> s.key).toList();
-    scanRankBuckets(keys);
+    scanRankWindows(keys);
     Map<String, List<Integer>> featured = featuredRanks(keys);
-    Map<String, AttributionBuckets> attributed = attributionBuckets(keys);
     Map<String, Culprits> culprits = culprits(keys);
     Map<String, List<DelayMatrix>> matrices = matrices(detailed);
     for (Summary s : detailed) {
@@ -392,15 +420,12 @@ public final class ReportQuery {
           new Detail(
               s.key,
               s.worldSize,
-              latency(s.key, featured.getOrDefault(s.key, List.of()), attributed.get(s.key)),
+              latency(s.key, featured.getOrDefault(s.key, List.of())),
               p99ByRank(s.key, s.worldSize, block),
               phases(s.key, s.worldSize),
               culprits.getOrDefault(s.key, new Culprits(kinds(), List.of(), List.of(), List.of())),
               matrices.getOrDefault(s.key, List.of()),
               alertsByKey.getOrDefault(s.key, List.of())));
-    }
-    try (Statement st = db.createStatement()) {
-      st.execute("DROP TABLE IF EXISTS report_rank_buckets");
     }
     return out;
   }
@@ -412,28 +437,31 @@ public final class ReportQuery {
 
   /**
    * The one pass over the rank windows: per (communicator, rank, bucket) the median p50, the
-   * largest p99 and, for the phase chart, each phase's µs times calls.
+   * largest p99 and, for the phase chart, each phase's µs times calls. The scan filters on the
+   * communicator's name alone (a cheap filter the Parquet reader applies while it reads), the key
+   * is built and checked on the aggregated rows only.
    */
-  private void scanRankBuckets(List<String> keys) throws SQLException {
+  private void scanRankWindows(List<String> keys) throws SQLException {
     StringBuilder phases = new StringBuilder();
     for (Phase p : Phase.values()) {
       phases.append(", sum(").append(p.meanUsField()).append(" * calls) AS ").append(p.fieldName());
     }
-    String sql =
-        "CREATE OR REPLACE TEMP TABLE report_rank_buckets AS SELECT "
+    List<String> names =
+        keys.stream().map(k -> k.substring(k.lastIndexOf('/') + 1)).distinct().toList();
+    execute(
+        "CREATE OR REPLACE TEMP TABLE report_rank_buckets AS SELECT * FROM (SELECT "
             + KEY
-            + " AS k, rank, "
+            + " AS k, * EXCLUDE (cluster, job, communicator) FROM (SELECT cluster, job,"
+            + " communicator, rank, "
             + bucket("window_start")
             + " AS t, median(p50_us) AS p50, max(p99_us) AS p99, sum(calls) AS calls"
             + phases
             + " FROM rank_windows WHERE "
-            + inRange("window_start")
-            + " AND "
-            + oneOf(keys)
-            + " GROUP BY ALL";
-    try (Statement st = db.createStatement()) {
-      st.execute(sql);
-    }
+            + range.where("window_end")
+            + " AND communicator IN ("
+            + list(names)
+            + ") GROUP BY ALL)) WHERE "
+            + keyIn(keys));
   }
 
   /** The ranks the findings named in most windows (SLOW_RANK and both ends of a SLOW_LINK). */
@@ -441,53 +469,18 @@ public final class ReportQuery {
     Map<String, List<Integer>> out = new HashMap<>();
     String sql =
         "SELECT k, r FROM (SELECT k, r, row_number() OVER (PARTITION BY k ORDER BY count(*) DESC,"
-            + " r) AS i FROM (SELECT "
-            + KEY
-            + " AS k, unnest(CASE f.kind WHEN 'SLOW_RANK' THEN [f.rank]"
+            + " r) AS i FROM (SELECT k, unnest(CASE f.kind WHEN 'SLOW_RANK' THEN [f.rank]"
             + " WHEN 'SLOW_LINK' THEN [f.from_rank, f.rank] ELSE [] END) AS r"
-            + " FROM (SELECT *, unnest(findings) AS f FROM attributions WHERE "
-            + inRange("window_start")
-            + " AND "
-            + oneOf(keys)
-            + ")) GROUP BY k, r) WHERE i <= "
+            + " FROM report_findings WHERE "
+            + keyIn(keys)
+            + ") GROUP BY k, r) WHERE i <= "
             + FEATURED_RANKS
             + " ORDER BY k, i";
     query(sql, r -> out.computeIfAbsent(r.getString(1), k -> new ArrayList<>()).add(r.getInt(2)));
     return out;
   }
 
-  /** The collective's cost and its baseline per bucket. */
-  private record AttributionBuckets(Map<Long, Double> collective, Map<Long, Double> baseline) {}
-
-  private Map<String, AttributionBuckets> attributionBuckets(List<String> keys)
-      throws SQLException {
-    Map<String, AttributionBuckets> out = new HashMap<>();
-    String sql =
-        "SELECT "
-            + KEY
-            + " AS k, "
-            + bucket("window_start")
-            + " AS t, round(median(collective_us), 2),"
-            + " round(median(baseline_us) FILTER (WHERE baseline_us > 0), 2)"
-            + " FROM attributions WHERE "
-            + inRange("window_start")
-            + " AND "
-            + oneOf(keys)
-            + " GROUP BY ALL";
-    query(
-        sql,
-        r -> {
-          AttributionBuckets a =
-              out.computeIfAbsent(
-                  r.getString(1), k -> new AttributionBuckets(new HashMap<>(), new HashMap<>()));
-          a.collective.put(r.getLong(2), doubleOrNull(r, 3));
-          a.baseline.put(r.getLong(2), doubleOrNull(r, 4));
-        });
-    return out;
-  }
-
-  private Latency latency(String key, List<Integer> featured, AttributionBuckets attributed)
-      throws SQLException {
+  private Latency latency(String key, List<Integer> featured) throws SQLException {
     List<Long> t = new ArrayList<>();
     List<Double> p50 = new ArrayList<>();
     List<Double> p99 = new ArrayList<>();
@@ -525,12 +518,16 @@ public final class ReportQuery {
     }
     Double[] collective = new Double[t.size()];
     Double[] baseline = new Double[t.size()];
-    if (attributed != null) {
-      for (int i = 0; i < t.size(); i++) {
-        collective[i] = attributed.collective.get(t.get(i));
-        baseline[i] = attributed.baseline.get(t.get(i));
-      }
-    }
+    query(
+        "SELECT t, round(collective, 2), round(baseline, 2) FROM report_windows WHERE k = "
+            + literal(key),
+        r -> {
+          Integer i = at.get(r.getLong(1));
+          if (i != null) {
+            collective[i] = doubleOrNull(r, 2);
+            baseline[i] = doubleOrNull(r, 3);
+          }
+        });
     return new Latency(
         t.stream().mapToLong(Long::longValue).toArray(),
         p50.toArray(Double[]::new),
@@ -609,18 +606,15 @@ public final class ReportQuery {
     List<String> kinds = kinds();
     String sql =
         "SELECT k, t, kind, label, count(*) AS n, round(max(excess), 2), mode(cause)"
-            + " FROM (SELECT "
-            + KEY
-            + " AS k, "
-            + bucket("window_start")
+            + " FROM (SELECT k, (s // "
+            + bucketMs
+            + ") * "
+            + bucketMs
             + " AS t, f.kind AS kind, "
             + FINDING_LABEL
-            + " AS label, f.excess_wait_us AS excess, f.cause AS cause"
-            + " FROM (SELECT *, unnest(findings) AS f FROM attributions WHERE "
-            + inRange("window_start")
-            + " AND "
-            + oneOf(keys)
-            + ")) GROUP BY k, t, kind, label ORDER BY k, kind, label, t";
+            + " AS label, f.excess_wait_us AS excess, f.cause AS cause FROM report_findings WHERE "
+            + keyIn(keys)
+            + ") GROUP BY k, t, kind, label ORDER BY k, kind, label, t";
     query(
         sql,
         r -> {
@@ -651,68 +645,108 @@ public final class ReportQuery {
     return out;
   }
 
+  /** One window whose delay matrix the report shows. */
+  private record MatrixWindow(String key, long start, long end, String verdict, String findings) {}
+
   /**
-   * The delay matrices of each communicator's worst windows (largest finding excess; without
-   * findings, the largest wait), blocks of ranks taking their largest cell. Rows are waiting ranks,
-   * columns peers; lateness where the window has it, per-peer wait otherwise.
+   * The windows to show a delay matrix of: per communicator its findings' strongest windows (by
+   * largest excess), or without findings the window with the largest wait.
    */
-  private Map<String, List<DelayMatrix>> matrices(List<Summary> detailed) throws SQLException {
+  private List<MatrixWindow> matrixWindows(List<Summary> detailed) throws SQLException {
+    List<MatrixWindow> windows = new ArrayList<>();
     List<String> keys = detailed.stream().map(s -> s.key).toList();
-    Map<String, Integer> worldSizes =
-        detailed.stream().collect(Collectors.toMap(s -> s.key, s -> s.worldSize));
-    record Window(String key, long start, long end, String verdict, String findings) {}
-    List<Window> windows = new ArrayList<>();
-    String pick =
-        "SELECT k, s, e, verdict, f FROM (SELECT "
-            + KEY
-            + " AS k, epoch_ms(window_start) AS s, epoch_ms(window_end) AS e, verdict,"
-            + " array_to_string(list_transform(findings, f -> f.kind || '(' || CASE f.kind"
-            + " WHEN 'SLOW_LINK' THEN f.from_rank || '->' || f.rank ELSE f.rank::VARCHAR END"
-            + " || ',' || f.cause || ', ' || round(f.excess_wait_us, 1) || ' µs)'), ' ') AS f,"
-            + " row_number() OVER (PARTITION BY k ORDER BY coalesce(list_max(list_transform("
-            + "findings, f -> f.excess_wait_us)), -1) DESC, max_wait_mean_us DESC,"
-            + " window_start DESC) AS i FROM attributions WHERE "
-            + inRange("window_start")
-            + " AND "
-            + oneOf(keys)
-            + ") WHERE i <= "
-            + MATRIX_WINDOWS
-            + " ORDER BY k, i";
     query(
-        pick,
+        "SELECT k, s, e, any_value(verdict), string_agg(f.kind || '(' || CASE f.kind"
+            + " WHEN 'SLOW_LINK' THEN f.from_rank || '->' || f.rank"
+            + " WHEN 'UNIFORM_SLOWDOWN' THEN 'all' ELSE f.rank::VARCHAR END"
+            + " || ', ' || f.cause || ', ' || round(f.excess_wait_us, 1) || ' µs)', ' '"
+            + " ORDER BY f.excess_wait_us DESC) AS label FROM report_findings WHERE "
+            + keyIn(keys)
+            + " GROUP BY k, s, e QUALIFY row_number() OVER (PARTITION BY k ORDER BY"
+            + " max(f.excess_wait_us) DESC, s DESC) <= "
+            + MATRIX_WINDOWS
+            + " ORDER BY k, max(f.excess_wait_us) DESC",
         r ->
             windows.add(
-                new Window(
+                new MatrixWindow(
                     r.getString(1), r.getLong(2), r.getLong(3), r.getString(4), r.getString(5))));
+    List<String> without =
+        keys.stream().filter(k -> windows.stream().noneMatch(w -> w.key.equals(k))).toList();
+    if (!without.isEmpty()) {
+      query(
+          "SELECT k, arg_max(worst_wait_start, max_wait), arg_max(worst_wait_end, max_wait)"
+              + " FROM report_windows WHERE "
+              + keyIn(without)
+              + " GROUP BY k",
+          r -> {
+            long start = r.getLong(2);
+            if (!r.wasNull()) {
+              windows.add(new MatrixWindow(r.getString(1), start, r.getLong(3), "NONE", ""));
+            }
+          });
+    }
+    return windows;
+  }
+
+  /**
+   * The delay matrices of each communicator's chosen windows, blocks of ranks taking their largest
+   * cell. Rows are waiting ranks, columns peers; lateness where the window has it, per-peer wait
+   * otherwise. The rank windows are read from the chosen windows' partitions only.
+   */
+  private Map<String, List<DelayMatrix>> matrices(List<Summary> detailed) throws SQLException {
+    Map<String, Integer> worldSizes =
+        detailed.stream().collect(Collectors.toMap(s -> s.key, s -> s.worldSize));
+    List<MatrixWindow> windows = matrixWindows(detailed);
     Map<String, List<DelayMatrix>> out = new HashMap<>();
     if (windows.isEmpty()) return out;
-    // One query for all of them: the cells of the chosen (communicator, window) rows.
     String chosen =
         windows.stream()
             .map(w -> "(" + literal(w.key) + ", " + w.start + ")")
             .collect(Collectors.joining(", "));
-    String starts =
-        windows.stream()
-            .map(w -> "epoch_ms(" + w.start + ")")
-            .distinct()
-            .collect(Collectors.joining(", "));
+    // Per partition (the hour of a window's end, its event time) one read of the chosen windows'
+    // span: constant filters the Parquet reader applies to its row groups.
+    Map<String, List<MatrixWindow>> byPartition = new TreeMap<>();
+    for (MatrixWindow w : windows) {
+      byPartition.computeIfAbsent(partitionOf(w.end), p -> new ArrayList<>()).add(w);
+    }
+    String reads =
+        byPartition.entrySet().stream()
+            .map(
+                e ->
+                    "SELECT cluster, job, communicator, window_start, window_end, rank,"
+                        + " peer_late_mean_us, peer_wait_mean_us FROM rank_windows WHERE "
+                        + e.getKey()
+                        + " AND communicator IN ("
+                        + list(
+                            e.getValue().stream()
+                                .map(w -> w.key.substring(w.key.lastIndexOf('/') + 1))
+                                .distinct()
+                                .toList())
+                        + ") AND window_start BETWEEN "
+                        + TimeRange.timestamp(
+                            Instant.ofEpochMilli(
+                                e.getValue().stream().mapToLong(w -> w.start).min().orElseThrow()))
+                        + " AND "
+                        + TimeRange.timestamp(
+                            Instant.ofEpochMilli(
+                                e.getValue().stream().mapToLong(w -> w.start).max().orElseThrow())))
+            .collect(Collectors.joining(" UNION ALL "));
     String blocks =
-        keys.stream()
-            .map(k -> "(" + literal(k) + ", " + blockOf(worldSizes.get(k), MAX_RANK_ROWS) + ")")
+        worldSizes.entrySet().stream()
+            .map(e -> "(" + literal(e.getKey()) + ", " + blockOf(e.getValue(), MAX_RANK_ROWS) + ")")
             .collect(Collectors.joining(", "));
     String sql =
         "WITH rw AS (SELECT "
             + KEY
-            + " AS k, epoch_ms(window_start) AS s, rank, CASE WHEN len(peer_late_mean_us) > 0"
-            + " THEN peer_late_mean_us ELSE peer_wait_mean_us END AS m,"
-            + " len(peer_late_mean_us) > 0 AS late FROM rank_windows WHERE window_start IN ("
-            + starts
-            + ") AND "
-            + oneOf(keys)
-            + "), cells AS (SELECT k, s, rank, late, unnest(m) AS v, generate_subscripts(m, 1) - 1"
-            + " AS p FROM rw JOIN (VALUES "
+            + " AS k, epoch_ms(window_start) AS s, epoch_ms(window_end) AS e, rank,"
+            + " CASE WHEN len(peer_late_mean_us) > 0 THEN peer_late_mean_us"
+            + " ELSE peer_wait_mean_us END AS m, len(peer_late_mean_us) > 0 AS late FROM ("
+            + reads
+            + ")), chosen AS (SELECT rw.* FROM rw JOIN (VALUES "
             + chosen
-            + ") AS c(ck, cs) ON k = ck AND s = cs)"
+            + ") AS c(ck, cs) ON k = ck AND s = cs),"
+            + " cells AS (SELECT k, s, rank, late, unnest(m) AS v,"
+            + " generate_subscripts(m, 1) - 1 AS p FROM chosen)"
             + " SELECT k, s, bool_or(late), rank // b AS y, p // b AS x, round(max(v), 2)"
             + " FROM cells JOIN (VALUES "
             + blocks
@@ -728,9 +762,10 @@ public final class ReportQuery {
               .add(new double[] {r.getInt(5), r.getInt(4), r.getDouble(6)});
           lateness.merge(id, r.getBoolean(3), Boolean::logicalOr);
         });
-    for (Window w : windows) {
+    for (MatrixWindow w : windows) {
       String id = w.key + "@" + w.start;
       List<double[]> c = cells.getOrDefault(id, List.of());
+      if (c.isEmpty()) continue;
       int ws = worldSizes.get(w.key);
       int block = blockOf(ws, MAX_RANK_ROWS);
       double max = c.stream().mapToDouble(x -> x[2]).max().orElse(0);
@@ -750,16 +785,60 @@ public final class ReportQuery {
     return out;
   }
 
+  /** The partition holding events at {@code epochMs}, as a filter on the partition columns. */
+  private static String partitionOf(long epochMs) {
+    java.time.LocalDateTime t =
+        java.time.LocalDateTime.ofInstant(Instant.ofEpochMilli(epochMs), java.time.ZoneOffset.UTC);
+    return "("
+        + HistoryLayout.DATE_COLUMN
+        + " = DATE '"
+        + t.toLocalDate()
+        + "' AND "
+        + HistoryLayout.HOUR_COLUMN
+        + " = "
+        + t.getHour()
+        + ")";
+  }
+
   // ---- JDBC helpers ---------------------------------------------------------------------------
 
   private interface RowHandler {
     void row(ResultSet r) throws SQLException;
   }
 
+  private void execute(String sql) throws SQLException {
+    long t0 = System.nanoTime();
+    try (Statement st = db.createStatement()) {
+      st.execute(sql);
+    } catch (SQLException e) {
+      throw new SQLException(e.getMessage() + "\n  in: " + sql, e);
+    }
+    if (System.getenv("REPORT_TIMING") != null)
+      System.err.printf(
+          "%6d ms %s%n",
+          (System.nanoTime() - t0) / 1_000_000, sql.substring(0, Math.min(150, sql.length())));
+  }
+
   private void query(String sql, RowHandler h) throws SQLException {
+    if (System.getenv("REPORT_SQL") != null) {
+      try {
+        java.nio.file.Files.writeString(
+            java.nio.file.Path.of(System.getenv("REPORT_SQL")),
+            sql + ";\n",
+            java.nio.file.StandardOpenOption.CREATE,
+            java.nio.file.StandardOpenOption.APPEND);
+      } catch (java.io.IOException e) {
+        throw new RuntimeException(e);
+      }
+    }
+    long t0 = System.nanoTime();
     try (Statement st = db.createStatement();
         ResultSet r = st.executeQuery(sql)) {
       while (r.next()) h.row(r);
+      if (System.getenv("REPORT_TIMING") != null)
+        System.err.printf(
+            "%6d ms %s%n",
+            (System.nanoTime() - t0) / 1_000_000, sql.substring(0, Math.min(150, sql.length())));
     } catch (SQLException e) {
       throw new SQLException(e.getMessage() + "\n  in: " + sql, e);
     }
