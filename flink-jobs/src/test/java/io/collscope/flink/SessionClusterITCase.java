@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.collscope.avro.Attribution;
 import io.collscope.broker.EmbeddedKafka;
 import io.collscope.emitter.KafkaSnapshotSink;
+import io.collscope.flink.history.HistoryLayout;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
@@ -180,11 +181,19 @@ class SessionClusterITCase {
           n.contains("/collscope-")
               || n.contains("/target/classes")
               || n.contains("/target/test-classes");
+      // What the job jar bundles: the history's Parquet writer and the Hadoop classes it loads
+      // included, so that a missing one fails here as it would on a cluster. (DuckDB is the
+      // test's reader.)
       boolean bundled =
           n.contains("/kafka")
               || n.contains("/avro")
               || n.contains("flink-avro")
-              || n.contains("flink-connector-kafka");
+              || n.contains("flink-connector-kafka")
+              || n.contains("flink-parquet")
+              || n.contains("/parquet")
+              || n.contains("/hadoop")
+              || n.contains("woodstox")
+              || n.contains("/duckdb");
       if (!ours && !bundled) kept.add(e);
     }
     return String.join(File.pathSeparator, kept);
@@ -194,7 +203,10 @@ class SessionClusterITCase {
   void theShadedJobJarRunsOnASessionClusterAndNamesASlowRank() throws Exception {
     String run = EmbeddedKafka.freshTopic("cluster");
     Duration window = Duration.ofSeconds(3);
-    JobOptions options = AttributionScenarios.testOptions(kafka.bootstrapServers(), run, window);
+    Path history = dir.resolve("history");
+    JobOptions options =
+        AttributionScenarios.testOptions(kafka.bootstrapServers(), run, window)
+            .with(JobOptions.HISTORY_PATH, history.toUri().toString());
     KafkaSnapshotSink.connect(
             kafka.bootstrapServers(),
             options.get(JobOptions.SNAPSHOT_TOPIC),
@@ -225,7 +237,36 @@ class SessionClusterITCase {
       AttributionScenarios.assertNamedFromSecondFullWindow(
           windows, io.collscope.avro.FindingKind.SLOW_RANK, 2, -1);
       assertThat(client.getJobStatus(id).get()).isEqualTo(JobStatus.RUNNING);
+      // The same verdicts in the history files, committed by the checkpoints since.
+      assertThat(slowRankWindowsInHistory(history, "cluster-slow-rank", Duration.ofSeconds(30)))
+          .as("windows naming rank 2 in %s", history)
+          .isPositive();
       client.cancel(id).get();
+    }
+  }
+
+  /** Attribution rows naming rank 2 slow, read by DuckDB from the history, once there are some. */
+  private static long slowRankWindowsInHistory(Path history, String communicator, Duration timeout)
+      throws Exception {
+    String glob = history.resolve(HistoryLayout.glob(HistoryLayout.ATTRIBUTIONS)).toString();
+    Instant deadline = Instant.now().plus(timeout);
+    while (true) {
+      try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+          java.sql.Statement s = c.createStatement();
+          java.sql.ResultSet rs =
+              s.executeQuery(
+                  "SELECT count(*) FROM read_parquet('"
+                      + glob
+                      + "') WHERE communicator = '"
+                      + communicator
+                      + "' AND findings[1].kind = 'SLOW_RANK' AND findings[1].rank = 2")) {
+        rs.next();
+        if (rs.getLong(1) > 0 || Instant.now().isAfter(deadline)) return rs.getLong(1);
+      } catch (java.sql.SQLException e) {
+        // no file committed yet
+        if (Instant.now().isAfter(deadline)) throw e;
+      }
+      Thread.sleep(500);
     }
   }
 

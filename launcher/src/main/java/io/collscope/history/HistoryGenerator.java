@@ -185,6 +185,9 @@ public final class HistoryGenerator {
   private final List<Episode> episodes;
   private final String[] communicatorNames;
 
+  /** Eight ranks per host, as on an 8-GPU node. */
+  private final String[] hostNames;
+
   public HistoryGenerator(Config config) {
     this(config, EPISODES);
   }
@@ -197,6 +200,10 @@ public final class HistoryGenerator {
     communicatorNames = new String[n];
     for (int c = 0; c < n; c++) {
       communicatorNames[c] = String.format(Locale.ROOT, "tp%0" + Math.max(3, digits) + "d", c);
+    }
+    hostNames = new String[(config.ranks() + 7) / 8];
+    for (int h = 0; h < hostNames.length; h++) {
+      hostNames[h] = String.format(Locale.ROOT, "node%04d", h);
     }
   }
 
@@ -363,9 +370,9 @@ public final class HistoryGenerator {
           Math.round(CALLS_PER_SECOND * windowMs / 1000.0 * (1 + 0.01 * rnd.nextGaussian()));
       double[] ph = new double[BASE_PHASES_US.length];
       for (int p = 0; p < ph.length; p++) {
-        ph[p] = round(BASE_PHASES_US[p] * factor * (1 + 0.04 * rnd.nextGaussian()));
+        ph[p] = BASE_PHASES_US[p] * factor * (1 + 0.04 * rnd.nextGaussian());
       }
-      ph[3] = round(ph[3] + extraWait[r]);
+      ph[3] += extraWait[r];
       List<Double> late = new ArrayList<>(n);
       List<Double> lateP99 = new ArrayList<>(n);
       List<Double> peerWait = new ArrayList<>(n);
@@ -373,13 +380,13 @@ public final class HistoryGenerator {
       double lateSum = 0;
       double[] l = new double[n];
       for (int p = 0; p < n; p++) {
-        l[p] = p == r ? 0 : round(2.0 * factor * (0.5 + rnd.nextDouble()) + extraLate[r][p]);
+        l[p] = p == r ? 0 : 2.0 * factor * (0.5 + rnd.nextDouble()) + extraLate[r][p];
         lateSum += l[p];
       }
       for (int p = 0; p < n; p++) {
         late.add(l[p]);
         lateP99.add(p == r ? 0.0 : bucketEdge(l[p] * 1.5 + 4 * factor));
-        peerWait.add(lateSum == 0 ? 0.0 : round(ph[3] * l[p] / lateSum));
+        peerWait.add(lateSum == 0 ? 0.0 : ph[3] * l[p] / lateSum);
         arrivedLast.add(lateSum == 0 ? 0L : Math.round(calls * l[p] / lateSum));
       }
       double total = ph[0] + ph[1] + ph[2] + ph[3] + ph[4];
@@ -396,7 +403,7 @@ public final class HistoryGenerator {
               .setCommunicator(key.communicator())
               .setRank(r)
               .setWorldSize(n)
-              .setHost(String.format(Locale.ROOT, "node%04d", hostIndex + r / 8))
+              .setHost(hostNames[hostIndex + r / 8])
               .setWindowStart(start)
               .setWindowEnd(end)
               .setCalls(calls)
@@ -436,11 +443,11 @@ public final class HistoryGenerator {
             .setVerdict(verdict)
             .setFindings(findings)
             .setConfidence(findings.isEmpty() ? 0.95 : findings.get(0).getConfidence())
-            .setCollectiveUs(collective == Double.MAX_VALUE ? 0 : round(collective))
+            .setCollectiveUs(collective == Double.MAX_VALUE ? 0 : collective)
             .setBytesPerCall(BYTES_PER_CALL)
             .setBaselineUs(baseline)
             .setThresholdUs(round(Math.max(5, baseline / 4)))
-            .setNoiseUs(round(1.5 + 0.2 * rnd.nextDouble()))
+            .setNoiseUs(1.5 + 0.2 * rnd.nextDouble())
             .setMissingRanks(missing)
             .build();
     return new Window(rows, a);
@@ -596,7 +603,7 @@ public final class HistoryGenerator {
     return round(edge * 1e6 / CLOCK_HZ);
   }
 
-  /** Nanosecond resolution, as the counters have. */
+  /** Nanosecond resolution, for values people read (excess, thresholds). */
   private static double round(double us) {
     return Math.rint(us * 1000) / 1000;
   }

@@ -1,6 +1,9 @@
 package io.collscope.flink.history;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.avro.Schema;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecordBase;
 import org.apache.flink.formats.parquet.ParquetBuilder;
@@ -57,14 +60,44 @@ public final class ParquetFormat {
       Class<T> cls = recordClass(className);
       Configuration conf = new Configuration(false);
       conf.setBoolean(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, false);
-      return AvroParquetWriter.<T>builder(out)
-          .withSchema(SpecificData.get().getSchema(cls))
-          .withDataModel(SpecificData.getForClass(cls))
-          .withConf(conf)
-          .withCompressionCodec(CODEC)
-          .withRowGroupSize(rowGroupBytes)
-          .build();
+      Schema schema = SpecificData.get().getSchema(cls);
+      AvroParquetWriter.Builder<T> b =
+          AvroParquetWriter.<T>builder(out)
+              .withSchema(schema)
+              .withDataModel(SpecificData.getForClass(cls))
+              .withConf(conf)
+              .withCompressionCodec(CODEC)
+              .withRowGroupSize(rowGroupBytes);
+      for (String column : meanColumns(schema, "")) b = b.withDictionaryEncoding(column, false);
+      return b.build();
     };
+  }
+
+  /**
+   * Parquet paths of the columns of means ({@code *_mean_us}, also inside lists and list elements):
+   * continuous values that never repeat, so a dictionary only costs time before it falls back to
+   * plain pages. Bucket edges (p50, p99) and names keep theirs: few distinct values.
+   */
+  static List<String> meanColumns(Schema s, String path) {
+    List<String> out = new ArrayList<>();
+    switch (s.getType()) {
+      case RECORD -> {
+        for (Schema.Field f : s.getFields()) {
+          String p = path.isEmpty() ? f.name() : path + "." + f.name();
+          if (f.name().endsWith("_mean_us")) out.addAll(leaves(f.schema(), p));
+          else out.addAll(meanColumns(f.schema(), p));
+        }
+      }
+      case ARRAY -> out.addAll(meanColumns(s.getElementType(), path + ".list.element"));
+      default -> {}
+    }
+    return out;
+  }
+
+  private static List<String> leaves(Schema s, String path) {
+    return s.getType() == Schema.Type.ARRAY
+        ? leaves(s.getElementType(), path + ".list.element")
+        : List.of(path);
   }
 
   @SuppressWarnings("unchecked")

@@ -1,0 +1,131 @@
+package io.collscope.history;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.collscope.flink.history.HistoryLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.parquet.avro.AvroParquetWriter;
+import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.io.LocalOutputFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HistoryDbTest {
+
+  @TempDir Path dir;
+
+  private static final Instant END = Instant.parse("2026-11-30T06:00:00Z");
+
+  @Test
+  void aTableWithoutFilesIsAnEmptyViewWithTheColumnsAFileWouldHave() throws Exception {
+    Path written = dir.resolve("written");
+    HistoryFixtures.generate(written, 16, Duration.ofHours(1), END);
+    Path empty = dir.resolve("nothing-yet");
+    try (HistoryDb full = HistoryDb.open(written);
+        HistoryDb none = HistoryDb.open(empty)) {
+      for (String table : HistoryLayout.TABLES) {
+        assertThat(describe(none, table)).as(table).isEqualTo(describe(full, table));
+        assertThat(count(none, "SELECT count(*) FROM " + table)).isZero();
+        assertThat(count(full, "SELECT count(*) FROM " + table)).as(table).isPositive();
+      }
+    }
+  }
+
+  @Test
+  void inProgressFilesOfTheSinkAreNotRead() throws Exception {
+    HistoryFixtures.generate(dir, 16, Duration.ofHours(1), END);
+    long rows;
+    try (HistoryDb db = HistoryDb.open(dir)) {
+      rows = count(db, "SELECT count(*) FROM rank_windows");
+    }
+    // What FileSink leaves while it writes, and after a failure: hidden, not named *.parquet.
+    Path partition =
+        dir.resolve(HistoryLayout.RANK_WINDOWS)
+            .resolve(HistoryLayout.partition(END.toEpochMilli() - 1));
+    Path committed = Files.list(partition).findFirst().orElseThrow();
+    Files.copy(committed, partition.resolve(".part-1234-0.parquet.inprogress.5678"));
+    Files.write(partition.resolve(".part-1234-1.parquet.inprogress.9abc"), new byte[] {1, 2, 3});
+    try (HistoryDb db = HistoryDb.open(dir)) {
+      assertThat(count(db, "SELECT count(*) FROM rank_windows")).isEqualTo(rows);
+    }
+  }
+
+  @Test
+  void filesOfAnOlderSchemaReadWithNullsInTheColumnsTheyLack() throws Exception {
+    HistoryFixtures.generate(dir, 16, Duration.ofHours(1), END);
+    // A rank window as an emitter of schema version 2 made it: no per-peer lateness or tails.
+    Schema current = io.collscope.avro.RankWindow.getClassSchema();
+    List<Schema.Field> fields = new ArrayList<>();
+    for (Schema.Field f : current.getFields()) {
+      if (f.name().startsWith("peer_late")) continue;
+      fields.add(new Schema.Field(f, f.schema()));
+    }
+    Schema older = Schema.createRecord("RankWindow", null, "io.collscope.avro", false, fields);
+    GenericRecord r = new GenericData.Record(older);
+    io.collscope.avro.RankWindow template =
+        new HistoryGenerator(HistoryFixtures.config(16, Duration.ofHours(1), END))
+            .window(0, END.toEpochMilli())
+            .rankWindows()
+            .get(0);
+    for (Schema.Field f : fields) r.put(f.name(), template.get(f.name()));
+    r.put("communicator", "old");
+    Path partition = dir.resolve(HistoryLayout.RANK_WINDOWS).resolve("dt=2026-11-30/hour=05");
+    try (ParquetWriter<GenericRecord> w =
+        AvroParquetWriter.<GenericRecord>builder(
+                new LocalOutputFile(partition.resolve("part-old-0.parquet")))
+            .withSchema(older)
+            .withDataModel(withTimeConversions())
+            .build()) {
+      w.write(r);
+    }
+    try (HistoryDb db = HistoryDb.open(dir)) {
+      assertThat(
+              count(
+                  db,
+                  "SELECT count(*) FROM rank_windows WHERE communicator = 'old'"
+                      + " AND peer_late_mean_us IS NULL AND wait_mean_us > 0"))
+          .isEqualTo(1);
+      assertThat(
+              count(
+                  db,
+                  "SELECT count(*) FROM rank_windows WHERE communicator <> 'old'"
+                      + " AND peer_late_mean_us IS NOT NULL"))
+          .isPositive();
+    }
+  }
+
+  private static GenericData withTimeConversions() {
+    GenericData d = new GenericData();
+    d.addLogicalTypeConversion(
+        new org.apache.avro.data.TimeConversions.TimestampMillisConversion());
+    return d;
+  }
+
+  static List<String> describe(HistoryDb db, String table) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (Statement s = db.connection().createStatement();
+        ResultSet rs = s.executeQuery("DESCRIBE " + table)) {
+      while (rs.next()) out.add(rs.getString("column_name") + " " + rs.getString("column_type"));
+    }
+    return out;
+  }
+
+  static long count(HistoryDb db, String sql) throws SQLException {
+    try (Statement s = db.connection().createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}
