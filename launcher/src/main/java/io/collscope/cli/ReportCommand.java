@@ -88,17 +88,9 @@ final class ReportCommand implements Callable<Integer> {
     long t0 = System.nanoTime();
     Report report;
     try (HistoryDb db = HistoryDb.open(history)) {
-      if (System.getenv("REPORT_TIMING") != null)
-        System.err.println("open " + (System.nanoTime() - t0) / 1_000_000);
       report = ReportQuery.run(db, options, now);
-      if (System.getenv("REPORT_TIMING") != null)
-        System.err.println("run " + (System.nanoTime() - t0) / 1_000_000);
     }
-    if (System.getenv("REPORT_TIMING") != null)
-      System.err.println("closed " + (System.nanoTime() - t0) / 1_000_000);
     String html = ReportPage.render(report);
-    if (System.getenv("REPORT_TIMING") != null)
-      System.err.println("rendered " + (System.nanoTime() - t0) / 1_000_000);
     Path parent = out.toAbsolutePath().getParent();
     if (parent != null) Files.createDirectories(parent);
     Files.writeString(out, html, StandardCharsets.UTF_8);

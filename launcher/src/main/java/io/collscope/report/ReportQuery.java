@@ -102,7 +102,8 @@ public final class ReportQuery {
   private ReportQuery(Connection db, Options options) {
     this.db = db;
     this.options = options;
-    this.range = new TimeRange(options.since(), options.until());
+    // Windows that lie in [since, until]: those that end in (since, until] (their event time).
+    this.range = new TimeRange(options.since().plusMillis(1), options.until().plusMillis(1));
     this.scope = Scope.of(options.communicator());
     this.sinceMs = options.since().toEpochMilli();
     this.untilMs = options.until().toEpochMilli();
@@ -111,8 +112,8 @@ public final class ReportQuery {
 
   /**
    * Runs every query of the report over the views of {@code db} ({@link HistoryDb}). The range
-   * holds the windows that ended in it (a window's event time is its end, as in the history's
-   * partitions).
+   * holds the windows that lie in it: those that end in (since, until] (a window's event time is
+   * its end, as in the history's partitions).
    */
   public static Report run(HistoryDb db, Options options, Instant now) throws SQLException {
     if (!options.until().isAfter(options.since())) {
@@ -807,38 +808,17 @@ public final class ReportQuery {
   }
 
   private void execute(String sql) throws SQLException {
-    long t0 = System.nanoTime();
     try (Statement st = db.createStatement()) {
       st.execute(sql);
     } catch (SQLException e) {
       throw new SQLException(e.getMessage() + "\n  in: " + sql, e);
     }
-    if (System.getenv("REPORT_TIMING") != null)
-      System.err.printf(
-          "%6d ms %s%n",
-          (System.nanoTime() - t0) / 1_000_000, sql.substring(0, Math.min(150, sql.length())));
   }
 
   private void query(String sql, RowHandler h) throws SQLException {
-    if (System.getenv("REPORT_SQL") != null) {
-      try {
-        java.nio.file.Files.writeString(
-            java.nio.file.Path.of(System.getenv("REPORT_SQL")),
-            sql + ";\n",
-            java.nio.file.StandardOpenOption.CREATE,
-            java.nio.file.StandardOpenOption.APPEND);
-      } catch (java.io.IOException e) {
-        throw new RuntimeException(e);
-      }
-    }
-    long t0 = System.nanoTime();
     try (Statement st = db.createStatement();
         ResultSet r = st.executeQuery(sql)) {
       while (r.next()) h.row(r);
-      if (System.getenv("REPORT_TIMING") != null)
-        System.err.printf(
-            "%6d ms %s%n",
-            (System.nanoTime() - t0) / 1_000_000, sql.substring(0, Math.min(150, sql.length())));
     } catch (SQLException e) {
       throw new SQLException(e.getMessage() + "\n  in: " + sql, e);
     }

@@ -37,6 +37,9 @@ public final class HeadlessChromium {
 
   static final long TIMEOUT_SECONDS = 90;
 
+  /** The browser window's width: a page's height depends on it, so load and screenshot share it. */
+  public static final int WIDTH = 1400;
+
   /** Chromium's log line for a console message: {@code [..:INFO:CONSOLE:12] "text", source: ..}. */
   static final Pattern CONSOLE =
       Pattern.compile(":CONSOLE[:(]\\d*\\)?\\] (.*)$", Pattern.MULTILINE);
@@ -84,20 +87,27 @@ public final class HeadlessChromium {
 
   /** Loads {@code page} and returns its DOM after the scripts ran, and its console messages. */
   public Loaded load(Path page) {
-    Result r = run(page, List.of("--enable-logging=stderr", "--v=0", "--dump-dom"));
+    Result r =
+        run(
+            page,
+            List.of(
+                "--window-size=" + WIDTH + ",900",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--dump-dom"));
     List<String> console = new ArrayList<>();
     Matcher m = CONSOLE.matcher(r.stderr);
     while (m.find()) console.add(m.group(1));
     return new Loaded(r.stdout, console);
   }
 
-  /** Writes a PNG of the page's first {@code width} × {@code height} pixels to {@code png}. */
-  public void screenshot(Path page, Path png, int width, int height) {
+  /** Writes a PNG of the page's first {@link #WIDTH} × {@code height} pixels to {@code png}. */
+  public void screenshot(Path page, Path png, int height) {
     run(
         page,
         List.of(
             "--hide-scrollbars",
-            "--window-size=" + width + "," + height,
+            "--window-size=" + WIDTH + "," + height,
             "--screenshot=" + png.toAbsolutePath()));
     if (!Files.isRegularFile(png)) throw new AssertionError("chromium wrote no screenshot " + png);
   }
