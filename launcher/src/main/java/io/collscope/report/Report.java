@@ -96,10 +96,12 @@ public record Report(
   public record RankSeries(int rank, Double[] p50, Double[] p99) {}
 
   /**
-   * The largest p99 per (rank block, time bucket): {@code cells} are {@code [bucket start ms, row,
-   * µs]}; {@code block} ranks per row (1 up to {@link ReportQuery#MAX_RANK_ROWS} ranks).
+   * The largest p99 per (rank block, time bucket), dense and row-major: {@code values[row * buckets
+   * + i]} for the i-th bucket from {@code firstBucketMs} (null: no data); {@code block} ranks per
+   * row (1 up to {@link ReportQuery#MAX_RANK_ROWS} ranks).
    */
-  public record RankHeatmap(int block, List<String> rows, List<double[]> cells) {}
+  public record RankHeatmap(
+      int block, List<String> rows, long firstBucketMs, int buckets, Double[] values) {}
 
   /**
    * Mean µs per collective of each phase per rank over the range (weighted by calls), in the order
@@ -115,9 +117,10 @@ public record Report(
       List<String> kinds, List<String> labels, List<String> causes, List<double[]> points) {}
 
   /**
-   * The delay matrix of one window: {@code cells} are {@code [peer column, waiting row, µs]} with
-   * {@code block} ranks per row and column; {@code unit} is {@code lateness} (the attribution's
-   * L[r][p]) or {@code wait} (windows of emitters without lateness counters).
+   * The delay matrix of one window, dense and row-major: {@code values[row * size + column]} µs,
+   * rows waiting ranks, columns peers (null: the diagonal, or no data), {@code block} ranks per row
+   * and column; {@code unit} is {@code lateness} (the attribution's L[r][p]) or {@code wait}
+   * (windows of emitters without lateness counters).
    */
   public record DelayMatrix(
       long windowStartMs,
@@ -128,5 +131,5 @@ public record Report(
       int block,
       int size,
       double maxUs,
-      List<double[]> cells) {}
+      Double[] values) {}
 }

@@ -547,15 +547,24 @@ public final class ReportQuery {
   static final double BAND_REL = 0.05;
 
   private RankHeatmap p99ByRank(String key, int worldSize, int block) throws SQLException {
-    List<double[]> cells = new ArrayList<>();
+    List<String> rows = rankLabels(worldSize, block);
+    long first = Math.floorDiv(sinceMs, bucketMs) * bucketMs;
+    int buckets = (int) ((untilMs - first + bucketMs - 1) / bucketMs);
+    Double[] values = new Double[rows.size() * buckets];
     query(
         "SELECT t, rank // "
             + block
             + " AS row, round(max(p99), 2) FROM report_rank_buckets WHERE k = "
             + literal(key)
-            + " GROUP BY ALL ORDER BY t, row",
-        r -> cells.add(new double[] {r.getLong(1), r.getInt(2), r.getDouble(3)}));
-    return new RankHeatmap(block, rankLabels(worldSize, block), cells);
+            + " GROUP BY ALL",
+        r -> {
+          int i = (int) ((r.getLong(1) - first) / bucketMs);
+          int row = r.getInt(2);
+          if (i >= 0 && i < buckets && row >= 0 && row < rows.size()) {
+            values[row * buckets + i] = r.getDouble(3);
+          }
+        });
+    return new RankHeatmap(block, rows, first, buckets, values);
   }
 
   /** "5" for one rank per row, "0–15" for a block. */
@@ -752,24 +761,32 @@ public final class ReportQuery {
             + " FROM cells JOIN (VALUES "
             + blocks
             + ") AS bl(bk, b) ON k = bk WHERE rank <> p OR b > 1 GROUP BY k, s, y, x";
-    Map<String, List<double[]>> cells = new HashMap<>();
+    Map<String, Integer> sizes = new HashMap<>();
+    worldSizes.forEach(
+        (k, ws) ->
+            sizes.put(k, (ws + blockOf(ws, MAX_RANK_ROWS) - 1) / blockOf(ws, MAX_RANK_ROWS)));
+    Map<String, Double[]> cells = new HashMap<>();
     Map<String, Boolean> lateness = new HashMap<>();
     query(
         sql,
         r -> {
           String id = r.getString(1) + "@" + r.getLong(2);
-          cells
-              .computeIfAbsent(id, x -> new ArrayList<>())
-              .add(new double[] {r.getInt(5), r.getInt(4), r.getDouble(6)});
+          int size = sizes.get(r.getString(1));
+          int y = r.getInt(4);
+          int x = r.getInt(5);
+          if (x >= 0 && x < size && y >= 0 && y < size) {
+            cells.computeIfAbsent(id, z -> new Double[size * size])[y * size + x] = r.getDouble(6);
+          }
           lateness.merge(id, r.getBoolean(3), Boolean::logicalOr);
         });
     for (MatrixWindow w : windows) {
       String id = w.key + "@" + w.start;
-      List<double[]> c = cells.getOrDefault(id, List.of());
-      if (c.isEmpty()) continue;
+      Double[] c = cells.get(id);
+      if (c == null) continue;
       int ws = worldSizes.get(w.key);
       int block = blockOf(ws, MAX_RANK_ROWS);
-      double max = c.stream().mapToDouble(x -> x[2]).max().orElse(0);
+      double max =
+          java.util.Arrays.stream(c).filter(v -> v != null).mapToDouble(v -> v).max().orElse(0);
       out.computeIfAbsent(w.key, x -> new ArrayList<>())
           .add(
               new DelayMatrix(

@@ -199,11 +199,15 @@
     parent.appendChild(box);
     box.appendChild(el('h3', { text: 'p99 per rank over time' }));
     box.appendChild(note((H.block > 1 ? 'Each row: ' + H.block + ' ranks, their largest p99' : 'Each row: one rank, its largest p99') + ' per ' + fmtDuration(R.bucketMs) + '; colours from the typical p99 up.'));
-    if (!H.cells.length) { box.appendChild(note('No rank windows in this range.')); return; }
-    var data = H.cells.map(function (c) { return [BUCKET_INDEX[c[0]], c[1], c[2]]; });
+    var data = [];
+    var offset = BUCKET_INDEX[H.firstBucketMs] || 0;
+    H.values.forEach(function (v, i) {
+      if (v != null) data.push([offset + i % H.buckets, Math.floor(i / H.buckets), v]);
+    });
+    if (!data.length) { box.appendChild(note('No rank windows in this range.')); return; }
     // Colours from the typical cell (the median) up to the largest, at least 1.5 × typical: a
     // quiet communicator stays pale, and one slow rank stands out of it.
-    var values = H.cells.map(function (c) { return c[2]; }).sort(function (a, b) { return a - b; });
+    var values = data.map(function (c) { return c[2]; }).sort(function (a, b) { return a - b; });
     var typical = values[Math.floor(values.length / 2)];
     var max = Math.max(values[values.length - 1], 1.5 * typical);
     chart(box, 'p99-by-rank:' + d.key, 320, {
@@ -276,6 +280,11 @@
     box.appendChild(select);
     var info = note('');
     box.appendChild(info);
+    function cells(m) {
+      var out = [];
+      m.values.forEach(function (v, i) { if (v != null) out.push([i % m.size, Math.floor(i / m.size), v]); });
+      return out;
+    }
     function option(m) {
       var labels = [];
       for (var i = 0; i < m.size; i++) labels.push(m.block > 1 ? (i * m.block) + '–' + Math.min(d.worldSize - 1, (i + 1) * m.block - 1) : String(i));
@@ -287,7 +296,7 @@
         xAxis: { type: 'category', data: labels, name: 'peer', nameLocation: 'middle', nameGap: 30 },
         yAxis: { type: 'category', data: labels, inverse: true, name: 'waiting rank', nameLocation: 'start' },
         visualMap: heatMap(m.maxUs, 'µs'),
-        series: [{ type: 'heatmap', data: m.cells, progressive: 0 }]
+        series: [{ type: 'heatmap', data: cells(m), progressive: 0 }]
       };
     }
     var c = chart(box, 'delay-matrix:' + d.key, 380, option(M[0]));

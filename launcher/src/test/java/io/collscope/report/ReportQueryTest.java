@@ -72,18 +72,18 @@ class ReportQueryTest {
     assertThat(m.unit()).isEqualTo("lateness");
     assertThat(m.block()).isEqualTo(1);
     assertThat(m.size()).isEqualTo(8);
+    assertThat(m.values()).hasSize(64);
     // every waiting row's largest cell is column 5, except rank 5's own row
     for (int row = 0; row < 8; row++) {
+      assertThat(m.values()[row * 8 + row]).as("diagonal").isNull();
       if (row == 5) continue;
-      final int r = row;
-      double[] hottest =
-          m.cells().stream()
-              .filter(c -> c[1] == r)
-              .max(Comparator.comparingDouble(c -> c[2]))
-              .orElseThrow();
-      assertThat(hottest[0]).as("row %d", row).isEqualTo(5);
+      int hottest = -1;
+      for (int col = 0; col < 8; col++) {
+        Double v = m.values()[row * 8 + col];
+        if (v != null && (hottest < 0 || v > m.values()[row * 8 + hottest])) hottest = col;
+      }
+      assertThat(hottest).as("row %d", row).isEqualTo(5);
     }
-    assertThat(m.cells()).noneMatch(c -> c[0] == c[1]); // no diagonal
   }
 
   @Test
@@ -98,6 +98,8 @@ class ReportQueryTest {
     assertThat(all.bucketMs()).isEqualTo(60_000);
     assertThat(d.latency().t()).hasSizeLessThanOrEqualTo(ReportQuery.MAX_BUCKETS);
     assertThat(d.p99ByRank().rows()).hasSize(8);
+    assertThat(d.p99ByRank().values()).hasSize(8 * d.p99ByRank().buckets());
+    assertThat(d.p99ByRank().buckets()).isEqualTo(360);
     assertThat(d.phases().phaseUs().get("wait")).hasSize(8);
   }
 
