@@ -279,6 +279,14 @@ final class HistoryCommand implements Runnable {
     @Option(names = "--out", required = true, description = "Base folder to write into.")
     Path out;
 
+    @Option(
+        names = "--tables",
+        split = ",",
+        description =
+            "Only these tables (rank_windows, attributions, alerts); e.g. attributions,alerts for"
+                + " a load that culprits and compare read. Default: all.")
+    java.util.List<String> tables;
+
     @Override
     public Integer call() throws Exception {
       if (days < 0 || hours < 0) throw new IllegalArgumentException("--days and --hours >= 0");
@@ -293,7 +301,9 @@ final class HistoryCommand implements Runnable {
               seed,
               cluster,
               job,
-              threads == null ? Runtime.getRuntime().availableProcessors() : threads);
+              threads == null ? Runtime.getRuntime().availableProcessors() : threads,
+              java.util.Set.copyOf(
+                  tables == null ? io.collscope.flink.history.HistoryLayout.TABLES : tables));
       PrintWriter err = spec.commandLine().getErr();
       long t0 = System.nanoTime();
       HistoryGenerator.Summary s = new HistoryGenerator(config).write(out);

@@ -19,6 +19,7 @@ import io.collscope.model.CommunicatorKey;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -61,9 +62,38 @@ public final class HistoryGenerator {
       long seed,
       String cluster,
       String job,
-      int threads) {
+      int threads,
+      java.util.Set<String> tables) {
+
+    /** Every table. */
+    public Config(
+        int ranks,
+        int ranksPerCommunicator,
+        Duration span,
+        Duration window,
+        Instant end,
+        long seed,
+        String cluster,
+        String job,
+        int threads) {
+      this(
+          ranks,
+          ranksPerCommunicator,
+          span,
+          window,
+          end,
+          seed,
+          cluster,
+          job,
+          threads,
+          java.util.Set.copyOf(HistoryLayout.TABLES));
+    }
 
     public Config {
+      if (tables.isEmpty() || !HistoryLayout.TABLES.containsAll(tables)) {
+        throw new IllegalArgumentException(
+            "--tables must name some of " + HistoryLayout.TABLES + ", got " + tables);
+      }
       if (ranks < 2) throw new IllegalArgumentException("--ranks must be >= 2, got " + ranks);
       if (ranksPerCommunicator < 2 || ranksPerCommunicator > ranks) {
         throw new IllegalArgumentException(
@@ -250,6 +280,7 @@ public final class HistoryGenerator {
     } finally {
       pool.shutdownNow();
     }
+    if (!config.tables().contains(HistoryLayout.ALERTS)) alertsByPartition = Map.of();
     for (Map.Entry<String, List<Alert>> e : alertsByPartition.entrySet()) {
       write(base, HistoryLayout.ALERTS, e.getKey(), Alert.class, e.getValue());
       alerts.addAndGet(e.getValue().size());
@@ -268,28 +299,44 @@ public final class HistoryGenerator {
     long lastEnd = Math.min(config.endMillis(), Math.floorDiv(hourStart + HOUR_MS - 1, w) * w);
     if (firstEnd > lastEnd) return;
     String partition = HistoryLayout.partition(hourStart);
-    Path rwFile = file(base, HistoryLayout.RANK_WINDOWS, partition);
-    Path atFile = file(base, HistoryLayout.ATTRIBUTIONS, partition);
+    boolean writeWindows = config.tables().contains(HistoryLayout.RANK_WINDOWS);
+    boolean writeAttributions = config.tables().contains(HistoryLayout.ATTRIBUTIONS);
     long rw = 0;
     long at = 0;
     try (ParquetWriter<RankWindow> rwOut =
-            ParquetFormat.writer(RankWindow.class, new LocalOutputFile(rwFile), ROW_GROUP_BYTES);
+            writeWindows
+                ? ParquetFormat.writer(
+                    RankWindow.class,
+                    new LocalOutputFile(inProgress(base, HistoryLayout.RANK_WINDOWS, partition)),
+                    ROW_GROUP_BYTES)
+                : null;
         ParquetWriter<Attribution> atOut =
-            ParquetFormat.writer(Attribution.class, new LocalOutputFile(atFile), ROW_GROUP_BYTES)) {
+            writeAttributions
+                ? ParquetFormat.writer(
+                    Attribution.class,
+                    new LocalOutputFile(inProgress(base, HistoryLayout.ATTRIBUTIONS, partition)),
+                    ROW_GROUP_BYTES)
+                : null) {
       // Communicator by communicator, so each row group holds few communicators.
       for (int c = 0; c < config.communicators(); c++) {
         for (long end = firstEnd; end <= lastEnd; end += w) {
           Window win = window(c, end);
-          for (RankWindow r : win.rankWindows) rwOut.write(r);
-          atOut.write(win.attribution);
-          rw += win.rankWindows.size();
-          at++;
+          if (rwOut != null) {
+            for (RankWindow r : win.rankWindows) rwOut.write(r);
+            rw += win.rankWindows.size();
+          }
+          if (atOut != null) {
+            atOut.write(win.attribution);
+            at++;
+          }
         }
       }
     }
+    if (writeWindows) commit(base, HistoryLayout.RANK_WINDOWS, partition);
+    if (writeAttributions) commit(base, HistoryLayout.ATTRIBUTIONS, partition);
+    files.addAndGet((writeWindows ? 1 : 0) + (writeAttributions ? 1 : 0));
     rankWindows.addAndGet(rw);
     attributions.addAndGet(at);
-    files.addAndGet(2);
   }
 
   /** One communicator's window ending at {@code endMs}: its rank windows and its attribution. */
@@ -577,17 +624,38 @@ public final class HistoryGenerator {
       throws IOException {
     try (ParquetWriter<T> out =
         ParquetFormat.writer(
-            type, new LocalOutputFile(file(base, table, partition)), ROW_GROUP_BYTES)) {
+            type, new LocalOutputFile(inProgress(base, table, partition)), ROW_GROUP_BYTES)) {
       for (T r : records) out.write(r);
     }
+    commit(base, table, partition);
   }
 
-  private static Path file(Path base, String table, String partition) throws IOException {
-    Path dir = base.resolve(table).resolve(partition);
-    Files.createDirectories(dir);
-    Path f = dir.resolve(HistoryLayout.FILE_PREFIX + "-generated-0" + HistoryLayout.FILE_SUFFIX);
-    Files.deleteIfExists(f);
-    return f;
+  /**
+   * Where a partition's file is written: a hidden name that readers' {@code *.parquet} globs skip,
+   * renamed by {@link #commit} once complete, as FileSink does, so a query running while the
+   * generator writes never opens a half-written file.
+   */
+  private static Path inProgress(Path base, String table, String partition) throws IOException {
+    Path f = committed(base, table, partition);
+    Files.createDirectories(f.getParent());
+    Path tmp = f.resolveSibling("." + f.getFileName() + ".inprogress");
+    Files.deleteIfExists(tmp);
+    return tmp;
+  }
+
+  private static void commit(Path base, String table, String partition) throws IOException {
+    Path f = committed(base, table, partition);
+    Files.move(
+        f.resolveSibling("." + f.getFileName() + ".inprogress"),
+        f,
+        StandardCopyOption.ATOMIC_MOVE,
+        StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static Path committed(Path base, String table, String partition) {
+    return base.resolve(table)
+        .resolve(partition)
+        .resolve(HistoryLayout.FILE_PREFIX + "-generated-0" + HistoryLayout.FILE_SUFFIX);
   }
 
   private static long sizeOf(Path base) throws IOException {

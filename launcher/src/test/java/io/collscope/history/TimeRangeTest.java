@@ -40,7 +40,8 @@ class TimeRangeTest {
 
   @Test
   void selectsExactlyTheWindowsEndingInTheRangeAcrossMidnight(@TempDir Path dir) throws Exception {
-    HistoryFixtures.generate(dir, 16, Duration.ofHours(8), NOW);
+    Instant end = Instant.parse("2026-11-30T01:00:00Z");
+    HistoryFixtures.generate(dir, 16, Duration.ofHours(2), end);
     // 23:59:50 .. 00:00:30 end-exclusive: windows ending 23:59:50, 00:00:00, 00:00:10, 00:00:20.
     TimeRange r =
         new TimeRange(Instant.parse("2026-11-29T23:59:50Z"), Instant.parse("2026-11-30T00:00:30Z"));
@@ -55,8 +56,8 @@ class TimeRangeTest {
               HistoryDbTest.count(
                   db,
                   "SELECT count(*) FROM attributions WHERE "
-                      + TimeRange.since(Duration.ofHours(1), NOW).where("window_end")))
-          .isEqualTo(2 * 361); // 05:00:00 through 06:00:00
+                      + TimeRange.since(Duration.ofHours(1), end).where("window_end")))
+          .isEqualTo(2 * 361); // 00:00:00 through 01:00:00
     }
   }
 }
