@@ -72,6 +72,7 @@
     return c;
   }
   window.addEventListener('resize', function () { charts.forEach(function (c) { c.resize(); }); });
+  window.collscopeCharts = charts; // for the console and the browser test
 
   function timeAxis() {
     return { type: 'time', min: R.sinceMs, max: R.untilMs, axisLabel: { formatter: function (v) { return fmtClock(v); }, hideOverlap: true } };
@@ -183,7 +184,17 @@
     });
     var legend = series.map(function (s) { return s.name; }).filter(function (n) { return n !== 'band'; });
     chart(parent, 'latency:' + d.key, 340, {
-      tooltip: { trigger: 'axis', valueFormatter: function (v) { return fmtUs(v); } },
+      tooltip: { trigger: 'axis', formatter: function (ps) {
+        if (!ps.length) return '';
+        var i = ps[0].dataIndex;
+        return fmtTime(L.t[i]) + ps.filter(function (p) {
+          return p.seriesName !== 'band' && p.seriesName.indexOf('baseline ±') !== 0 && p.value[1] != null;
+        }).map(function (p) {
+          var v = p.value[1];
+          var who = p.seriesName === 'p99 (worst rank)' && L.p99MaxRank[i] != null ? ' (rank ' + L.p99MaxRank[i] + ')' : '';
+          return '<br>' + p.marker + p.seriesName + ': ' + fmtUs(v) + who;
+        }).join('');
+      } },
       legend: { data: legend, top: 0, type: 'scroll' },
       grid: { left: 60, right: 20, top: 40, bottom: 60 },
       xAxis: timeAxis(),

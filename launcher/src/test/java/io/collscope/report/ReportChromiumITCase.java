@@ -112,16 +112,52 @@ class ReportChromiumITCase {
     assertThat(Files.size(png)).isGreaterThan(10_000);
   }
 
+  /** A copy of the report with {@code html} added at the end of its body. */
+  static Path withAddedAtEnd(String name, String html) throws Exception {
+    String page = Files.readString(ReportChromiumITCase.page);
+    int end = page.lastIndexOf("</body>");
+    Path copy = OUT.resolve(name);
+    Files.writeString(copy, page.substring(0, end) + html + page.substring(end));
+    return copy;
+  }
+
+  @Test
+  void everyChartsTooltipShowsWithoutError() throws Exception {
+    // One tooltip per series of every chart, as a pointer over its middle point would show it.
+    Path tips =
+        withAddedAtEnd(
+            "tooltips-report.html",
+            """
+            <script>
+            var shown = 0;
+            window.collscopeCharts.forEach(function (c) {
+              c.getOption().series.forEach(function (s, i) {
+                var n = (s.data || []).length;
+                if (!n) return;
+                c.dispatchAction({ type: 'showTip', seriesIndex: i, dataIndex: Math.floor(n / 2) });
+                shown++;
+              });
+            });
+            document.body.setAttribute('data-tips-shown', String(shown));
+            </script>""");
+
+    HeadlessChromium.Loaded loaded = chromium.load(tips);
+
+    assertThat(problems(loaded)).isEmpty();
+    assertThat(Integer.parseInt(loaded.bodyAttribute("data-tips-shown"))).isGreaterThan(20);
+    assertThat(loaded.dom())
+        .contains("waiting on") // the delay matrix's
+        .contains("(rank ") // the latency chart's worst rank
+        .contains("windows, excess up to"); // the culprit timeline's
+  }
+
   @Test
   void theCheckSeesAScriptErrorAndARequestToTheNetwork() throws Exception {
-    String html = Files.readString(page);
-    String broken =
-        html.replace(
-            "</body>",
+    Path brokenPage =
+        withAddedAtEnd(
+            "broken-report.html",
             "<img src=\"http://collscope.invalid/pixel.png\">"
-                + "<script>collscopeNoSuchFunction();</script></body>");
-    Path brokenPage = OUT.resolve("broken-report.html");
-    Files.writeString(brokenPage, broken);
+                + "<script>collscopeNoSuchFunction();</script>");
 
     List<String> problems = problems(chromium.load(brokenPage));
 
