@@ -34,18 +34,18 @@ public final class HistoryQueries {
   public static Table culprits(HistoryDb db, TimeRange range, int limit) throws SQLException {
     String sql =
         """
-        WITH scope AS (
-          SELECT cluster, job, communicator, window_end, findings, ranks
-          FROM attributions WHERE %s
-        ), totals AS (
+        WITH totals AS (
           SELECT cluster, job, communicator, count(*) AS all_windows
-          FROM scope GROUP BY cluster, job, communicator
+          FROM attributions WHERE %1$s GROUP BY cluster, job, communicator
         ), blamed AS (
+          -- verdict first: a plain comparison whose statistics skip every row group without a
+          -- finding before the wide ranks column is read (two scans: a shared one would carry
+          -- ranks for every window)
           SELECT cluster, job, communicator, window_end,
                  list_max(list_transform(ranks, r -> r.calls)) AS calls,
                  len(ranks) AS present,
                  unnest(findings) AS f
-          FROM scope WHERE len(findings) > 0
+          FROM attributions WHERE %1$s AND verdict <> 'NONE' AND len(findings) > 0
         )
         SELECT b.cluster, b.job, b.communicator,
                b.f.kind AS kind,
@@ -67,7 +67,7 @@ public final class HistoryQueries {
           ON b.cluster = t.cluster AND b.job = t.job AND b.communicator = t.communicator
         GROUP BY b.cluster, b.job, b.communicator, kind, culprit
         ORDER BY wait_cost_rank_s DESC, windows DESC, b.communicator, culprit
-        LIMIT %d
+        LIMIT %2$d
         """
             .formatted(range.where("window_end"), limit);
     try (PreparedStatement s = db.connection().prepareStatement(sql);
