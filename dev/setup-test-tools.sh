@@ -11,6 +11,7 @@ set -euo pipefail
 # binary                   package                   variable                    used by
 TOOLS=(
   "prometheus-alertmanager prometheus-alertmanager COLLSCOPE_ALERTMANAGER_BIN" # AlertForwarderITCase
+  "prometheus              prometheus              COLLSCOPE_PROMETHEUS_BIN"   # ExporterITCase
   "chromium-headless-shell chromium-headless-shell COLLSCOPE_CHROMIUM_BIN"    # ReportChromiumITCase
 )
 

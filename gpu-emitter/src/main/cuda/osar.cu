@@ -11,11 +11,12 @@
 //           critical-path shares (counters/README.md)
 //   reduce  sum every rank's slot into the output; the last block acks the slot
 // Every interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
-// Counters are accumulated in registers and added to per-rank totals in device memory with
-// fire-and-forget atomics. A separate one-warp kernel (osar_publish), which the host enqueues
-// on the rank's stream after every k-th collective, copies the totals into the counter block
-// (mapped host memory) under its sequence lock: the kernel boundary makes every copy whole,
-// and the collective itself carries no PCIe traffic or fence for instrumentation.
+// Counters are accumulated in registers and added to the block's own slice of the rank's totals
+// in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
+// (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
+// the slices into the counter block (mapped host memory) under its sequence lock: the kernel
+// boundary makes every copy whole, and the collective itself carries no PCIe traffic or fence
+// for instrumentation.
 // Every wait backs off (hot spins, then __nanosleep 128 ns doubling to 4096 ns) and is bounded:
 // past its budget the kernel counts a timeout, raises S_ABORT and returns; it never hangs.
 // S_ABORT is sticky: every later launch of the rank (a dispatcher batch or a graph replay already
@@ -36,7 +37,7 @@
 
 typedef unsigned long long u64;
 
-static_assert(S_WORDS == S_TOT + T_WORDS, "state words: S_TOT plus the totals");
+static_assert(T_STRIDE >= T_WORDS && T_STRIDE % 16 == 0, "a slice of totals: whole 128-byte lines");
 static_assert(OSAR_MAX_RANKS <= 32, "guard and wait poll one peer per lane of warp 0");
 static_assert(CB_OFF_PHASES == CB_OFF_COUNTERS + 8 * CB_N_COUNTERS, "phases follow counters");
 static_assert(CB_OFF_PEER_WAIT == CB_OFF_PHASES + 8 * CB_N_PHASES, "peer arrays follow phases");
@@ -76,6 +77,15 @@ __device__ __forceinline__ u64 atom_add_acquire_gpu(u64* p, u64 v) {
   u64 old;
   asm volatile("atom.acquire.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
   return old;
+}
+
+// Adds v to a total in device memory and moves on: red.global has no result to wait for.
+// atomicAdd on a generic pointer (the totals' address comes from the parameter array) compiles to
+// a generic ATOM whose predicate result (did the address fall in shared memory?) the warp waits
+// for before the next one: one L2 round trip per add, ~10 of them at the end of every block,
+// which was ~1.2 us of the instrumentation's ~1.6 us per collective (docs/BENCHMARKS.md, run 20).
+__device__ __forceinline__ void red_add(u64* p, u64 v) {
+  asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
 // Whether peer p (a lane's own peer: any p < 32) aborted. A peer whose collective aborted never
@@ -173,44 +183,179 @@ __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
-// Copies the totals into the counter block under its sequence lock. One warp, in a kernel of
-// its own: no collective of this rank runs meanwhile. The lock value is mirrored in device
-// memory, so the only PCIe traffic is posted writes and two fences.
+// 16 bytes of T, moved as one uint4 (one 128-bit load or store) and summed as floats. The data
+// path uses them when a rank's elements fill whole vectors (every slot, input and output is
+// then 16-byte aligned): a thread keeps several of them in flight per peer, which is what a
+// read across NVLink, microseconds long, needs to approach the link's bandwidth.
+template <typename T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  static constexpr int N = 4;
+  __device__ static void unpack(uint4 x, float* f) {
+    f[0] = __uint_as_float(x.x); f[1] = __uint_as_float(x.y);
+    f[2] = __uint_as_float(x.z); f[3] = __uint_as_float(x.w);
+  }
+  __device__ static uint4 pack(const float* f) {
+    return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]),
+                      __float_as_uint(f[3]));
+  }
+};
+template <>
+struct Vec16<__nv_bfloat16> {
+  static constexpr int N = 8;
+  __device__ static float2 pair(unsigned w) {
+    __nv_bfloat162 h;
+    memcpy(&h, &w, 4);
+    return __bfloat1622float2(h);
+  }
+  __device__ static unsigned word(float a, float b) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);  // round to nearest, as __float2bfloat16
+    unsigned w;
+    memcpy(&w, &h, 4);
+    return w;
+  }
+  __device__ static void unpack(uint4 x, float* f) {
+    float2 a = pair(x.x), b = pair(x.y), c = pair(x.z), d = pair(x.w);
+    f[0] = a.x; f[1] = a.y; f[2] = b.x; f[3] = b.y; f[4] = c.x; f[5] = c.y; f[6] = d.x; f[7] = d.y;
+  }
+  __device__ static uint4 pack(const float* f) {
+    return make_uint4(word(f[0], f[1]), word(f[2], f[3]), word(f[4], f[5]), word(f[6], f[7]));
+  }
+};
+constexpr int REDUCE_UNROLL = 2;  // vectors per thread and peer in flight at once
+constexpr int PEER_GROUP = 4;     // peers whose loads are issued together
+
+// Sums every rank's slot into the output over vectors [v_lo, v_hi) of 16 bytes. The peers are
+// taken PEER_GROUP at a time in rank order (the sum's order is the scalar path's, so both give the
+// same bits), each thread issuing all PEER_GROUP x REDUCE_UNROLL loads before it adds any.
+template <typename T>
+__device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int world, int slot,
+                                           long long elems, long long v_lo, long long v_hi, T* out) {
+  using V = Vec16<T>;
+  const long long stride = blockDim.x;
+  for (long long v = v_lo + threadIdx.x; v < v_hi; v += stride * REDUCE_UNROLL) {
+    float acc[REDUCE_UNROLL][V::N];
+#pragma unroll
+    for (int u = 0; u < REDUCE_UNROLL; ++u)
+#pragma unroll
+      for (int k = 0; k < V::N; ++k) acc[u][k] = 0.f;
+    for (int p0 = 0; p0 < world; p0 += PEER_GROUP) {
+      uint4 x[PEER_GROUP][REDUCE_UNROLL];
+#pragma unroll
+      for (int g = 0; g < PEER_GROUP; ++g) {
+        const int p = p0 + g;
+        const uint4* src =
+            p < world ? (const uint4*)((const T*)P[P_SLOT_PTR + p] + (long long)slot * elems) : nullptr;
+#pragma unroll
+        for (int u = 0; u < REDUCE_UNROLL; ++u) {
+          const long long i = v + u * stride;
+          x[g][u] = p < world && i < v_hi ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < PEER_GROUP; ++g) {
+        if (p0 + g >= world) break;
+#pragma unroll
+        for (int u = 0; u < REDUCE_UNROLL; ++u) {
+          float f[V::N];
+          V::unpack(x[g][u], f);
+#pragma unroll
+          for (int k = 0; k < V::N; ++k) acc[u][k] += f[k];
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < REDUCE_UNROLL; ++u) {
+      const long long i = v + u * stride;
+      if (i < v_hi) ((uint4*)out)[i] = V::pack(acc[u]);
+    }
+  }
+}
+
+// Where published word d of the counter block (from CB_OFF_COUNTERS, in the block's order: counters,
+// phases, then the per-peer arrays at this world's size, then the histogram) comes from in the
+// totals, and whether it is summed over data blocks (published as the mean over them, so a phase
+// is time). -1: past the words this world publishes.
+__device__ __forceinline__ int published_source(int d, int world, int buckets, bool* per_block) {
+  *per_block = false;
+  if (d < T_PEER_WAIT) {  // counters, then phases
+    *per_block = d >= T_PHASES;
+    return d;
+  }
+  d -= T_PEER_WAIT;
+  if (d < world) { *per_block = true; return T_PEER_WAIT + d; }
+  d -= world;
+  if (d < world) return T_PEER_LAST + d;
+  d -= world;
+  if (d < world) { *per_block = true; return T_PEER_LATE + d; }
+  d -= world;
+  if (d < CB_LATE_BUCKETS * world) return T_PEER_LATE_HIST + d;
+  d -= CB_LATE_BUCKETS * world;
+  if (d < buckets) return T_HIST + d;
+  return -1;
+}
+
+__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+
+// Copies the totals into the counter block under its sequence lock. One block of
+// PUBLISH_THREADS, in a kernel of its own: no collective of this rank runs meanwhile, so the
+// totals hold still. Each thread sums its words over the data blocks' slices, loading every one
+// before the first store (a few round trips to device memory, not one per word), and only the
+// words this world publishes (a slice has room for 32 peers). The lock value is mirrored in
+// device memory, so the only PCIe traffic is posted writes and two fences.
+constexpr int PUB_PER_THREAD = (T_WORDS + PUBLISH_THREADS - 1) / PUBLISH_THREADS;
 __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
-  const int lane = threadIdx.x & 31;
+  const int t = threadIdx.x;
   const int world = (int)P[P_WORLD];
   const int buckets = (int)P[P_HIST_BUCKETS];
   const int blocks = (int)P[P_WORK_BLOCKS];
   const u64* tot = st + S_TOT;
   u64* cb = (u64*)P[P_COUNTER_BLOCK];
   u64* lock = cb + CB_OFF_SEQLOCK / 8;
-  const u64 s = ld_volatile(st + S_LOCK);
-  if (lane == 0) st_volatile(lock, s + 1);
-  __syncwarp();
-  __threadfence_system();
-  if (lane == 0) cb[CB_OFF_CPS / 8] = ld_volatile(st + S_CPS);
-  for (int i = lane; i < T_WORDS; i += 32) {
-    const u64 v = ld_volatile(tot + i);
-    if (i < T_PHASES) {
-      cb[CB_OFF_COUNTERS / 8 + i] = v;
-    } else if (i < T_PEER_WAIT) {
-      // phases are summed over data blocks: publish their mean, so a phase is time
-      cb[CB_OFF_PHASES / 8 + (i - T_PHASES)] = v / blocks;
-    } else if (i < T_PEER_WAIT + world) {
-      cb[CB_OFF_PEER_WAIT / 8 + (i - T_PEER_WAIT)] = v / blocks;
-    } else if (i >= T_PEER_LAST && i < T_PEER_LAST + world) {
-      cb[CB_OFF_PEER_WAIT / 8 + world + (i - T_PEER_LAST)] = v;
-    } else if (i >= T_PEER_LATE && i < T_PEER_LATE + world) {
-      cb[CB_OFF_PEER_WAIT / 8 + 2 * world + (i - T_PEER_LATE)] = v / blocks;
-    } else if (i >= T_PEER_LATE_HIST && i < T_PEER_LATE_HIST + CB_LATE_BUCKETS * world) {
-      cb[CB_OFF_PEER_WAIT / 8 + 3 * world + (i - T_PEER_LATE_HIST)] = v;
-    } else if (i >= T_HIST && i < T_HIST + buckets) {
-      cb[CB_OFF_PEER_WAIT / 8 + (3 + CB_LATE_BUCKETS) * world + (i - T_HIST)] = v;
-    }
+  int src[PUB_PER_THREAD];
+  bool per_block[PUB_PER_THREAD];
+  u64 v[PUB_PER_THREAD];
+#pragma unroll
+  for (int j = 0; j < PUB_PER_THREAD; ++j) {
+    src[j] = published_source(t + PUBLISH_THREADS * j, world, buckets, &per_block[j]);
+    v[j] = 0;
   }
-  __syncwarp();
-  __threadfence_system();
-  if (lane == 0) {
+  // 16 slices' loads at a time, all issued before any is summed and with no branch between
+  // them: one round trip per 16 data blocks (a guarded load per slice had the loads wait for
+  // one another, ~58 us for 128 blocks: run 24)
+#pragma unroll
+  for (int j = 0; j < PUB_PER_THREAD; ++j) {
+    if (src[j] < 0) continue;
+    const u64* q = tot + src[j];
+    u64 sum = 0;
+    int b = 0;
+    for (; b + 16 <= blocks; b += 16) {
+      u64 x[16];
+#pragma unroll
+      for (int u = 0; u < 16; ++u) x[u] = __ldcg(q + (long long)(b + u) * T_STRIDE);
+#pragma unroll
+      for (int u = 0; u < 16; ++u) sum += x[u];
+    }
+    for (; b < blocks; ++b) sum += __ldcg(q + (long long)b * T_STRIDE);
+    v[j] = sum;
+  }
+  const u64 s = ld_volatile(st + S_LOCK);
+  const u64 cps = ld_volatile(st + S_CPS);
+  if (t == 0) st_volatile(lock, s + 1);
+  __syncthreads();
+  // the odd lock value before any counter: the barrier carried thread 0's store to every
+  // thread, and each one's fence orders it before that thread's stores below (cumulativity)
+  fence_acq_rel_sys();
+  if (t == 0) cb[CB_OFF_CPS / 8] = cps;
+#pragma unroll
+  for (int j = 0; j < PUB_PER_THREAD; ++j)
+    if (src[j] >= 0)
+      cb[CB_OFF_COUNTERS / 8 + t + PUBLISH_THREADS * j] = per_block[j] ? v[j] / (u64)blocks : v[j];
+  // every thread's counters before the even lock value
+  fence_acq_rel_sys();
+  __syncthreads();
+  if (t == 0) {
     st_volatile(lock, s + 2);
     st_volatile(st + S_LOCK, s + 2);
   }
@@ -223,7 +368,19 @@ __device__ void osar(const u64* __restrict__ P) {
   const int nslots = (int)P[P_SLOTS];
   const long long elems = (long long)P[P_ELEMS];
   const int blocks = (int)P[P_WORK_BLOCKS];
+  // loaded now: at the end, after the acquires have emptied L1, it would be a round trip to L2
+  // on the path of the block that completes the collective
+  const int buckets = INSTR ? (int)P[P_HIST_BUCKETS] : 0;
   u64* st = (u64*)P[P_STATE];
+  // The accounting warp, the block's last, bills the phases and the peers after the reduce,
+  // beside thread 0's count, ack and release that complete the collective, never ahead of them
+  // on any thread's path (at small sizes it has no elements to reduce either). The clocks are
+  // thread 0's, whose path the injected delays are on, handed over in shared memory: the
+  // accounting warp's own clock reads missed those delays (run 23: slow-publish measured as
+  // 0.13 us, and a clock rate of 1.19 GHz against 1.98), as if scheduled past the barriers it
+  // only waits at.
+  const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
+  const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
 
   __shared__ u64 s_seq;
   __shared__ int s_abort;
@@ -231,6 +388,7 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ u64 s_first_round;
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
   __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
+  __shared__ u64 s_clock[8];                 // thread 0's t0..t5, then block 0's g0, g5
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -252,17 +410,18 @@ __device__ void osar(const u64* __restrict__ P) {
   __syncthreads();
 
   const u64 deadline = globaltimer() + P[P_BUDGET_NS];
-  const long long chunk = (elems + blocks - 1) / blocks;
-  const long long lo = (long long)blockIdx.x * chunk;
+  // Whole 16-byte vectors when the elements fill them: each block's chunk is then a whole number
+  // of vectors too, so every vector lies in one block's chunk.
+  const bool vec = elems % Vec16<T>::N == 0;
+  long long chunk = (elems + blocks - 1) / blocks;
+  if (vec) chunk = (chunk + Vec16<T>::N - 1) / Vec16<T>::N * Vec16<T>::N;
+  const long long lo = (long long)blockIdx.x * chunk < elems ? (long long)blockIdx.x * chunk : elems;
   const long long hi = lo + chunk < elems ? lo + chunk : elems;
   u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
   // The clock's own rate: block 0 times the whole collective on %globaltimer too, so consumers
   // convert cycles with the rate of the very intervals they measured, whatever the SM clock did.
   const bool clock_sampler = INSTR && blockIdx.x == 0 && threadIdx.x == 0;
   const u64 g0 = clock_sampler ? globaltimer() : 0;
-  u64 my_share[OSAR_MAX_RANKS / 32] = {0};
-  u64 my_late[OSAR_MAX_RANKS / 32] = {0};
-  bool my_last[OSAR_MAX_RANKS / 32] = {false};
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
   // Warp 0, one lane per peer as in wait: one thread would issue the acquire loads one after
@@ -299,7 +458,18 @@ __device__ void osar(const u64* __restrict__ P) {
   const T* in = (const T*)P[P_INPUT];
   if (!s_abort) {
     const float term = (float)(seq % P[P_SEQ_PERIOD]);
-    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
+    if (vec) {
+      using V = Vec16<T>;
+      for (long long v = lo / V::N + threadIdx.x; v < hi / V::N; v += blockDim.x) {
+        float f[V::N];
+        V::unpack(((const uint4*)in)[v], f);
+#pragma unroll
+        for (int k = 0; k < V::N; ++k) f[k] += term;
+        ((uint4*)mine)[v] = V::pack(f);
+      }
+    } else {
+      for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
+    }
     if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
   }
   __syncthreads();
@@ -375,33 +545,6 @@ __device__ void osar(const u64* __restrict__ P) {
         break;
       }
     }
-    __syncwarp();  // lane 0 may have raised s_abort
-    if (INSTR && !s_abort) {
-      // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank
-      // published, whatever other peers did. The wait itself, publication to the last arrival,
-      // is billed whole to the peer(s) that gated it: those seen in the round that ended it.
-      u64 latest = 0;
-      int gaters = 0;
-      for (int q = 0; q < world; ++q)
-        if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
-      for (int q = 0; q < world; ++q)
-        if (q != rank && s_arrival[q] == latest) ++gaters;
-      const bool self_last = world == 1 || latest <= s_first_round;
-      for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
-        const int p = lane + 32 * k;
-        if (p >= world) break;
-        bool last = false;
-        if (p == rank) {
-          last = self_last;  // every peer was already there at the first round
-        } else {
-          const u64 tp = s_arrival[p];
-          my_late[k] = tp > t3 ? tp - t3 : 0;
-          my_share[k] = tp == latest && latest > t3 ? (latest - t3) / gaters : 0;
-          last = !self_last && tp == latest;  // in the round that ended the wait
-        }
-        my_last[k] = last && blockIdx.x == 0;  // arrived-last from block 0's view
-      }
-    }
   }
   // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
   // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
@@ -410,7 +553,9 @@ __device__ void osar(const u64* __restrict__ P) {
   if (INSTR) t4 = clock64();
 
   // ---- reduce -----------------------------------------------------------------------------
-  if (!s_abort) {
+  if (!s_abort && vec) {
+    reduce_vec<T>(P, world, slot, elems, lo / Vec16<T>::N, hi / Vec16<T>::N, (T*)P[P_OUTPUT]);
+  } else if (!s_abort) {
     T* out = (T*)P[P_OUTPUT];
     for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
       float acc = 0.f;
@@ -422,20 +567,29 @@ __device__ void osar(const u64* __restrict__ P) {
   __syncthreads();
   if (INSTR) t5 = clock64();
   const u64 g5 = clock_sampler ? globaltimer() : 0;
+  if (INSTR && threadIdx.x == 0) {
+    s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
+    s_clock[6] = g0; s_clock[7] = g5;
+  }
+  // warp 0 and the accounting warp only: the others go on to their end
+  if (INSTR && accounting_warp == 0) {
+    __syncwarp();
+  } else if (INSTR && (threadIdx.x < 32 || accountant)) {
+    asm volatile("bar.sync 1, 64;" : : : "memory");
+  }
 
   // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
-  // The totals are read only by osar_publish, after this launch has completed, so the atomics
-  // below are fire-and-forget: nothing in this launch waits for them.
-  __shared__ int s_last;
+  // The totals are read only by osar_publish, after this launch has completed, so the adds
+  // below are fire-and-forget (red_add): nothing in this launch waits for them.
+  u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
   if (threadIdx.x == 0) {
-    s_last = 0;
     if (s_abort) {
       // Count the timeout once per collective and tell the host; the data path is abandoned.
       // A wait cut short because a peer had aborted counts too: the communicator is broken, and
       // a wait on that peer, this one or the next, would only run out its budget.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
-        atomicAdd(st + S_TOT + CB_C_TIMEOUTS, 1ull);
-        atomicAdd(st + S_TOT + CB_C_CALLS, 1ull);
+        red_add(tot + CB_C_TIMEOUTS, 1ull);
+        red_add(tot + CB_C_CALLS, 1ull);
         st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
       }
     } else {
@@ -447,42 +601,51 @@ __device__ void osar(const u64* __restrict__ P) {
         // release store replaces __threadfence_system() + a volatile store.
         st_relaxed_sys(acktime, globaltimer());
         st_release_sys(ack, seq);
-        s_last = 1;
+        if (INSTR) {  // the collective itself, counted once: by the block that completed it
+          red_add(tot + CB_C_CALLS, 1ull);
+          red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
+          red_add(tot + T_HIST + bucket_of(t5 - t0, buckets), 1ull);
+        }
+        // read by the next launch only, after this one completed: no fence needed
+        st_volatile(st + S_NEXT_SEQ, seq + 1);
       }
     }
   }
-  if (INSTR && !s_abort) {
-    u64* tot = st + S_TOT;
-    if (threadIdx.x < 32) {
-      for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
-        const int p = threadIdx.x + 32 * k;
-        if (p >= world) break;
-        if (my_share[k]) atomicAdd(tot + T_PEER_WAIT + p, my_share[k]);
-        if (my_late[k]) atomicAdd(tot + T_PEER_LATE + p, my_late[k]);
-        if (my_last[k]) atomicAdd(tot + T_PEER_LAST + p, 1ull);
-        if (blockIdx.x == 0 && p != rank)
-          atomicAdd(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(my_late[k]), 1ull);
+  if (accountant && !s_abort) {
+    const int lane = threadIdx.x & 31;
+    const u64 c0 = s_clock[0], c3 = s_clock[3];
+    // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
+    // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
+    // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
+    // ended it.
+    u64 latest = 0;
+    int gaters = 0;
+    for (int q = 0; q < world; ++q)
+      if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
+    for (int q = 0; q < world; ++q)
+      if (q != rank && s_arrival[q] == latest) ++gaters;
+    const bool self_last = world == 1 || latest <= s_first_round;
+    for (int p = lane; p < world; p += 32) {
+      if (p == rank) {
+        // every peer was already there at the first round: arrived-last from block 0's view
+        if (self_last && blockIdx.x == 0) red_add(tot + T_PEER_LAST + p, 1ull);
+        continue;
+      }
+      const u64 tp = s_arrival[p];
+      const u64 late = tp > c3 ? tp - c3 : 0;
+      if (late) red_add(tot + T_PEER_LATE + p, late);
+      if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters);
+      if (blockIdx.x == 0) {  // block 0's view: the round that ended the wait, the tail
+        if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
+        red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
       }
     }
-    if (threadIdx.x == 0) {
-      atomicAdd(tot + T_PHASES + CB_PH_GUARD, t1 - t0);
-      atomicAdd(tot + T_PHASES + CB_PH_COPY, t2 - t1);
-      atomicAdd(tot + T_PHASES + CB_PH_PUBLISH, t3 - t2);
-      atomicAdd(tot + T_PHASES + CB_PH_WAIT, t4 - t3);
-      atomicAdd(tot + T_PHASES + CB_PH_REDUCE, t5 - t4);
-      if (clock_sampler) {
-        atomicAdd(tot + CB_C_CLOCK_NS, g5 - g0);
-        atomicAdd(tot + CB_C_CLOCK_CYCLES, t5 - t0);
-      }
-      if (s_last) {
-        atomicAdd(tot + CB_C_CALLS, 1ull);
-        atomicAdd(tot + CB_C_BYTES, (u64)elems * sizeof(T));
-        atomicAdd(tot + T_HIST + bucket_of(t5 - t0, (int)P[P_HIST_BUCKETS]), 1ull);
-      }
+    if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, s_clock[lane + 1] - s_clock[lane]);
+    if (lane == 0 && blockIdx.x == 0) {  // the clock samples: block 0's whole collective
+      red_add(tot + CB_C_CLOCK_NS, s_clock[7] - s_clock[6]);
+      red_add(tot + CB_C_CLOCK_CYCLES, s_clock[5] - c0);
     }
   }
-  // read by the next launch only, after this one completed: no fence needed
-  if (threadIdx.x == 0 && s_last) st_volatile(st + S_NEXT_SEQ, seq + 1);
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true>(P); }
@@ -490,9 +653,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P
 extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16(const u64* P) { osar<__nv_bfloat16, true>(P); }
 extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false>(P); }
 
-// Publishes the totals of every collective before it on this stream. One warp.
-extern "C" __global__ void osar_publish(const u64* P) {
-  if (threadIdx.x < 32) publish_counter_block(P, (u64*)P[P_STATE]);
+// Publishes the totals of every collective before it on this stream. One block of
+// PUBLISH_THREADS.
+extern "C" __global__ void __launch_bounds__(PUBLISH_THREADS) osar_publish(const u64* P) {
+  publish_counter_block(P, (u64*)P[P_STATE]);
 }
 
 // clock64 cycles per second against %globaltimer over ~20 ms. out[0] = cycles, out[1] = ns.

@@ -59,10 +59,14 @@
 #define S_ABORT 4        // sticky: the collective (seq) that aborted; later launches return at once
 #define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
 #define S_LOCK 6         // the counter block's seqlock value, mirrored here: no PCIe read
-// Totals through the last collective. Data blocks add to them with fire-and-forget atomics;
-// osar_publish, a kernel of its own on the same stream, copies them out whole. Their order is the
-// counter block's from CB_OFF_COUNTERS (counters, then phases, then per-peer arrays), with the
-// per-peer arrays and the histogram at their maximum sizes.
+// Totals through the last collective, one slice per data block of the rank (block b's at
+// S_TOT + b * T_STRIDE): a block adds only to its own slice, with fire-and-forget reductions, so
+// no two blocks' adds meet on one cache line when the kernel ends (16 blocks adding to one line
+// cost ~1 us per collective: docs/BENCHMARKS.md, run 21). osar_publish, a kernel of its own on
+// the same stream, sums the slices and copies the sums out whole. A slice's order is the counter
+// block's from CB_OFF_COUNTERS (counters, then phases, then per-peer arrays), with the per-peer
+// arrays and the histogram at their maximum sizes. The state of a rank of B blocks is
+// S_TOT + B * T_STRIDE words.
 #define S_TOT 8
 #define T_PHASES CB_N_COUNTERS                       // [CB_N_PHASES], summed over data blocks
 #define T_PEER_WAIT (T_PHASES + CB_N_PHASES)         // [world], summed over data blocks
@@ -71,4 +75,5 @@
 #define T_PEER_LATE_HIST (T_PEER_LATE + OSAR_MAX_RANKS)  // [world][CB_LATE_BUCKETS], block 0's view
 #define T_HIST (T_PEER_LATE_HIST + OSAR_MAX_RANKS * CB_LATE_BUCKETS)  // [buckets]
 #define T_WORDS (T_HIST + OSAR_HIST_MAX)
-#define S_WORDS 690                                  // S_TOT + T_WORDS
+#define T_STRIDE 688                                 // T_WORDS rounded up to a 128-byte line
+#define PUBLISH_THREADS 256                          // osar_publish's one block

@@ -193,6 +193,21 @@ public final class EmbeddedKafka implements AutoCloseable {
     return process.waitFor();
   }
 
+  /**
+   * SIGKILLs the broker, as a crash would (no clean shutdown); the data directory stays, so {@link
+   * #start} with the same directory and {@link #port} brings the same broker back.
+   */
+  public void kill() throws InterruptedException {
+    Process p = process;
+    if (p == null || !p.isAlive()) return;
+    p.destroyForcibly();
+    p.waitFor(30, TimeUnit.SECONDS);
+  }
+
+  public int port() {
+    return port;
+  }
+
   private void killQuietly() {
     Process p = process;
     if (p == null || !p.isAlive()) {

@@ -19,6 +19,7 @@ import io.collscope.flink.window.RankWindowAggregate;
 import io.collscope.flink.window.RankWindowFunction;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.RankKey;
+import io.collscope.schema.Snapshots;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -102,7 +103,14 @@ public final class AttributionJob {
         WatermarkStrategy.<RawRecord>forBoundedOutOfOrderness(
                 o.duration(JobOptions.OUT_OF_ORDERNESS))
             .withIdleness(o.duration(JobOptions.IDLENESS))
-            .withTimestampAssigner((r, ts) -> r.timestamp);
+            // A record stamped absurdly far ahead would drag the watermark into the future and
+            // make every later window late: it gets no timestamp here (the watermark ignores it)
+            // and the decoder dead-letters it.
+            .withTimestampAssigner(
+                (r, ts) ->
+                    Snapshots.plausibleEventTime(r.timestamp, System.currentTimeMillis())
+                        ? r.timestamp
+                        : Long.MIN_VALUE);
 
     DataStream<RawRecord> raw =
         env.fromSource(source, watermarks, "snapshots").uid("snapshots-source");

@@ -29,6 +29,12 @@ public final class JobOptions {
   public static final String ALERT_MIN_EFFECT = "alert-min-effect";
 
   /**
+   * How many standard deviations of the baseline's window-to-window spread a regression must exceed
+   * (the band is the larger of this times the spread and the minimum effect).
+   */
+  public static final String ALERT_NOISE_FACTOR = "alert-noise-factor";
+
+  /**
    * Latency baselines to start from (a file of {@code collscope baselines}, see BaselineFile);
    * empty: every communicator learns its own from its first clean windows.
    */
@@ -74,7 +80,8 @@ public final class JobOptions {
           Map.entry(ALERT_TOPIC, "collscope.alerts"),
           Map.entry(ALERT_FIRE_AFTER, "3"),
           Map.entry(ALERT_RESOLVE_AFTER, "3"),
-          Map.entry(ALERT_MIN_EFFECT, "0.05"),
+          Map.entry(ALERT_MIN_EFFECT, "0.03"),
+          Map.entry(ALERT_NOISE_FACTOR, "3"),
           Map.entry(BASELINE_FILE, ""),
           Map.entry(HISTORY_PATH, ""),
           Map.entry(GROUP_ID, "collscope-attribution"),
@@ -186,11 +193,15 @@ public final class JobOptions {
     }
   }
 
-  /** The regression rule with this job's minimum effect. */
+  /** The regression rule with this job's minimum effect and noise factor. */
   public io.collscope.flink.alert.RegressionRule regressionRule() {
     io.collscope.flink.alert.RegressionRule d = io.collscope.flink.alert.RegressionRule.DEFAULT;
     return new io.collscope.flink.alert.RegressionRule(
-        d.minWindows(), d.minCalls(), positive(ALERT_MIN_EFFECT), d.noiseFactor(), d.maxNoise());
+        d.minWindows(),
+        d.minCalls(),
+        positive(ALERT_MIN_EFFECT),
+        positive(ALERT_NOISE_FACTOR),
+        d.maxNoise());
   }
 
   public int count(String name) {

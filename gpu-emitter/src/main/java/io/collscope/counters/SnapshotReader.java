@@ -46,7 +46,7 @@ public final class SnapshotReader {
     for (int attempt = 0; attempt <= maxRetries; attempt++) {
       if (attempt > 0) {
         retries++;
-        Thread.onSpinWait();
+        backOff(attempt);
       }
       long s1 = (long) CounterBlock.LONGS.getAcquire(b, CounterBlock.OFF_SEQLOCK);
       if ((s1 & 1L) != 0) {
@@ -81,5 +81,17 @@ public final class SnapshotReader {
     }
     throw new TornSnapshotException(
         "no consistent snapshot in " + (maxRetries + 1) + " attempts: the writer never paused");
+  }
+
+  /**
+   * Spin first (a GPU kernel or a running writer thread finishes a publication in microseconds),
+   * then yield, then park: a CPU writer preempted in the middle of a publication holds the lock odd
+   * for a whole scheduler slice (milliseconds on a loaded host), longer than a million spins take;
+   * without backing off the reader gave up while the writer was not even running.
+   */
+  private static void backOff(int attempt) {
+    if (attempt < 256) Thread.onSpinWait();
+    else if (attempt < 4096) Thread.yield();
+    else java.util.concurrent.locks.LockSupport.parkNanos(1_000);
   }
 }

@@ -86,8 +86,10 @@ public final class CudaBenchHarness {
     private final CUgraphExec[] execs = new CUgraphExec[backend.worldSize()];
     private final CUevent[] starts = new CUevent[backend.worldSize()];
     private final CUevent[] ends = new CUevent[backend.worldSize()];
+    private final int collectives;
 
     private Graphs(int collectives, boolean instrumented) {
+      this.collectives = collectives;
       try {
         for (RankBuffers r : ranks.local()) {
           r.device().makeCurrent();
@@ -115,6 +117,11 @@ public final class CudaBenchHarness {
       CUevent e = new CUevent();
       cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT);
       return e;
+    }
+
+    /** Collectives per rank in one replay. */
+    public int collectives() {
+      return collectives;
     }
 
     /** Replays every rank's graph {@code times} times and waits for them. */

@@ -37,12 +37,44 @@ public final class CudaCollective implements CollectiveBackend {
       int publishEvery) {
 
     /**
-     * Collectives between counter-block publications. The totals are exact in device memory either
-     * way (and {@link CudaCollective#flush()} publishes them); publishing less often spares kernels
-     * the PCIe writes to mapped host memory that each kernel end must drain. At 1 s snapshots,
-     * collectives of microseconds are published thousands of times per read.
+     * {@link #publishEvery()} for the automatic interval ({@link #publishEveryFor(long)}): a
+     * publication after at most {@value #MAX_PUBLISH_EVERY} collectives or {@value #PUBLISH_BYTES}
+     * payload bytes per rank, whichever comes first. A CUDA graph replays the publications its
+     * capture held: capture a whole number of intervals (as {@code bench gpu} does), or call {@link
+     * CudaCollective#flush()} after replays.
      */
-    public static final int DEFAULT_PUBLISH_EVERY = 16;
+    public static final int AUTO_PUBLISH = 0;
+
+    /**
+     * The most collectives between publications. One publication ({@code osar_publish}: a kernel
+     * launch, the slices' sums written over PCIe, two system-scope fences) costs ~8 µs on an H200
+     * (docs/BENCHMARKS.md, run 22), so it is spread over this many small collectives: ~65 ns each.
+     * The totals are exact in device memory either way, and {@link CudaCollective#flush()}
+     * publishes them.
+     */
+    public static final int MAX_PUBLISH_EVERY = 128;
+
+    /**
+     * Payload bytes per rank after which a publication is due: collectives over 8 MiB publish more
+     * often than every {@value #MAX_PUBLISH_EVERY} (16 MiB: every 64), so the counters of large
+     * collectives lag by at most ~1 GiB per rank of payload (milliseconds on NVLink).
+     */
+    public static final long PUBLISH_BYTES = 1L << 30;
+
+    /**
+     * Data blocks per rank when {@link #blocksPerRank()} is 0: 16 up to 512 KiB per rank (small
+     * collectives are bound by the handshake between ranks, not by bytes, and more blocks meet on
+     * more atomics), then one per 32 KiB up to 128, so large collectives keep enough reads in
+     * flight across NVLink; a placement lowers it to the SMs it can give each rank.
+     */
+    public static int defaultBlocks(long bytesPerRank) {
+      return (int) Math.max(16, Math.min(128, bytesPerRank / (32 << 10)));
+    }
+
+    /** Collectives between publications for collectives of {@code bytes} per rank. */
+    public static int publishEveryFor(long bytes) {
+      return (int) Math.max(1, Math.min(MAX_PUBLISH_EVERY, PUBLISH_BYTES / Math.max(1, bytes)));
+    }
 
     public static Options defaults(int worldSize) {
       int gpus = CudaProbe.gpuCount();
@@ -50,7 +82,7 @@ public final class CudaCollective implements CollectiveBackend {
       for (int r = 0; r < worldSize; r++) {
         dev[r] = gpus >= worldSize ? r : 0; // one rank per GPU when there are enough
       }
-      return new Options(DType.F32, true, 0, 512, dev, 64, DEFAULT_PUBLISH_EVERY);
+      return new Options(DType.F32, true, 0, 512, dev, 64, AUTO_PUBLISH);
     }
 
     public Options withDType(DType d) {
@@ -87,7 +119,13 @@ public final class CudaCollective implements CollectiveBackend {
     this.placement = placement;
     this.ranks = placement.ranks();
     this.launcher =
-        new Launcher(opt.dtype(), opt.threadsPerBlock(), opt.publishEvery(), cfg.worldSize());
+        new Launcher(
+            opt.dtype(),
+            opt.threadsPerBlock(),
+            opt.publishEvery() == Options.AUTO_PUBLISH
+                ? Options.publishEveryFor((long) cfg.elements() * opt.dtype().bytes)
+                : opt.publishEvery(),
+            cfg.worldSize());
     this.dispatcher = new Dispatcher(cfg, faults, opt, ranks, launcher, failure);
   }
 

@@ -6,6 +6,7 @@ import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Objects;
 import jcuda.driver.CUipcMemHandle;
 
@@ -48,7 +49,13 @@ final class IpcPlacement implements Placement {
     RankSet ranks = new RankSet(n);
     try {
       GpuDevice d = ranks.device(device);
-      int blocks = opt.blocksPerRank() > 0 ? opt.blocksPerRank() : Math.min(16, d.sms);
+      // The other processes' ranks are not known until the rendezvous, and the blocks size this
+      // rank's memory before it: plan for the ranks that must share a GPU when there are fewer
+      // GPUs than ranks, and check the plan once every rank has said where it runs.
+      int sharing = (n + CudaProbe.gpuCount() - 1) / CudaProbe.gpuCount();
+      int blocks =
+          Placement.blocksPerRank(
+              opt.blocksPerRank(), (long) cfg.elements() * opt.dtype().bytes, d.sms, sharing);
       d.requireResident(1, blocks);
       RankBuffers me = ranks.add(new RankBuffers(rank, d, blocks, cfg, opt.dtype()));
       CUipcMemHandle slots = new CUipcMemHandle();
@@ -64,6 +71,8 @@ final class IpcPlacement implements Placement {
               IpcRendezvous.bytes(slots),
               IpcRendezvous.bytes(sync)));
       IpcRendezvous.Published[] all = rv.awaitAll();
+      // every process sees the same records, so all refuse alike (before any maps a peer)
+      d.requireResident((int) Arrays.stream(all).filter(p -> p.device() == device).count(), blocks);
       for (int q = 0; q < n; q++) {
         // the mapping lives in this process's context
         if (q != rank) ranks.add(IpcPeer.open(q, d, all[q]));

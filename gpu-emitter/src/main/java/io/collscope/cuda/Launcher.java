@@ -46,7 +46,7 @@ final class Launcher {
         1,
         1,
         1,
-        32,
+        OsarLayout.PUBLISH_THREADS,
         1,
         1,
         0,

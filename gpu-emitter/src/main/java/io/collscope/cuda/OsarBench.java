@@ -179,16 +179,18 @@ public final class OsarBench {
             Locale.ROOT,
             "Each cell: median (min..max) over %d rounds of device us per collective. Per round and"
                 + " variant: CUDA events on every rank's stream around %d replays of a graph of %d"
-                + " collectives per rank, the longest rank's interval / %d; the variants"
-                + " interleaved, their order rotated each round. instrumented publishes the"
-                + " counters every %d collectives (the default), publish-every-1 after each."
+                + " collectives per rank (or the next multiple of the publication interval),"
+                + " the longest rank's interval / the collectives; the variants interleaved,"
+                + " their order rotated each round. instrumented publishes the counters at the"
+                + " default interval, every min(%d, %d MiB / bytes) collectives;"
+                + " publish-every-1 after each."
                 + " minEffect = %s%% of the baseline's median (plain's; NCCL's).%n"
                 + "class vs plain, class (each instrumented variant against plain): %s",
             rounds,
             REPLAYS,
             PER_GRAPH,
-            REPLAYS * PER_GRAPH,
-            CudaCollective.Options.DEFAULT_PUBLISH_EVERY,
+            CudaCollective.Options.MAX_PUBLISH_EVERY,
+            CudaCollective.Options.PUBLISH_BYTES >> 20,
             minEffectPct,
             PAIRED_RULE);
     return withNccl
@@ -206,10 +208,14 @@ public final class OsarBench {
     try (CudaCollective c =
         CudaCollective.open(cfg, FaultPlan.NONE, CudaCollective.Options.defaults(n).withDType(t))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
-      h.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
-      try (CudaBenchHarness.Graphs plain = h.captureGraphs(PER_GRAPH, false);
-          CudaBenchHarness.Graphs instr = h.captureGraphs(PER_GRAPH, true);
-          CudaBenchHarness.Graphs every1 = withPublishEvery(h, 1)) {
+      // A graph replays the publications its capture had: it holds a whole number of
+      // publication intervals, so replays publish at the default rate exactly.
+      int k = CudaCollective.Options.publishEveryFor(bytes);
+      int perGraph = k * ((PER_GRAPH + k - 1) / k);
+      h.setPublishEvery(k);
+      try (CudaBenchHarness.Graphs plain = h.captureGraphs(perGraph, false);
+          CudaBenchHarness.Graphs instr = h.captureGraphs(perGraph, true);
+          CudaBenchHarness.Graphs every1 = withPublishEvery(h, 1, perGraph, k)) {
         plain.replay(1); // warm up
         instr.replay(1);
         every1.replay(1);
@@ -232,30 +238,31 @@ public final class OsarBench {
         c.flush();
         long after = new SnapshotReader(c.block(0)).read().calls();
         for (int r = 0; r < n; r++) h.verifyOutput(r);
-        return new Rounds(p, q, e1, after - before == 2L * rounds * REPLAYS * PER_GRAPH);
+        return new Rounds(p, q, e1, after - before == 2L * rounds * REPLAYS * perGraph);
       }
     }
   }
 
-  private static CudaBenchHarness.Graphs withPublishEvery(CudaBenchHarness h, int k) {
+  private static CudaBenchHarness.Graphs withPublishEvery(
+      CudaBenchHarness h, int k, int collectives, int restore) {
     h.setPublishEvery(k);
     try {
-      return h.captureGraphs(PER_GRAPH, true);
+      return h.captureGraphs(collectives, true);
     } finally {
-      h.setPublishEvery(CudaCollective.Options.DEFAULT_PUBLISH_EVERY);
+      h.setPublishEvery(restore);
     }
   }
 
   /** One round of one variant: device µs per collective. */
   private static double time(CudaBenchHarness.Graphs g) {
-    return g.replayTimed(REPLAYS) / (REPLAYS * PER_GRAPH);
+    return g.replayTimed(REPLAYS) / (REPLAYS * g.collectives());
   }
 
   /** The reporter's cost: consistent reads of a block the kernels keep publishing into. */
   static void reporterCost(PrintStream out) throws Exception {
     CollectiveConfig cfg = CollectiveConfig.of(4).withElements(1024);
     try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.NONE);
-        CudaBenchHarness.Graphs g = new CudaBenchHarness(c).captureGraphs(PER_GRAPH, true)) {
+        CudaBenchHarness.Graphs g = publishingGraphs(new CudaBenchHarness(c))) {
       SnapshotReader reader = new SnapshotReader(c.block(0));
       AtomicBoolean stop = new AtomicBoolean();
       long[] reads = new long[1];
@@ -290,6 +297,15 @@ public final class OsarBench {
           (double) nanos[0] / Math.max(1, reads[0]),
           reader.retries());
     }
+  }
+
+  /**
+   * The reporter's graphs: a publication every 16 collectives, as the default was before the
+   * interval grew with the size, so the cost per snapshot compares with earlier runs'.
+   */
+  private static CudaBenchHarness.Graphs publishingGraphs(CudaBenchHarness h) {
+    h.setPublishEvery(16);
+    return h.captureGraphs(PER_GRAPH, true);
   }
 
   private static String human(long b) {

@@ -51,7 +51,19 @@ final class OsarLayout {
   static final int S_NEXT_SEQ = 0;
   static final int S_ABORT = 4;
   static final int S_CPS = 5;
-  static final int S_WORDS = 690;
+
+  /** The first word of data block 0's slice of the totals; block b's is T_STRIDE words on. */
+  static final int S_TOT = 8;
+
+  static final int T_STRIDE = 688;
+
+  /** Threads of {@code osar_publish}'s one block. */
+  static final int PUBLISH_THREADS = 256;
+
+  /** Words of the kernel state of a rank whose collectives run {@code blocks} data blocks. */
+  static int stateWords(int blocks) {
+    return S_TOT + blocks * T_STRIDE;
+  }
 
   /**
    * Per-rank sync region: flag, ack, publish times per slot, ack times per seq % 64, and the abort

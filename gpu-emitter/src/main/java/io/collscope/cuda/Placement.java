@@ -18,4 +18,17 @@ sealed interface Placement extends AutoCloseable permits SingleProcessPlacement,
   /** Releases the ranks, the GPUs and whatever the placement left behind. */
   @Override
   void close();
+
+  /**
+   * Data blocks per rank: {@code requested} when positive, else {@link
+   * CudaCollective.Options#defaultBlocks} for the size, lowered so that the blocks of the {@code
+   * ranksOnGpu} ranks sharing a GPU of {@code sms} SMs are all resident at once, one SM per rank
+   * left spare: a rank's blocks wait on one another (the flag is local grid completion), so a block
+   * never scheduled holds its collective until the wait budget runs out.
+   */
+  static int blocksPerRank(int requested, long bytesPerRank, int sms, int ranksOnGpu) {
+    if (requested > 0) return requested;
+    return Math.max(
+        1, Math.min(CudaCollective.Options.defaultBlocks(bytesPerRank), sms / ranksOnGpu - 1));
+  }
 }

@@ -59,9 +59,9 @@ final class RankBuffers implements RankMemory {
       alloc(sync, OsarLayout.SYNC_BYTES);
       alloc(input, elementBytes());
       alloc(output, elementBytes());
-      alloc(state, 8L * OsarLayout.S_WORDS);
+      alloc(state, 8L * OsarLayout.stateWords(blocks));
       alloc(params, 8L * OsarLayout.P_WORDS);
-      long[] st = new long[OsarLayout.S_WORDS];
+      long[] st = new long[OsarLayout.stateWords(blocks)];
       st[OsarLayout.S_NEXT_SEQ] = 1;
       st[OsarLayout.S_CPS] = device.cyclesPerSecond;
       cuMemcpyHtoD(state, Pointer.to(st), 8L * st.length);

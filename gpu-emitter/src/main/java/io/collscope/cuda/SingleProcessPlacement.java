@@ -32,11 +32,8 @@ final class SingleProcessPlacement implements Placement {
         GpuDevice d = ranks.device(opt.deviceOfRank()[r]);
         int onDevice = perDevice[d.ordinal];
         int blocks =
-            opt.blocksPerRank() > 0
-                ? opt.blocksPerRank()
-                // every rank's blocks must be resident at once (one block per SM); one SM per rank
-                // is left spare for whatever else shares the GPU
-                : Math.max(1, Math.min(16, d.sms / onDevice - 1));
+            Placement.blocksPerRank(
+                opt.blocksPerRank(), (long) cfg.elements() * opt.dtype().bytes, d.sms, onDevice);
         d.requireResident(onDevice, blocks);
         ranks.add(new RankBuffers(r, d, blocks, cfg, opt.dtype()));
       }

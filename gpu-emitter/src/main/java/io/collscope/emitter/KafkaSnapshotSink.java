@@ -53,6 +53,11 @@ public final class KafkaSnapshotSink implements SnapshotSink {
       String bootstrap, String topic, int partitions, Duration timeout)
       throws BrokerUnreachableException {
     ensureTopic(bootstrap, topic, partitions, timeout);
+    return new KafkaSnapshotSink(producer(bootstrap, timeout), topic);
+  }
+
+  /** The emitters' producer: idempotent, acks=all, lz4. */
+  static KafkaProducer<byte[], byte[]> producer(String bootstrap, Duration timeout) {
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -61,8 +66,31 @@ public final class KafkaSnapshotSink implements SnapshotSink {
     p.put(ProducerConfig.LINGER_MS_CONFIG, 20);
     p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout.toMillis());
     p.put(ProducerConfig.CLIENT_ID_CONFIG, "collscope-emitter");
-    return new KafkaSnapshotSink(
-        new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer()), topic);
+    // Reconnect quickly to a returning broker (the default backs off to 1 s already; keep it so),
+    // and give up on a batch after 30 s instead of 2 minutes: the spool keeps it and resends.
+    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
+    return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  /**
+   * Connects as {@link #connect} does (the broker must answer at start: a wrong address is an
+   * error, not an outage), then publishes through a spool in {@code spoolDir} holding at most
+   * {@code spoolBytes}: an outage later on is spooled, not dropped.
+   */
+  public static SpoolingSnapshotSink connectSpooled(
+      String bootstrap,
+      String topic,
+      int partitions,
+      Duration timeout,
+      java.nio.file.Path spoolDir,
+      long spoolBytes)
+      throws BrokerUnreachableException, java.io.IOException {
+    ensureTopic(bootstrap, topic, partitions, timeout);
+    io.collscope.spool.SpoolLog spool =
+        io.collscope.spool.SpoolLog.open(
+            spoolDir, spoolBytes, Math.max(64 << 10, Math.min(16 << 20, spoolBytes / 16)));
+    return new SpoolingSnapshotSink(spool, producer(bootstrap, timeout), topic);
   }
 
   static void ensureTopic(String bootstrap, String topic, int partitions, Duration timeout)

@@ -60,13 +60,31 @@ class OsarBenchTableTest {
   }
 
   @Test
+  void thePublicationIntervalShrinksWithTheSizeFrom128ToEveryCollective() {
+    assertThat(CudaCollective.Options.publishEveryFor(4 << 10)).isEqualTo(128);
+    assertThat(CudaCollective.Options.publishEveryFor(256 << 10)).isEqualTo(128);
+    assertThat(CudaCollective.Options.publishEveryFor(1 << 20)).isEqualTo(128);
+    assertThat(CudaCollective.Options.publishEveryFor(16 << 20)).isEqualTo(64);
+    assertThat(CudaCollective.Options.publishEveryFor(1L << 30)).isEqualTo(1);
+    assertThat(CudaCollective.Options.publishEveryFor(4L << 30)).isEqualTo(1);
+  }
+
+  @Test
+  void largeCollectivesGetMoreBlocksUpTo128() {
+    assertThat(CudaCollective.Options.defaultBlocks(4 << 10)).isEqualTo(16);
+    assertThat(CudaCollective.Options.defaultBlocks(512 << 10)).isEqualTo(16);
+    assertThat(CudaCollective.Options.defaultBlocks(1 << 20)).isEqualTo(32);
+    assertThat(CudaCollective.Options.defaultBlocks(16 << 20)).isEqualTo(128);
+  }
+
+  @Test
   void theMethodStatesTheRulesUnderTheTable() {
     String m = OsarBench.method(9, 1.0, true);
     assertThat(m)
         .contains("over 9 rounds of device us per collective")
         .contains("4 replays of a graph of 50 collectives per rank")
         .contains("minEffect = 1.0% of the baseline's median")
-        .contains("publishes the counters every 16 collectives")
+        .contains("every min(128, 1024 MiB / bytes) collectives")
         .contains("paired (rounds interleaved)")
         .contains("unpaired (separate programs)");
     assertThat(OsarBench.method(9, 1.0, false)).doesNotContain("unpaired");

@@ -28,8 +28,23 @@ final class BaselinesCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Parameters(arity = "1..*", description = "Recordings of 'collscope emit --record'.")
-  List<Path> files;
+  @Parameters(
+      arity = "0..*",
+      description = "Recordings of 'collscope emit --record' (or --history instead).")
+  List<Path> files = List.of();
+
+  @Option(
+      names = "--history",
+      description =
+          "Learn from the job's Parquet history in this directory (its attributions) instead of"
+              + " replaying recordings, e.g. .run/history")
+  Path history;
+
+  @Option(
+      names = "--since",
+      defaultValue = "7d",
+      description = "With --history: how far back (e.g. 24h, 7d). Default: ${DEFAULT-VALUE}")
+  String since;
 
   @Option(
       names = "--window",
@@ -43,16 +58,41 @@ final class BaselinesCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if ((history == null) == files.isEmpty()) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "give recordings or --history DIR, not both nor neither");
+    }
     for (Path f : files) {
       if (!Files.isReadable(f)) {
         throw new CommandLine.ParameterException(spec.commandLine(), "cannot read " + f);
       }
     }
-    double floor = Double.parseDouble(JobOptions.DEFAULTS.get(JobOptions.ABS_FLOOR_US));
-    List<BaselineFile.Row> rows =
-        BaselineFile.learn(
-            AccuracyEval.replay(files, window, floor).attributions(),
-            AlertFunction.BASELINE_WINDOWS);
+    List<io.collscope.avro.Attribution> attributions;
+    if (history != null) {
+      if (!Files.isDirectory(history)) {
+        throw new CommandLine.ParameterException(
+            spec.commandLine(), "--history: no directory " + history);
+      }
+      io.collscope.history.TimeRange range;
+      try {
+        range =
+            io.collscope.history.TimeRange.since(
+                io.collscope.history.TimeRange.durationOf(since), java.time.Instant.now());
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--since: " + e.getMessage());
+      }
+      attributions =
+          io.collscope.history.ParquetHistoryReader.read(
+              history,
+              io.collscope.flink.history.HistoryLayout.ATTRIBUTIONS,
+              io.collscope.avro.Attribution.class,
+              range,
+              io.collscope.flink.history.HistoryLayout::eventTime);
+    } else {
+      double floor = Double.parseDouble(JobOptions.DEFAULTS.get(JobOptions.ABS_FLOOR_US));
+      attributions = AccuracyEval.replay(files, AccuracyEval.options(window, floor)).attributions();
+    }
+    List<BaselineFile.Row> rows = BaselineFile.learn(attributions, AlertFunction.BASELINE_WINDOWS);
     String text = BaselineFile.format(rows);
     if (out == null) {
       spec.commandLine().getOut().print(text);
@@ -62,7 +102,10 @@ final class BaselinesCommand implements Callable<Integer> {
     }
     spec.commandLine()
         .getErr()
-        .printf("collscope baselines: %d communicator baselines%n", rows.size());
+        .printf(
+            "collscope baselines: %d communicator and %d pooled class baselines%n",
+            rows.stream().filter(r -> !r.pooled()).count(),
+            rows.stream().filter(BaselineFile.Row::pooled).count());
     spec.commandLine().getErr().flush();
     return Defaults.EXIT_OK;
   }

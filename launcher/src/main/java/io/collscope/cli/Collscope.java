@@ -24,8 +24,10 @@ import picocli.CommandLine.Command;
       EvalCommand.class,
       AlertsCommand.class,
       BaselinesCommand.class,
+      FuzzCommand.class,
       QueryCommand.class,
       HistoryCommand.class,
+      ExporterCommand.class,
       ReportCommand.class
     })
 public final class Collscope implements Runnable {

@@ -22,6 +22,13 @@ final class Defaults {
   static final String KAFKA_DATA = "${env:COLLSCOPE_KAFKA_DATA:-.run/kafka}";
   static final String ALERT_TOPIC = "${env:COLLSCOPE_ALERT_TOPIC:-collscope.alerts}";
   static final String HISTORY = "${env:COLLSCOPE_HISTORY:-.run/history}";
+  static final String RANK_WINDOW_TOPIC =
+      "${env:COLLSCOPE_RANK_WINDOW_TOPIC:-collscope.rank-windows}";
+  static final String ATTRIBUTION_TOPIC =
+      "${env:COLLSCOPE_ATTRIBUTION_TOPIC:-collscope.attribution}";
+  static final String DEADLETTER_TOPIC = "${env:COLLSCOPE_DEADLETTER_TOPIC:-collscope.deadletter}";
+  static final String EXPORTER_PORT = "${env:COLLSCOPE_EXPORTER_PORT:-9464}";
+  static final String SERIES_TTL = "${env:COLLSCOPE_SERIES_TTL:-2m}";
 
   /** Exit codes, documented in the README. */
   static final int EXIT_OK = 0;

@@ -9,6 +9,7 @@ import io.collscope.emitter.Emitter;
 import io.collscope.emitter.Identity;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.emitter.SnapshotSink;
+import io.collscope.emitter.SpoolingSnapshotSink;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -90,6 +91,36 @@ final class EmitCommand implements Callable<Integer> {
   java.nio.file.Path record;
 
   @Option(
+      names = "--spool",
+      description =
+          "Directory of the on-disk spool that holds snapshots while the broker is down or slow"
+              + " (what a previous run left there is sent first). Default:"
+              + " .run/spool/CLUSTER/JOB/COMMUNICATOR[/rank-N]")
+  java.nio.file.Path spool;
+
+  @Option(
+      names = "--spool-mb",
+      defaultValue = "256",
+      description =
+          "The spool's bound; when full the oldest snapshots are dropped, counted. Default: ${DEFAULT-VALUE}")
+  long spoolMb;
+
+  @Option(
+      names = "--no-spool",
+      description =
+          "Send straight to the broker: an outage longer than the producer's 30 s retry loses snapshots.")
+  boolean noSpool;
+
+  @Option(
+      names = "--drain-timeout",
+      defaultValue = "30s",
+      converter = DurationConverter.class,
+      description =
+          "At the end, how long to wait for the spool to reach the broker; what is left stays"
+              + " spooled for the next run. Default: ${DEFAULT-VALUE}")
+  Duration drainTimeout;
+
+  @Option(
       names = "--cluster",
       defaultValue = Defaults.CLUSTER,
       description = "Cluster name. Default: ${DEFAULT-VALUE}")
@@ -105,6 +136,7 @@ final class EmitCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     if (seconds < 0) throw usage("--seconds must be >= 0");
     if (partitions < 1) throw usage("--partitions must be >= 1");
+    if (spoolMb < 1) throw usage("--spool-mb must be >= 1");
     Backends.Kind kind = rankOptions.kind();
     FaultPlan plan = rankOptions.faults();
     CollectiveConfig cfg = rankOptions.config();
@@ -113,11 +145,29 @@ final class EmitCommand implements Callable<Integer> {
       throw usage("--rank runs one process per GPU: it needs --rendezvous DIR and --backend cuda");
     }
     SnapshotSink sink;
+    SpoolingSnapshotSink spooled = null;
     try {
-      sink =
-          record != null
-              ? new io.collscope.emitter.SnapshotRecording.Writer(record)
-              : KafkaSnapshotSink.connect(bootstrap, topic, partitions, brokerTimeout);
+      if (record != null) {
+        sink = new io.collscope.emitter.SnapshotRecording.Writer(record);
+      } else if (noSpool) {
+        sink = KafkaSnapshotSink.connect(bootstrap, topic, partitions, brokerTimeout);
+      } else {
+        java.nio.file.Path dir = spool != null ? spool : defaultSpool();
+        try {
+          spooled =
+              KafkaSnapshotSink.connectSpooled(
+                  bootstrap, topic, partitions, brokerTimeout, dir, spoolMb << 20);
+        } catch (java.io.IOException e) {
+          throw usage("--spool " + dir + ": " + e.getMessage());
+        }
+        sink = spooled;
+        if (spooled.pending() > 0) {
+          err()
+              .printf(
+                  "collscope emit: sending first %d snapshots a previous run left in %s%n",
+                  spooled.pending(), dir);
+        }
+      }
     } catch (BrokerUnreachableException e) {
       err().println("collscope emit: " + e.getMessage());
       err().flush();
@@ -160,17 +210,46 @@ final class EmitCommand implements Callable<Integer> {
       } finally {
         finished.countDown();
       }
+      long left = 0;
+      if (spooled != null) {
+        spooled.awaitDrained(drainTimeout);
+        left = spooled.pending();
+        err()
+            .printf(
+                "collscope emit: spool %s: %d delivered, %d outages, %d dropped (full), %d torn"
+                    + " (crash), %d left%n",
+                spooled.dir(),
+                spooled.delivered(),
+                spooled.outages(),
+                spooled.dropped(),
+                spooled.torn(),
+                left);
+      }
       err()
           .printf(
               "collscope emit: published %d snapshots, %d failed deliveries, %d torn reads skipped%n",
               r.published(), r.failedDeliveries(), r.tornSkips());
+      if (left > 0) {
+        err()
+            .printf(
+                "collscope emit: %d snapshots not delivered within --drain-timeout %ds; they stay"
+                    + " in %s for the next run%n",
+                left, drainTimeout.toSeconds(), spooled.dir());
+      }
       err().flush();
       if (r.failure().isPresent()) {
         err().println("collscope emit: backend failed: " + r.failure().get());
         return Defaults.EXIT_FAILURE;
       }
-      return r.failedDeliveries() > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
+      return r.failedDeliveries() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
     }
+  }
+
+  /** One spool per emitting process: its ranks' identity (two processes cannot share one). */
+  private java.nio.file.Path defaultSpool() {
+    java.nio.file.Path p =
+        java.nio.file.Path.of(".run", "spool", cluster, job, rankOptions.communicator);
+    return onlyRank == null ? p : p.resolve("rank-" + onlyRank);
   }
 
   private java.io.PrintWriter err() {

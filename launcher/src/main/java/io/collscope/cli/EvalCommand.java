@@ -116,6 +116,37 @@ final class EvalCommand implements Callable<Integer> {
               + " Default: the fault set's @abs-floor-us with --recorded, else the job's (5)")
   Double absFloorUs;
 
+  @Option(
+      names = "--alert-min-effect",
+      description =
+          "The job's smallest latency regression that alerts (0.03: 3 %%), to find the detection"
+              + " floor at other settings. Default: the job's")
+  Double alertMinEffect;
+
+  @Option(
+      names = "--alert-noise-factor",
+      description =
+          "The job's band in standard deviations of the baseline's spread. Default: the job's")
+  Double alertNoiseFactor;
+
+  /** The job's options for this evaluation: its window, floor and alert settings. */
+  private JobOptions options(double floor) {
+    JobOptions o = AccuracyEval.options(window, floor);
+    if (alertMinEffect != null) {
+      if (!(alertMinEffect > 0 && alertMinEffect < 1)) {
+        throw usage("--alert-min-effect: must be between 0 and 1, got " + alertMinEffect);
+      }
+      o = o.with(JobOptions.ALERT_MIN_EFFECT, Double.toString(alertMinEffect));
+    }
+    if (alertNoiseFactor != null) {
+      if (!(alertNoiseFactor > 0)) {
+        throw usage("--alert-noise-factor: must be positive, got " + alertNoiseFactor);
+      }
+      o = o.with(JobOptions.ALERT_NOISE_FACTOR, Double.toString(alertNoiseFactor));
+    }
+    return o;
+  }
+
   private static final double JOB_ABS_FLOOR_US =
       Double.parseDouble(JobOptions.DEFAULTS.get(JobOptions.ABS_FLOOR_US));
 
@@ -201,8 +232,7 @@ final class EvalCommand implements Callable<Integer> {
                   ? AccuracyEval.sim(Duration.ofSeconds(seconds), interval)
                   : AccuracyEval.cpu(Duration.ofSeconds(seconds), interval),
               dir,
-              window,
-              absFloorUs != null ? absFloorUs : JOB_ABS_FLOOR_US,
+              options(absFloorUs != null ? absFloorUs : JOB_ABS_FLOOR_US),
               err);
       ConfusionTable.print(scores, outw);
       return Defaults.EXIT_OK;
@@ -229,7 +259,7 @@ final class EvalCommand implements Callable<Integer> {
         "collscope eval: scoring %d recordings from %s against %s at --abs-floor-us %s%n",
         r.cells().size(), recorded, setFile, floor);
     err.flush();
-    List<CellScore> scores = AccuracyEval.score(r.cells(), r.files(), r.starts(), window, floor);
+    List<CellScore> scores = AccuracyEval.score(r.cells(), r.files(), r.starts(), options(floor));
     ConfusionTable.print(scores, outw);
     return Defaults.EXIT_OK;
   }

@@ -99,12 +99,7 @@ public final class AccuracyEval {
 
   /** Records, replays and scores every cell; progress goes to {@code log}. */
   public static List<CellScore> run(
-      List<Cell> cells,
-      Recorder recorder,
-      Path dir,
-      Duration window,
-      double absFloorUs,
-      PrintWriter log)
+      List<Cell> cells, Recorder recorder, Path dir, JobOptions options, PrintWriter log)
       throws Exception {
     Files.createDirectories(dir);
     List<Path> files = new ArrayList<>();
@@ -118,7 +113,7 @@ public final class AccuracyEval {
       starts.add(recorder.record(c, plan(c), Identity.of(CLUSTER, c.id(), COMMUNICATOR), file));
       files.add(file);
     }
-    return score(cells, files, starts, window, absFloorUs);
+    return score(cells, files, starts, options);
   }
 
   /**
@@ -126,7 +121,7 @@ public final class AccuracyEval {
    * cell's windows. A cell's windows are those of its recording's communicators.
    */
   public static List<CellScore> score(
-      List<Cell> cells, List<Path> files, List<Instant> starts, Duration window, double absFloorUs)
+      List<Cell> cells, List<Path> files, List<Instant> starts, JobOptions options)
       throws Exception {
     Map<CommunicatorKey, Integer> cellOf = new HashMap<>();
     for (int i = 0; i < files.size(); i++) {
@@ -140,7 +135,7 @@ public final class AccuracyEval {
       byCell.add(new ArrayList<>());
       alertsByCell.add(new ArrayList<>());
     }
-    Replay replay = replay(files, window, absFloorUs);
+    Replay replay = replay(files, options);
     for (Attribution a : replay.attributions()) {
       Integer i = cellOf.get(CommunicatorKey.of(a));
       if (i != null) byCell.get(i).add(a);
@@ -171,9 +166,15 @@ public final class AccuracyEval {
   /** What the job made of a replay: its attributed windows and its alert transitions. */
   public record Replay(List<Attribution> attributions, List<Alert> alerts) {}
 
-  /** Every recording through the job's topology, in event time; what it made. */
-  public static Replay replay(List<Path> files, Duration window, double absFloorUs)
-      throws Exception {
+  /** The job's defaults with this window and absolute floor: what every evaluation varies. */
+  public static JobOptions options(Duration window, double absFloorUs) {
+    return JobOptions.defaults()
+        .with(JobOptions.WINDOW, window.toMillis() + "ms")
+        .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs));
+  }
+
+  /** Every recording through the job's topology with these options, in event time. */
+  public static Replay replay(List<Path> files, JobOptions options) throws Exception {
     List<RecordedFrame> frames = SnapshotRecording.frames(files);
     // Only the verdicts and the alerts are scored: keeping every rank window of a 1024-rank
     // world (three arrays of 1024 numbers each) would fill the heap for nothing.
@@ -181,10 +182,6 @@ public final class AccuracyEval {
     CollectingSink<Alert> alerts = new CollectingSink<>();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment();
     env.setParallelism(1); // see RecordedSource
-    JobOptions options =
-        JobOptions.defaults()
-            .with(JobOptions.WINDOW, window.toMillis() + "ms")
-            .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs));
     AttributionJob.topology(
         env,
         RecordedSource.of(frames),

@@ -1,16 +1,12 @@
 package io.collscope.alerts;
 
-import io.collscope.broker.EmbeddedKafka;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.collscope.testing.ServerProcess;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A real Prometheus Alertmanager (the Debian package's {@code prometheus-alertmanager}, 0.25) for
@@ -20,47 +16,36 @@ import java.util.concurrent.TimeUnit;
  */
 public final class AlertmanagerProcess implements AutoCloseable {
 
-  /** Overrides where the binary is looked for. */
-  public static final String BIN_ENV = "COLLSCOPE_ALERTMANAGER_BIN";
+  static final ServerProcess.Program PROGRAM =
+      new ServerProcess.Program(
+          "prometheus-alertmanager",
+          "prometheus-alertmanager",
+          "COLLSCOPE_ALERTMANAGER_BIN",
+          "the alerting tests");
 
-  static final String INSTALL_HINT =
-      "prometheus-alertmanager (0.25) is needed by the alerting tests and was not found on PATH"
-          + " or in /usr/bin (or $"
-          + BIN_ENV
-          + "). Install it with: apt-get install -y prometheus-alertmanager"
-          + " (or run dev/setup-test-tools.sh)";
-
-  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
-
-  private final Path binary;
-  private final Path dir;
-  private final Path config;
-  private final int port;
+  private final ServerProcess server;
   private final AlertmanagerClient client;
-  private Process process;
-  private int starts;
 
-  private AlertmanagerProcess(Path binary, Path dir, Path config, int port) {
-    this.binary = binary;
-    this.dir = dir;
-    this.config = config;
-    this.port = port;
-    this.client = new AlertmanagerClient(url(), Duration.ofSeconds(5));
+  private AlertmanagerProcess(ServerProcess server) {
+    this.server = server;
+    this.client = new AlertmanagerClient(server.url(), Duration.ofSeconds(5));
   }
 
   /** Starts Alertmanager with the given configuration (YAML) and waits until it is ready. */
   public static AlertmanagerProcess start(String configYaml) {
-    Path bin = findBinary();
-    try {
-      Path dir = Files.createTempDirectory("collscope-alertmanager-");
-      Path config = dir.resolve("alertmanager.yml");
-      Files.writeString(config, configYaml, StandardCharsets.UTF_8);
-      AlertmanagerProcess am = new AlertmanagerProcess(bin, dir, config, EmbeddedKafka.freePort());
-      am.launch();
-      return am;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return new AlertmanagerProcess(
+        ServerProcess.start(
+            PROGRAM,
+            (dir, port) -> {
+              Path config = dir.resolve("alertmanager.yml");
+              Files.writeString(config, configYaml, StandardCharsets.UTF_8);
+              return List.of(
+                  "--config.file=" + config,
+                  "--storage.path=" + dir.resolve("data"),
+                  "--web.listen-address=127.0.0.1:" + port,
+                  "--cluster.listen-address=",
+                  "--log.level=info");
+            }));
   }
 
   /**
@@ -90,53 +75,12 @@ public final class AlertmanagerProcess implements AutoCloseable {
 
   /** The binary: $COLLSCOPE_ALERTMANAGER_BIN, else on PATH, else /usr/bin; fails if absent. */
   public static Path findBinary() {
-    List<Path> candidates = new ArrayList<>();
-    String env = System.getenv(BIN_ENV);
-    if (env != null && !env.isBlank()) candidates.add(Path.of(env));
-    String path = System.getenv("PATH");
-    if (path != null) {
-      for (String d : path.split(java.io.File.pathSeparator)) {
-        if (!d.isEmpty()) candidates.add(Path.of(d, "prometheus-alertmanager"));
-      }
-    }
-    candidates.add(Path.of("/usr/bin/prometheus-alertmanager"));
-    for (Path p : candidates) if (Files.isRegularFile(p) && Files.isExecutable(p)) return p;
-    throw new AssertionError(INSTALL_HINT);
-  }
-
-  private void launch() throws IOException {
-    List<String> cmd =
-        List.of(
-            binary.toString(),
-            "--config.file=" + config,
-            "--storage.path=" + dir.resolve("data"),
-            "--web.listen-address=127.0.0.1:" + port,
-            "--cluster.listen-address=",
-            "--log.level=info");
-    Path log = dir.resolve("alertmanager-" + (++starts) + ".log");
-    process =
-        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-    while (!client.ready()) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException(
-            "alertmanager exited with "
-                + process.exitValue()
-                + " before it was ready: "
-                + tail(log));
-      }
-      if (System.nanoTime() > deadline) {
-        stopProcess();
-        throw new IllegalStateException(
-            "alertmanager not ready within " + READY_TIMEOUT + ": " + tail(log));
-      }
-      sleep(100);
-    }
+    return PROGRAM.find();
   }
 
   /** Alertmanager's URL, e.g. {@code http://127.0.0.1:40123}. */
   public URI url() {
-    return URI.create("http://127.0.0.1:" + port);
+    return server.url();
   }
 
   public AlertmanagerClient client() {
@@ -144,68 +88,26 @@ public final class AlertmanagerProcess implements AutoCloseable {
   }
 
   public boolean isRunning() {
-    return process != null && process.isAlive();
+    return server.isRunning();
   }
 
   /** Stops it (SIGTERM, then SIGKILL after 10 s). Alerts live in memory only: they are gone. */
   public void stop() {
-    stopProcess();
+    server.stop();
   }
 
   /** Starts it again on the same port, storage and configuration, and waits until it is ready. */
   public void restart() {
-    stopProcess();
-    try {
-      launch();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    server.restart();
   }
 
   /** The last lines of the latest log. */
   public String logTail() {
-    return tail(dir.resolve("alertmanager-" + starts + ".log"));
-  }
-
-  private void stopProcess() {
-    if (process == null) return;
-    process.destroy();
-    try {
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        process.waitFor(10, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      process.destroyForcibly();
-      Thread.currentThread().interrupt();
-    }
+    return server.logTail();
   }
 
   @Override
   public void close() {
-    stopProcess();
-    try (var files = Files.walk(dir)) {
-      files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      // leave it
-    }
-  }
-
-  private static String tail(Path log) {
-    try {
-      List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-      return String.join(" | ", lines.subList(Math.max(0, lines.size() - 10), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
-    }
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
+    server.close();
   }
 }

@@ -39,8 +39,7 @@ class AccuracyEvalITCase {
             cells,
             AccuracyEval.sim(SECONDS, INTERVAL),
             dir,
-            Duration.ofSeconds(1),
-            5,
+            AccuracyEval.options(Duration.ofSeconds(1), 5),
             new PrintWriter(log));
     assertThat(scores).hasSize(4);
     for (CellScore s : scores) {
@@ -71,8 +70,7 @@ class AccuracyEvalITCase {
                 List.of(claimed),
                 List.of(dir.resolve("clean.snapshots")),
                 List.of(start),
-                Duration.ofSeconds(1),
-                5)
+                AccuracyEval.options(Duration.ofSeconds(1), 5))
             .get(0);
     assertThat(s.judged()).isGreaterThan(0);
     assertThat(s.missed()).isGreaterThan(0);

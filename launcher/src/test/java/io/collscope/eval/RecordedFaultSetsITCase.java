@@ -31,7 +31,10 @@ class RecordedFaultSetsITCase {
       assertThat(r.cells()).as("%s: recordings", file).isNotEmpty();
       List<CellScore> scores =
           AccuracyEval.score(
-              r.cells(), r.files(), r.starts(), Duration.ofSeconds(1), set.absFloorUs().orElse(5));
+              r.cells(),
+              r.files(),
+              r.starts(),
+              AccuracyEval.options(Duration.ofSeconds(1), set.absFloorUs().orElse(5)));
       for (CellScore s : scores) {
         assertThat(s.judged()).as("%s: judged windows", s.cell().id()).isGreaterThan(3);
         if (r.belowFloor().contains(s.cell().id())) continue; // recorded to find the floor

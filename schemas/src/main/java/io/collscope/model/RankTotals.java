@@ -295,6 +295,27 @@ public final class RankTotals {
     return firstBelow(minus(this), (name, zero, now) -> name + " is negative: " + now);
   }
 
+  /**
+   * The first counter above {@code max}, described, or null. Window sums add many deltas of a
+   * counter; one near 2^63 would overflow them into negative means.
+   */
+  public String firstAbove(long max) {
+    RankTotals cap = copy();
+    for (long[] a :
+        new long[][] {
+          cap.counters,
+          cap.phaseCycles,
+          cap.peerWaitCycles,
+          cap.peerArrivedLast,
+          cap.peerLateCycles,
+          cap.peerLateHistogram,
+          cap.histogram
+        }) {
+      java.util.Arrays.fill(a, max);
+    }
+    return cap.firstBelow(this, (name, value, limit) -> name + " is " + value + ", above " + limit);
+  }
+
   /** How a counter below its bound is described. */
   private interface Below {
     String describe(String name, long bound, long value);

@@ -44,6 +44,55 @@ public final class AvroCodec<T extends SpecificRecord> {
 
   private static final Map<Class<?>, AvroCodec<?>> CACHE = new ConcurrentHashMap<>();
 
+  /**
+   * The most items an array or map of a decoded record may claim: a 2^20-rank world's lateness
+   * histogram (16 buckets per peer). A corrupt length prefix otherwise makes Avro allocate up to
+   * 2^31 elements before it notices the bytes run out: the fuzzer's first finding, an
+   * OutOfMemoryError that failed the job.
+   */
+  public static final long MAX_COLLECTION_ITEMS = (1L << 20) * 16;
+
+  /** The longest string or bytes field a decoded record may claim. */
+  public static final long MAX_STRING_BYTES = 64L << 20;
+
+  static {
+    // Avro reads its limits from system properties once, when SystemLimitException is
+    // initialised — which building any record with an array already does, before the first
+    // decode. So: set the properties (a limit the process already set is kept), then make Avro
+    // read them again through its own resetLimits(), package-private, hence reflection.
+    // limitsInForce() tells whether that worked; the fuzz tests assert it.
+    limit(
+        org.apache.avro.SystemLimitException.MAX_COLLECTION_LENGTH_PROPERTY, MAX_COLLECTION_ITEMS);
+    limit(org.apache.avro.SystemLimitException.MAX_STRING_LENGTH_PROPERTY, MAX_STRING_BYTES);
+    limit(org.apache.avro.SystemLimitException.MAX_BYTES_LENGTH_PROPERTY, MAX_STRING_BYTES);
+    try {
+      java.lang.reflect.Method reset =
+          org.apache.avro.SystemLimitException.class.getDeclaredMethod("resetLimits");
+      reset.setAccessible(true);
+      reset.invoke(null);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(AvroCodec.class)
+          .warn("cannot apply Avro's decode limits ({}): a corrupt record can exhaust the heap", e);
+    }
+  }
+
+  private static void limit(String property, long value) {
+    if (System.getProperty(property) == null) System.setProperty(property, Long.toString(value));
+  }
+
+  /**
+   * Whether Avro enforces a collection limit no larger than {@link #MAX_COLLECTION_ITEMS}: false
+   * when Avro was loaded before this class set it (then a corrupt record can exhaust the heap).
+   */
+  public static boolean limitsInForce() {
+    try {
+      org.apache.avro.SystemLimitException.checkMaxCollectionLength(0L, MAX_COLLECTION_ITEMS + 1);
+      return false;
+    } catch (org.apache.avro.SystemLimitException e) {
+      return true;
+    }
+  }
+
   private final Class<T> type;
   private final Schema schema;
   private final BinaryMessageEncoder<T> encoder;

@@ -23,11 +23,66 @@ public final class Snapshots {
     return AvroCodec.of(CounterSnapshot.class).encode(s);
   }
 
+  /** The most ranks a communicator may have (the scale goal is 100,000). */
+  public static final int MAX_WORLD_SIZE = 1 << 20;
+
+  /** The longest name (cluster, job, communicator, host, ...) or boot id, in characters. */
+  public static final int MAX_NAME = 256;
+
+  /**
+   * The largest counter value: 2^62 cycles is 73 years at 2 GHz, and a window's sum of deltas stays
+   * far from overflowing.
+   */
+  public static final long MAX_COUNTER = 1L << 62;
+
+  /** 100 GHz: no clock that counts cycles runs faster. */
+  public static final long MAX_CYCLES_PER_SECOND = 100_000_000_000L;
+
+  /** Event times before this are implausible (a clock at zero, a bad conversion). */
+  public static final long MIN_EVENT_TIME_MS = 946_684_800_000L; // 2000-01-01T00:00:00Z
+
+  /**
+   * How far ahead of this machine's clock an event time may be: beyond it a record would drag the
+   * job's watermark into the future and make every later window late.
+   */
+  public static final long MAX_EVENT_TIME_AHEAD_MS = 24L * 3600 * 1000;
+
+  /** Whether an event time (or a Kafka record timestamp) is plausible now. */
+  public static boolean plausibleEventTime(long ms, long nowMs) {
+    return ms >= MIN_EVENT_TIME_MS && ms <= nowMs + MAX_EVENT_TIME_AHEAD_MS;
+  }
+
   /** Returns null when the snapshot honours the contract, else what is wrong. */
   public static String validate(CounterSnapshot s) {
+    return validate(s, System.currentTimeMillis());
+  }
+
+  /** As {@link #validate(CounterSnapshot)}, with "now" given (for event-time bounds). */
+  public static String validate(CounterSnapshot s, long nowMs) {
     int n = s.getWorldSize();
     if (n < 1) {
       return "world_size " + n + " < 1";
+    }
+    if (n > MAX_WORLD_SIZE) {
+      return "world_size " + n + " > " + MAX_WORLD_SIZE;
+    }
+    for (var f :
+        java.util.List.of(
+            java.util.Map.entry("cluster", s.getCluster()),
+            java.util.Map.entry("job", s.getJob()),
+            java.util.Map.entry("communicator", s.getCommunicator()),
+            java.util.Map.entry("collective", s.getCollective()),
+            java.util.Map.entry("backend", s.getBackend()),
+            java.util.Map.entry("host", s.getHost()),
+            java.util.Map.entry("device", s.getDevice()),
+            java.util.Map.entry("boot_id", s.getBootId()))) {
+      if (f.getValue() != null && f.getValue().length() > MAX_NAME) {
+        return f.getKey() + " is " + f.getValue().length() + " characters, more than " + MAX_NAME;
+      }
+    }
+    long t = s.getEventTime().toEpochMilli();
+    if (!plausibleEventTime(t, nowMs)) {
+      return "event_time " + s.getEventTime() + " is before 2000 or more than a day ahead";
     }
     if (s.getRank() < 0 || s.getRank() >= n) {
       return "rank " + s.getRank() + " outside [0, " + n + ")";
@@ -55,8 +110,8 @@ public final class Snapshots {
           + "/"
           + n * RankTotals.LATE_BUCKETS;
     }
-    if (s.getCyclesPerSecond() <= 0) {
-      return "cycles_per_second " + s.getCyclesPerSecond() + " <= 0";
+    if (s.getCyclesPerSecond() <= 0 || s.getCyclesPerSecond() > MAX_CYCLES_PER_SECOND) {
+      return "cycles_per_second " + s.getCyclesPerSecond() + " outside (0, 1e11]";
     }
     if (s.getSeq() < 1) {
       return "seq " + s.getSeq() + " < 1";
@@ -64,10 +119,11 @@ public final class Snapshots {
     if (s.getCommunicator().isEmpty() || s.getBootId().isEmpty()) {
       return "communicator and boot_id must be non-empty";
     }
-    String negative = RankTotals.of(s).firstNegative();
+    RankTotals totals = RankTotals.of(s);
+    String negative = totals.firstNegative();
     if (negative != null) {
       return negative;
     }
-    return null;
+    return totals.firstAbove(MAX_COUNTER);
   }
 }

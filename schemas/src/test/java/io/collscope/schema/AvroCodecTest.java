@@ -139,4 +139,29 @@ class AvroCodecTest {
     a.setEndsAt(null);
     assertThat(alerts.decode(alerts.encode(a)).getEndsAt()).isNull();
   }
+
+  @Test
+  void aCorruptCollectionLengthIsADecodeErrorNotAnOutOfMemoryError() throws Exception {
+    assertThat(AvroCodec.limitsInForce()).as("Avro's collection limit is set").isTrue();
+    // A valid record whose latency_histogram claims 2^30 entries: zig-zag varint of the count.
+    CounterSnapshot s = SnapshotFixtures.snapshot("c", 0, 2).build();
+    byte[] good = codec.encode(s);
+    byte[] huge = {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0x08}; // 2^30, zig-zag
+    // The histogram's count (40, zig-zag 0x50) followed by 40 zeros: replace the count.
+    int at = -1;
+    for (int k = good.length - 41; k >= 10; k--) {
+      if (good[k] == 0x50) {
+        at = k;
+        break;
+      }
+    }
+    assertThat(at).isPositive();
+    byte[] bad = new byte[good.length + huge.length - 1];
+    System.arraycopy(good, 0, bad, 0, at);
+    System.arraycopy(huge, 0, bad, at, huge.length);
+    System.arraycopy(good, at + 1, bad, at + huge.length, good.length - at - 1);
+    assertThatThrownBy(() -> codec.decode(bad))
+        .isInstanceOf(DecodeException.class)
+        .hasMessageContaining("does not decode");
+  }
 }

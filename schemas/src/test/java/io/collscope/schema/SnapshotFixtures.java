@@ -26,7 +26,7 @@ public final class SnapshotFixtures {
         .setDevice("cpu")
         .setBootId("boot-" + rank)
         .setSeq(1)
-        .setEventTime(java.time.Instant.ofEpochMilli(1_000))
+        .setEventTime(java.time.Instant.parse("2026-01-01T00:00:01Z"))
         .setCyclesPerSecond(1_000_000_000L)
         .setClockNs(0)
         .setClockCycles(0)

@@ -61,6 +61,15 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   /** Windows the latency baseline remembers: a minute of 1 s windows, ten of 10 s windows. */
   public static final int BASELINE_WINDOWS = 60;
 
+  /**
+   * A communicator's first windows teach the baseline nothing: the first is usually partial (its
+   * ranks started mid-window) and early ones run code still warming up (JIT-compiled paths on the
+   * CPU backend, first-touch page faults and lazy module loading on the GPU), faster or slower than
+   * the collective will be. Learnt in the previous session as a low early baseline that later read
+   * as a regression.
+   */
+  public static final int WARMUP_WINDOWS = 2;
+
   private final RegressionRule rule;
   private final int fireAfter;
   private final int resolveAfter;
@@ -69,6 +78,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   private transient ValueState<WindowBaseline> baseline;
   private transient MapState<String, Streak> streaks;
   private transient ValueState<Long> lastEnd;
+  private transient ValueState<Integer> windowsSeen;
+  private transient MapState<Integer, WindowBaseline> rankBaselines;
 
   public AlertFunction(RegressionRule rule, int fireAfter, int resolveAfter, Duration idleTimeout) {
     this(rule, fireAfter, resolveAfter, idleTimeout, BaselineFile.empty());
@@ -100,6 +111,13 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
                 new MapStateDescriptor<>(
                     "streaks", Types.STRING, TypeInformation.of(Streak.class)));
     lastEnd = getRuntimeContext().getState(new ValueStateDescriptor<>("lastEnd", Types.LONG));
+    windowsSeen =
+        getRuntimeContext().getState(new ValueStateDescriptor<>("windowsSeen", Types.INT));
+    rankBaselines =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "rankBaselines", Types.INT, TypeInformation.of(WindowBaseline.class)));
   }
 
   @Override
@@ -108,13 +126,17 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     Long last = lastEnd.value();
     if (last != null && end <= last) return; // a window already judged
     lastEnd.update(end);
+    Integer seenBefore = windowsSeen.value();
+    int seenSoFar = seenBefore == null ? 0 : seenBefore;
+    windowsSeen.update(seenSoFar + 1);
     ctx.timerService().registerEventTimeTimer(end + idleTimeoutMs);
 
     CommunicatorKey key = ctx.getCurrentKey();
     WindowBaseline b = baseline.value();
     if (b == null || !b.matches(a.getBytesPerCall())) {
       // A communicator (or a message size) not seen yet: start from the baseline file's, if any.
-      WindowBaseline seeded = seeds.seed(key, a.getBytesPerCall(), BASELINE_WINDOWS);
+      WindowBaseline seeded =
+          seeds.seed(key, collective(a), a.getWorldSize(), a.getBytesPerCall(), BASELINE_WINDOWS);
       if (seeded != null) b = seeded;
       else if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
     }
@@ -135,9 +157,11 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       reg.startsAt = reg.runStartedAt;
       reg.severity = latency >= 1.5 * b.median() ? "critical" : "warning";
       reg.sizeBucket = sizeBucket(a.getBytesPerCall());
-      out.collect(regression(key, a, reg, AlertState.FIRING, c, latency, b, end));
+      reg.collective = collective(a);
+      out.collect(
+          regression(key, a, reg, AlertState.FIRING, c, latency, b, end, ranksSlowerThanOwn(a)));
     } else if (reg.open && reg.absent >= resolveAfter) {
-      out.collect(regression(key, a, reg, AlertState.RESOLVED, c, latency, b, end));
+      out.collect(regression(key, a, reg, AlertState.RESOLVED, c, latency, b, end, List.of()));
       reg.open = false;
     }
     put(REGRESSION, reg);
@@ -159,6 +183,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
         st.startsAt = st.runStartedAt;
         st.severity = s.startsWith("DEAD_RANK") ? "critical" : "warning";
         st.sizeBucket = sizeBucket(a.getBytesPerCall());
+        st.collective = collective(a);
         out.collect(culprit(key, a, s, st, AlertState.FIRING, end));
       } else if (st.open && st.absent >= resolveAfter) {
         out.collect(culprit(key, a, s, st, AlertState.RESOLVED, end));
@@ -169,7 +194,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     }
 
     // Only clean windows teach the baseline what the collective costs.
-    if (!reg.open
+    if (seenSoFar >= WARMUP_WINDOWS
+        && !reg.open
         && reg.present == 0
         && a.getFindings().isEmpty()
         && a.getMissingRanks().isEmpty()
@@ -177,6 +203,12 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
         && latency > 0) {
       b.add(a.getBytesPerCall(), latency, phaseMedians(a));
       baseline.update(b);
+      for (RankPhases r : a.getRanks()) {
+        WindowBaseline rb = rankBaselines.get(r.getRank());
+        if (rb == null) rb = WindowBaseline.of(BASELINE_WINDOWS);
+        rb.add(a.getBytesPerCall(), ownUs(r), phases(r));
+        rankBaselines.put(r.getRank(), rb);
+      }
     }
   }
 
@@ -215,6 +247,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     streaks.clear();
     baseline.clear();
     lastEnd.clear();
+    windowsSeen.clear();
+    rankBaselines.clear();
   }
 
   private Streak streak(String subject) throws Exception {
@@ -264,6 +298,49 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     return median(v);
   }
 
+  /**
+   * A rank's own time per collective: every phase but the wait, which is the other ranks' doing.
+   * Its per-rank baseline tells which ranks got slower than themselves when the communicator's
+   * latency regresses — the same rank's history, where the attribution compares it with its peers.
+   */
+  static double ownUs(RankPhases r) {
+    double t = 0;
+    for (Phase p : Phase.values()) if (p != Phase.WAIT) t += (Double) r.get(p.meanUsField());
+    return t;
+  }
+
+  static double[] phases(RankPhases r) {
+    double[] m = new double[Phase.COUNT];
+    for (Phase p : Phase.values()) m[p.ordinal()] = (Double) r.get(p.meanUsField());
+    return m;
+  }
+
+  /**
+   * The ranks whose own time is SLOWER than their own baseline in this window, each with the phase
+   * that grew most: {@code 2:copy+30.1us}. Empty when no rank has a baseline yet at this message
+   * size, or none is SLOWER (a regression all in the waits: a link, or the fabric).
+   */
+  private List<String> ranksSlowerThanOwn(Attribution a) throws Exception {
+    List<String> out = new ArrayList<>();
+    for (RankPhases r : a.getRanks()) {
+      WindowBaseline rb = rankBaselines.get(r.getRank());
+      if (rb == null || !rb.matches(a.getBytesPerCall())) continue;
+      if (rule.classify(ownUs(r), r.getCalls(), rb) != Classification.SLOWER) continue;
+      Phase grew = null;
+      double growth = 0;
+      for (Phase p : Phase.values()) {
+        if (p == Phase.WAIT) continue;
+        double g = (Double) r.get(p.meanUsField()) - rb.phase(p);
+        if (grew == null || g > growth) {
+          grew = p;
+          growth = g;
+        }
+      }
+      out.add(String.format(Locale.ROOT, "%d:%s+%.1fus", r.getRank(), grew.fieldName(), growth));
+    }
+    return out;
+  }
+
   static double[] phaseMedians(Attribution a) {
     double[] m = new double[Phase.COUNT];
     for (Phase p : Phase.values()) {
@@ -272,6 +349,12 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       m[p.ordinal()] = median(v);
     }
     return m;
+  }
+
+  /** The collective's name, "unknown" from attributions that predate version 4. */
+  static String collective(Attribution a) {
+    CharSequence c = a.getCollective();
+    return c == null || c.length() == 0 ? "unknown" : c.toString();
   }
 
   /** Message size bucket by powers of two: 4KiB, 64KiB, 1MiB, ... */
@@ -293,7 +376,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       Classification c,
       double latency,
       WindowBaseline b,
-      long end) {
+      long end,
+      List<String> slowerRanks) {
     Map<String, String> labels = labels(key, AlertKind.LATENCY_REGRESSION, REGRESSION, st);
     Phase grew = null;
     double growth = 0;
@@ -334,6 +418,8 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     ann.put("current_us", String.format(Locale.ROOT, "%.1f", latency));
     ann.put("noise_us", String.format(Locale.ROOT, "%.1f", rule.band(b)));
     ann.put("culprits", String.join(", ", culprits));
+    if (state == AlertState.FIRING)
+      ann.put("ranks_slower_than_own", String.join(", ", slowerRanks));
     return alert(
         labels,
         ann,
@@ -428,6 +514,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     l.put("kind", kind.name());
     l.put("severity", st.severity);
     l.put("size_bucket", st.sizeBucket);
+    l.put("collective", st.collective);
     String what = subject.contains(":") ? subject.substring(subject.indexOf(':') + 1) : "";
     if (kind == AlertKind.SLOW_LINK) l.put("link", what);
     else if (!what.isEmpty()) l.put("rank", what);

@@ -16,6 +16,7 @@ public class Streak {
   public long startsAt;
   public String severity = "";
   public String sizeBucket = "";
+  public String collective = "";
 
   public Streak() {}
 }

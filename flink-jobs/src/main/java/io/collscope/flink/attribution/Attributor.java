@@ -193,6 +193,7 @@ public final class Attributor {
         .setCluster(communicator.cluster())
         .setJob(communicator.job())
         .setCommunicator(communicator.communicator())
+        .setCollective(collective(windows))
         .setWindowStart(Instant.ofEpochMilli(startMs))
         .setWindowEnd(Instant.ofEpochMilli(endMs))
         .setWorldSize(x.n)
@@ -220,6 +221,18 @@ public final class Attributor {
     double[] m = new double[Phase.COUNT];
     for (Phase p : Phase.values()) m[p.ordinal()] = x.median(w -> meanUs(w, p), -1);
     return m;
+  }
+
+  /**
+   * The collective the window's ranks ran: every rank of a communicator runs the same one, so the
+   * first non-empty name (empty when all windows predate RankWindow version 4).
+   */
+  static String collective(List<RankWindow> windows) {
+    for (RankWindow w : windows) {
+      CharSequence c = w.getCollective();
+      if (c != null && c.length() > 0) return c.toString();
+    }
+    return "";
   }
 
   /** The collective's own cost (µs per collective) and bytes per call of a window. */

@@ -1,6 +1,7 @@
 package io.collscope.flink.decode;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.avro.DeadLetterReason;
 import io.collscope.avro.Stage;
 import io.collscope.flink.source.RawRecord;
 import io.collscope.schema.DecodeException;
@@ -28,6 +29,13 @@ public final class DecodeFunction extends ProcessFunction<RawRecord, SourcedSnap
   public void processElement(RawRecord r, Context ctx, Collector<SourcedSnapshot> out) {
     try {
       CounterSnapshot s = Snapshots.decode(r.value);
+      if (!Snapshots.plausibleEventTime(r.timestamp, System.currentTimeMillis())) {
+        // Its timestamp did not move the watermark (see the job's timestamp assigner); counted
+        // here rather than lost as late.
+        throw new DecodeException(
+            DeadLetterReason.INVALID,
+            "record timestamp " + r.timestamp + " is before 2000 or more than a day ahead");
+      }
       out.collect(new SourcedSnapshot(s, r.topic, r.partition, r.offset));
     } catch (DecodeException e) {
       if (deadLettered != null) deadLettered.inc();

@@ -169,6 +169,7 @@ public final class DeltaFunction
     d.cluster = b.getCluster();
     d.job = b.getJob();
     d.communicator = b.getCommunicator();
+    d.collective = b.getCollective();
     d.rank = b.getRank();
     d.worldSize = b.getWorldSize();
     d.host = b.getHost();

@@ -12,6 +12,7 @@ public class SnapshotDelta {
   public String cluster;
   public String job;
   public String communicator;
+  public String collective;
   public int rank;
   public int worldSize;
   public String host;

@@ -12,6 +12,7 @@ public class RankWindowAccumulator {
   public String cluster;
   public String job;
   public String communicator;
+  public String collective;
   public int rank = -1;
   public int worldSize;
   public String host;

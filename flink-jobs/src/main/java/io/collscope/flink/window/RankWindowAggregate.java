@@ -31,6 +31,7 @@ public final class RankWindowAggregate
     a.cluster = d.cluster;
     a.job = d.job;
     a.communicator = d.communicator;
+    a.collective = d.collective;
     a.rank = d.rank;
     a.worldSize = d.worldSize;
     a.host = d.host;

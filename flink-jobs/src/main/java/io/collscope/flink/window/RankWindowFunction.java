@@ -45,6 +45,7 @@ public final class RankWindowFunction
     w.setCluster(a.cluster);
     w.setJob(a.job);
     w.setCommunicator(a.communicator);
+    w.setCollective(a.collective == null ? "" : a.collective);
     w.setRank(a.rank);
     w.setWorldSize(a.worldSize);
     w.setHost(a.host);

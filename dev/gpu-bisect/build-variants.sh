@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds one kernel image per bisect variant of osar.cu (make-variants.py: OMIT_* switches each
+# remove one part of the instrumentation from the instrumented kernels, the plain kernels being the
+# same in every image; MUTANT_* break the data path on purpose) into OUT/NAME/collscope/cuda/
+# osar.fatbin, so that putting OUT/NAME first on the classpath makes `bench gpu` or the GPU tests
+# run that variant.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="$1"
+inc="$here/../../gpu-emitter/src/main/cuda"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 "$here/make-variants.py" "$inc/osar.cu" "$tmp/osar_variants.cu"
+build() {  # NAME FLAGS...
+  local name=$1; shift
+  mkdir -p "$out/$name/collscope/cuda"
+  nvcc -O3 -lineinfo -fatbin -I"$inc" -gencode arch=compute_90a,code=sm_90a "$@" \
+    -o "$out/$name/collscope/cuda/osar.fatbin" "$tmp/osar_variants.cu"
+}
+build base
+build mutant-stale-slot -DMUTANT_STALE_SLOT=1
+build no-sampler -DOMIT_SAMPLER=1
+build no-totals -DOMIT_TOTALS=1
+build no-phase-clocks -DOMIT_PHASE_CLOCKS=1
+build no-wait-clock -DOMIT_WAIT_CLOCK=1
+build no-peer-acc -DOMIT_PEER_ACC=1
+build pub-empty -DPUB_EMPTY=1
+build pub-no-fence -DPUB_NO_FENCE=1
+build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# On nvidia-h200-x2, from the checkout's root, after dev/gpu-carry-worktree.sh with VARIANTS=1
+# (CARRY: where it put things, default .carry/gpu-perf): the GPU suite on the committed kernel
+# (ranks on both GPUs; the IPC test one process per GPU); the stale-slot mutant under the sum
+# tests (they must fail); NCCL's all-reduce (dev/nccl_allreduce_bench.py), then in the same
+# machine session `bench gpu` (OsarBench's main: the CLI would need Kafka's client, which the
+# carried runtime leaves out) with --baseline on NCCL's rounds; then `bench gpu` once per bisect
+# variant in BISECT (default no-totals) at 4K and 256K. Everything into OUT_DIR/x2perf.tgz.
+set -u
+C=${CARRY:-.carry/gpu-perf}
+J=$C/gpu-node/jre/bin/java
+LIB="$C/gpu-node/lib/*"
+OUT_DIR=${1:-${OUT:-/tmp/out}}
+O=$(mktemp -d)
+export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
+SIZES=${SIZES:-4K,64K,256K,1M,16M}
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nvidia-smi topo -m; } > "$O/gpu.txt" 2>&1
+head -4 "$O/gpu.txt"
+junit() {  # LOG CLASSPATH_PREFIX SELECTOR...
+  local log=$1 pre=$2; shift 2
+  timeout 300 $J -cp "$pre$LIB:$C/test/*" org.junit.platform.console.ConsoleLauncher execute \
+    --disable-banner --details=tree "$@" > "$O/$log" 2>&1
+  echo "$log rc=$?"; grep -E "Test run finished|tests (successful|failed|skipped)" "$O/$log"
+}
+if [[ "${TESTS:-1}" == 1 ]]; then
+  for t in CudaCollectiveGpuTest ProcessPerGpuGpuTest; do
+    junit "gpu-tests-$t.log" "" --select-class "io.collscope.cuda.$t"
+  done
+  grep -hE "dead peer:|peer abort:" "$O"/gpu-tests-*.log
+  # HEDGE: another committed kernel image (variants/$HEDGE) gets the suite too when this one fails
+  if [[ -n "${HEDGE:-}" ]] && ! grep -q "0 tests failed" "$O/gpu-tests-CudaCollectiveGpuTest.log"; then
+    grep -E "✘" "$O/gpu-tests-CudaCollectiveGpuTest.log" | head -8
+    for t in CudaCollectiveGpuTest ProcessPerGpuGpuTest; do
+      junit "gpu-tests-$HEDGE-$t.log" "$C/variants/$HEDGE:" --select-class "io.collscope.cuda.$t"
+    done
+  fi
+  # the mutant must fail the sum tests: a slot rank 1 stopped refreshing reduces stale data
+  junit "mutant-stale-slot-tests.log" "$C/variants/mutant-stale-slot:" \
+    --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)'
+  grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
+fi
+if [[ "${NCCL:-1}" == 1 ]]; then
+  timeout 200 torchrun --nproc_per_node=2 "$C/dev/nccl_allreduce_bench.py" --sizes "$SIZES" \
+    > "$O/bench-nccl.log" 2> "$O/bench-nccl.err"
+  echo "nccl bench rc=$?"
+fi
+BASELINE=()
+grep -q '^nccl-rounds,' "$O/bench-nccl.log" 2>/dev/null && BASELINE=(--baseline="$O/bench-nccl.log")
+timeout 240 $J -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+  ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar.log" 2>&1
+echo "osar bench rc=$?"; grep -E "^\| (f32|bf16)|reporter" "$O/bench-osar.log" | cut -c1-200
+for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same machine session
+  timeout 240 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-$v.log" 2>&1
+  echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-14
+done
+for v in ${BISECT:-}; do
+  timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=1,2 --sizes=4K,256K \
+    --dtypes=f32 > "$O/bisect-$v.log" 2>&1
+  echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
+done
+mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/x2perf.tgz" -C "$O" .
