@@ -12,6 +12,7 @@ set -euo pipefail
 TOOLS=(
   "prometheus-alertmanager prometheus-alertmanager COLLSCOPE_ALERTMANAGER_BIN" # AlertForwarderITCase
   "prometheus              prometheus              COLLSCOPE_PROMETHEUS_BIN"   # ExporterITCase
+  "chromium-headless-shell chromium-headless-shell COLLSCOPE_CHROMIUM_BIN"    # ReportChromiumITCase
 )
 
 have() {  # BINARY VARIABLE

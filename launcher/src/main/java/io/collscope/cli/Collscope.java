@@ -27,7 +27,8 @@ import picocli.CommandLine.Command;
       FuzzCommand.class,
       QueryCommand.class,
       HistoryCommand.class,
-      ExporterCommand.class
+      ExporterCommand.class,
+      ReportCommand.class
     })
 public final class Collscope implements Runnable {
 
