@@ -542,9 +542,11 @@ public final class ReportQuery {
 
   /**
    * Half-width of the baseline band, relative: the alert rule's minimum effect ({@code
-   * --alert-min-effect}, 5 %), the smallest change it ever calls SLOWER or FASTER.
+   * --alert-min-effect}, the job's default), the smallest change it ever calls SLOWER or FASTER.
    */
-  static final double BAND_REL = 0.05;
+  static final double BAND_REL =
+      Double.parseDouble(
+          io.collscope.flink.JobOptions.DEFAULTS.get(io.collscope.flink.JobOptions.ALERT_MIN_EFFECT));
 
   private RankHeatmap p99ByRank(String key, int worldSize, int block) throws SQLException {
     List<String> rows = rankLabels(worldSize, block);
