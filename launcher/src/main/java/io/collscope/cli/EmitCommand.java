@@ -246,8 +246,8 @@ final class EmitCommand implements Callable<Integer> {
   }
 
   /**
-   * One spool per emitting process and topic: its ranks' identity (two processes cannot share
-   * one), under the topic it feeds, so what a run left behind goes only where it was headed.
+   * One spool per emitting process and topic: its ranks' identity (two processes cannot share one),
+   * under the topic it feeds, so what a run left behind goes only where it was headed.
    */
   private java.nio.file.Path defaultSpool() {
     java.nio.file.Path p =

@@ -546,7 +546,8 @@ public final class ReportQuery {
    */
   static final double BAND_REL =
       Double.parseDouble(
-          io.collscope.flink.JobOptions.DEFAULTS.get(io.collscope.flink.JobOptions.ALERT_MIN_EFFECT));
+          io.collscope.flink.JobOptions.DEFAULTS.get(
+              io.collscope.flink.JobOptions.ALERT_MIN_EFFECT));
 
   private RankHeatmap p99ByRank(String key, int worldSize, int block) throws SQLException {
     List<String> rows = rankLabels(worldSize, block);
