@@ -152,13 +152,24 @@ final class AttributionPrinter implements Consumer<Attribution> {
     return sb.append('}').toString();
   }
 
+  /**
+   * When the window's own noise set the excess a culprit needed (above the absolute floor and the
+   * collective's share), says how much: a NONE on a noisy host then reads as "nothing smaller than
+   * this could be seen", not "nothing is wrong". Empty otherwise.
+   */
+  static String noisy(Attribution a) {
+    double threshold = a.getThresholdUs();
+    if (a.getNoiseUs() <= 0 || a.getNoiseUs() < threshold - 1e-9) return "";
+    return String.format(Locale.ROOT, "  (noisy: a culprit needed > %.0fus)", threshold);
+  }
+
   /** The verdict line, then a row per present rank: calls, each phase's mean, p99. */
   static String table(Attribution a, boolean full) {
     StringBuilder sb = new StringBuilder(1024);
     sb.append(
         String.format(
             Locale.ROOT,
-            "%nwindow %s-%s%s  %s  %s  confidence %.2f  max wait %.1fus @ rank %d  missing %s%n",
+            "%nwindow %s-%s%s  %s  %s  confidence %.2f  max wait %.1fus @ rank %d  missing %s%s%n",
             HMS.format(a.getWindowStart()),
             HMS.format(a.getWindowEnd()),
             full ? "" : " (partial)",
@@ -167,7 +178,8 @@ final class AttributionPrinter implements Consumer<Attribution> {
             a.getConfidence(),
             a.getMaxWaitMeanUs(),
             a.getMaxWaitRank(),
-            a.getMissingRanks().isEmpty() ? "-" : a.getMissingRanks().toString()));
+            a.getMissingRanks().isEmpty() ? "-" : a.getMissingRanks().toString(),
+            noisy(a)));
     sb.append(String.format(Locale.ROOT, "%6s %9s", "rank", "calls"));
     for (Phase p : Phase.values()) {
       sb.append(String.format(Locale.ROOT, " %10s", p.fieldName() + "_us"));

@@ -184,6 +184,20 @@ class AttributionPrinterTest {
     assertThat(parse(json.toString()).get("full_window").asBoolean()).isTrue();
   }
 
+  @Test
+  void aNoneOnANoisyWindowSaysHowBigACulpritHadToBe() {
+    Attribution quiet = window(Verdict.NONE, List.of(), 4);
+    quiet.setThresholdUs(5.0);
+    quiet.setNoiseUs(1.2); // the floor decided: nothing to say
+    assertThat(verdictLine(AttributionPrinter.table(quiet, true))).doesNotContain("noisy");
+
+    Attribution noisy = window(Verdict.NONE, List.of(), 4);
+    noisy.setThresholdUs(412.0);
+    noisy.setNoiseUs(412.0); // the window's own noise decided
+    assertThat(verdictLine(AttributionPrinter.table(noisy, true)))
+        .endsWith("(noisy: a culprit needed > 412us)");
+  }
+
   private static Attribution window(Verdict verdict, List<Finding> findings, int ranks) {
     List<RankPhases> rows = new ArrayList<>();
     for (int r = 0; r < ranks; r++) {
