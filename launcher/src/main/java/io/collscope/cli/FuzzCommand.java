@@ -123,8 +123,7 @@ final class FuzzCommand implements Callable<Integer> {
     out.printf("canary records dead-lettered: %d%n", canaryLost);
     boolean canaryExact = true;
     for (int r = 0; r < 2; r++) {
-      long maxSeq = (count - 1 - 8L * r) / 16 + 1;
-      long want = FuzzedRecords.CANARY_CALLS * maxSeq;
+      long want = FuzzedRecords.canaryCalls(count, r);
       long got = canaryCalls.sums().getOrDefault("canary rank " + r, 0L);
       out.printf("canary rank %d: %d calls in its windows, %d made%n", r, got, want);
       canaryExact &= got == want;

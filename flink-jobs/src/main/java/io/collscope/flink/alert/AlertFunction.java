@@ -548,7 +548,13 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
   }
 
   private static double median(List<Double> v) {
-    double[] x = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    return median(v.stream().mapToDouble(Double::doubleValue).toArray());
+  }
+
+  /** The median of {@code v} (0 when empty); {@code v} is left as it was. */
+  static double median(double[] v) {
+    double[] x = v.clone();
+    java.util.Arrays.sort(x);
     if (x.length == 0) return 0;
     return x.length % 2 == 1 ? x[x.length / 2] : (x[x.length / 2 - 1] + x[x.length / 2]) / 2;
   }

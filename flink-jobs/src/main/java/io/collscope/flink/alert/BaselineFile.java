@@ -210,7 +210,7 @@ public final class BaselineFile implements Serializable {
   static Row pool(List<Row> members) {
     double[] medians = members.stream().mapToDouble(Row::medianUs).toArray();
     double[] mads = members.stream().mapToDouble(Row::madUs).toArray();
-    double median = median(medians);
+    double median = AlertFunction.median(medians);
     double[] dev = Arrays.stream(medians).map(m -> Math.abs(m - median)).toArray();
     Row first = members.get(0);
     return new Row(
@@ -220,15 +220,8 @@ public final class BaselineFile implements Serializable {
         first.worldSize(),
         first.bytesPerCall(),
         median,
-        Math.max(median(mads), median(dev)),
+        Math.max(AlertFunction.median(mads), AlertFunction.median(dev)),
         members.stream().mapToInt(Row::windows).sum());
-  }
-
-  private static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    int n = s.length;
-    return n == 0 ? 0 : n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
   }
 
   public static String format(List<Row> rows) {

@@ -106,6 +106,15 @@ public final class FuzzedRecords implements GeneratorFunction<Long, RawRecord> {
     return Semantic.values()[(int) ((i / 8) % Semantic.values().length)];
   }
 
+  /**
+   * The calls canary rank {@code rank} made in the first {@code count} records: rank 0's canaries
+   * are records 16k and rank 1's 16k + 8, each at sequence k + 1, its counters cumulative.
+   */
+  public static long canaryCalls(long count, int rank) {
+    long lastSeq = (count - 1 - 8L * rank) / 16 + 1;
+    return CANARY_CALLS * lastSeq;
+  }
+
   public static long eventTimeMs(long i) {
     return BASE_MS + (i / 8) * STEP_MS;
   }
