@@ -90,10 +90,10 @@ public final class HistoryDb implements AutoCloseable {
   }
 
   private static boolean isCommitted(Path tableDir, Path p, boolean regular) {
-    return regular
-        && tableDir.relativize(p).getNameCount() == 3
-        && p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX)
-        && !p.getFileName().toString().startsWith(".");
+    Path relative = tableDir.relativize(p);
+    if (!regular || relative.getNameCount() != 3) return false;
+    for (Path name : relative) if (name.toString().startsWith(".")) return false;
+    return p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX);
   }
 
   public Path base() {
