@@ -284,8 +284,9 @@ final class HistoryCommand implements Runnable {
         names = "--tables",
         split = ",",
         description =
-            "Only these tables (rank_windows, attributions, alerts); e.g. attributions,alerts for"
-                + " a load that culprits and compare read. Default: all.")
+            "Only these tables (rank_windows, attributions, findings, alerts); e.g."
+                + " attributions,findings,alerts for a load that culprits and compare read."
+                + " Default: all.")
     java.util.List<String> tables;
 
     @Override

@@ -64,6 +64,7 @@ public final class HistoryCompactor {
       Map.of(
           HistoryLayout.RANK_WINDOWS, RankWindow.class,
           HistoryLayout.ATTRIBUTIONS, Attribution.class,
+          HistoryLayout.FINDINGS, io.collscope.avro.WindowFinding.class,
           HistoryLayout.ALERTS, Alert.class);
 
   /** What one hour of one table came to. */

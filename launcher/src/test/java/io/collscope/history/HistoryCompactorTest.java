@@ -155,6 +155,8 @@ class HistoryCompactorTest {
                   + " || ' ' || wait_mean_us FROM rank_windows",
               "SELECT 'a ' || job || ' ' || communicator || ' ' || window_end || ' ' || verdict"
                   + " FROM attributions",
+              "SELECT 'f ' || job || ' ' || communicator || ' ' || window_end || ' '"
+                  + " || finding_index || ' ' || kind FROM findings",
               "SELECT 'l ' || job || ' ' || communicator || ' ' || window_end || ' ' || state"
                   + " FROM alerts")) {
         try (ResultSet rs = s.executeQuery(sql)) {
