@@ -38,11 +38,16 @@ public final class HistoryQueries {
     // (docs/BENCHMARKS.md, "History").
     String sql =
         """
-        WITH totals AS (
-          SELECT cluster, job, communicator, count(*) AS all_windows
-          FROM attributions WHERE %1$s GROUP BY cluster, job, communicator
-        ), blamed AS (
+        WITH blamed AS (
           SELECT * FROM findings WHERE %1$s
+        ), totals AS (
+          -- only the blamed communicators' windows are counted: the semi join's keys reach the
+          -- scan, and far fewer rows are grouped
+          SELECT a.cluster, a.job, a.communicator, count(*) AS all_windows
+          FROM attributions a
+          SEMI JOIN (SELECT DISTINCT cluster, job, communicator FROM blamed) k
+            ON a.cluster = k.cluster AND a.job = k.job AND a.communicator = k.communicator
+          WHERE %1$s GROUP BY a.cluster, a.job, a.communicator
         )
         SELECT b.cluster, b.job, b.communicator,
                b.kind AS kind,
