@@ -72,7 +72,8 @@ public final class Collscope implements Runnable {
     return rc != Defaults.EXIT_OK ? rc : cl.execute(args);
   }
 
-  static CommandLine commandLine() {
+  /** The whole command tree, configured as {@link #execute} runs it (for tools and tests). */
+  public static CommandLine commandLine() {
     CommandLine cl = configure(new CommandLine(new Collscope()));
     ConfigCommand.configure(cl);
     return cl;
@@ -98,6 +99,16 @@ public final class Collscope implements Runnable {
     for (String p : problems) cl.getErr().println(cl.getCommandName() + ": " + oneLine(p));
     cl.getErr().flush();
     return Defaults.EXIT_USAGE;
+  }
+
+  /** What is wrong with a configuration file for this command line, one line each. */
+  public static java.util.List<String> configProblems(io.collscope.config.ConfigFile file) {
+    CommandLine cl = commandLine();
+    ConfigDefaultProvider provider = Config.install(cl, file, java.util.Map.of());
+    java.util.List<String> problems =
+        new java.util.ArrayList<>(Config.problems(cl, provider, AttributionConfig.keys(), true));
+    problems.addAll(AttributionConfig.problems(file));
+    return problems;
   }
 
   /** One-line usage errors with exit code 2, for every collscope command line. */

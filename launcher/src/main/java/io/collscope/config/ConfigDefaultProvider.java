@@ -18,9 +18,8 @@ import picocli.CommandLine.Model.OptionSpec;
  * The configuration file as picocli's source of default values, so that every option of every
  * command resolves as flag &gt; environment variable &gt; file &gt; built-in default. Options name
  * their environment variable in their default, {@code ${env:COLLSCOPE_RANKS:-4}}: when that
- * variable is set, this provider stays out of the way and picocli reads it; otherwise the file's
- * most specific key for the option wins ({@code history.latency.since}, then {@code history.since},
- * then {@code since}).
+ * variable is set, its value is the default; otherwise the file's most specific key for the option
+ * wins ({@code history.latency.since}, then {@code history.since}, then {@code since}).
  */
 public final class ConfigDefaultProvider implements CommandLine.IDefaultValueProvider {
 
@@ -75,8 +74,10 @@ public final class ConfigDefaultProvider implements CommandLine.IDefaultValuePro
   public String defaultValue(ArgSpec arg) {
     if (!(arg instanceof OptionSpec o)) return null;
     Resolved r = resolve(o);
-    if (r.source() != Source.FILE) return null;
-    handedOut.put(o, r.detail());
+    // The environment's value too: the same one picocli's ${env:...} would read, from the
+    // environment this provider was given.
+    if (r.source() == Source.DEFAULT) return null;
+    if (r.source() == Source.FILE) handedOut.put(o, r.detail());
     return r.value();
   }
 
