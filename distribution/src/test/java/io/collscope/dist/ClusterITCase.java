@@ -152,7 +152,7 @@ class ClusterITCase {
                 "--interval",
                 "250ms",
                 "--seconds",
-                "8",
+                "6",
                 "--inject",
                 "slow-rank=2:10ms",
                 "--no-spool"));
@@ -169,7 +169,7 @@ class ClusterITCase {
           dist.collscope(
               env("COLLSCOPE_BOOTSTRAP", bootstrap),
               COMMAND_TIMEOUT,
-              List.of("tail", "collscope.attribution", "--json", "--timeout", "5s"));
+              List.of("tail", "collscope.attribution", "--json", "--timeout", "10s"));
       for (String line : tail.out().lines().toList()) {
         JsonNode v = JSON.readTree(line).path("value");
         if (!v.path("communicator").asText().equals(communicator)) continue;

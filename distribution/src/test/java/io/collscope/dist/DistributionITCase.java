@@ -118,7 +118,8 @@ class DistributionITCase {
         .containsPattern("emit\\.ranks +6 +file ranks")
         .containsPattern("emit\\.bootstrap +kafka-1:9092 +environment COLLSCOPE_BOOTSTRAP")
         .containsPattern("emit\\.interval +2s +flag --interval")
-        .containsPattern("emit\\.backend +auto +default");
+        .containsPattern("emit\\.backend +auto +default")
+        .doesNotContain("__no_default_value__");
     // Without COLLSCOPE_CONFIG: the installation's own conf/collscope.properties (all defaults).
     Result installed =
         dist.collscope(env(), COMMAND_TIMEOUT, List.of("config", "show", "attribution"));

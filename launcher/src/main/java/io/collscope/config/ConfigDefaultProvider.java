@@ -140,15 +140,17 @@ public final class ConfigDefaultProvider implements CommandLine.IDefaultValuePro
     return path;
   }
 
+  /** What picocli's annotations hold when an option has no default. */
+  private static final String NO_DEFAULT = "__no_default_value__";
+
   /** The default as written in the option's annotation, before picocli interpolates it. */
   private static String annotatedDefault(OptionSpec o) {
     Object element = o.userObject();
+    String d = o.defaultValue();
     if (element instanceof AnnotatedElement ae) {
       CommandLine.Option a = ae.getAnnotation(CommandLine.Option.class);
-      if (a != null) {
-        return CommandLine.Option.NULL_VALUE.equals(a.defaultValue()) ? null : a.defaultValue();
-      }
+      if (a != null) d = a.defaultValue();
     }
-    return o.defaultValue();
+    return d == null || d.equals(NO_DEFAULT) || d.equals(CommandLine.Option.NULL_VALUE) ? null : d;
   }
 }

@@ -87,6 +87,8 @@ class ConfigCommandTest {
         .containsPattern("emit\\.bootstrap +env-host:2 +environment COLLSCOPE_BOOTSTRAP")
         .containsPattern("emit\\.interval +2s +flag --interval")
         .containsPattern("emit\\.communicator +comm0 +default")
+        .containsPattern("emit\\.inject +default")
+        .doesNotContain("__no_default_value__")
         .doesNotContain("demo.");
     Run job = run(Map.of("attribution.window", "3s"), Map.of(), "config", "show", "attribution");
     assertThat(job.out())
