@@ -1,0 +1,54 @@
+// The shared-memory file one NCCL profiler context (one communicator on one rank) fills: a
+// collscope counter block of layout 3, exactly as the kernels write it (counter_block.h and
+// gpu-emitter/src/main/java/io/collscope/counters/README.md), followed by an NCCL extension
+// region and this rank's arrival ring. io.collscope.nccl.NcclBlockFile reads the same offsets;
+// NcclBlockLayoutTest holds this header to the Java constants name by name.
+#pragma once
+#include <stdint.h>
+
+#include "../../cuda/counter_block.h"
+
+// Counter block shape: world size = the communicator's ranks, 40 latency buckets of ns.
+#define CSN_HIST_BUCKETS 40
+
+// Extension region, from CSN_OFF_EXT = the block's size (a multiple of 128). Written under the
+// block's own seqlock, in the same publication as the counters.
+#define CSN_EXT_MAGIC 1481527107  // 0x584e5343, "CSNX" little-endian
+#define CSN_EXT_VERSION 1
+#define CSN_X_MAGIC 0            // u32
+#define CSN_X_VERSION 4          // u32
+#define CSN_X_RANK 8             // u32
+#define CSN_X_NRANKS 12          // u32
+#define CSN_X_COMM_ID 16         // u64 NCCL's commHash
+#define CSN_X_INSTANCE 24        // u64 random, fresh per communicator instance (init call)
+#define CSN_X_PID 32             // u64 the writer's process
+#define CSN_X_NNODES 40          // u32
+#define CSN_X_FINALIZED 44       // u32 1 once NCCL finalized the context (last publication done)
+#define CSN_X_HEARTBEAT_NS 48    // u64 CLOCK_REALTIME ns of the last publication
+#define CSN_X_COMM_NAME 56       // char[64], NUL-terminated, the user's commName or ""
+// Statistics (u64, cumulative), from CSN_X_STATS:
+#define CSN_X_STATS 128
+#define CSN_S_LAUNCH_NS 0        // host enqueue (Coll start) -> first channel start, summed
+#define CSN_S_LAUNCH_N 1         // collectives in CSN_S_LAUNCH_NS
+#define CSN_S_KERNEL_NS 2        // max over channels (stop) - min over channels (start), summed
+#define CSN_S_GRAPH_REFUSED 3    // graph-captured collectives seen at capture: not counted
+#define CSN_S_DROPPED 4          // collectives not counted: the in-flight pool was full
+#define CSN_S_UNMATCHED 5        // (collective, local peer) pairs whose arrival was not found
+#define CSN_S_STALE 6            // collectives completed by the staleness timeout (channels lost)
+#define CSN_S_PEERS_SEEN 7       // local peers whose blocks this rank joined (node-local ranks)
+#define CSN_S_CLOCK_LAG_MIN 8    // min over channels of host CLOCK_REALTIME at the start event
+                                 // - the channel's GPU start (ns, signed): upper bound of the
+                                 // GPU clock's offset from the host's plus the proxy's delay
+#define CSN_S_N 9
+// Per collective type: calls, bytes, kernel ns, from CSN_X_FUNCS, CSN_FUNC_STRIDE bytes apart.
+#define CSN_X_FUNCS (CSN_X_STATS + 8 * 16)
+#define CSN_N_FUNCS 8            // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
+                                 // AllToAll, Gather/Scatter, other
+#define CSN_FUNC_STRIDE 24
+// Arrival ring: this rank's GPU start of each collective, read by the node's other ranks.
+#define CSN_X_RING (CSN_X_FUNCS + CSN_N_FUNCS * CSN_FUNC_STRIDE)
+#define CSN_RING_PER_FUNC 2048  // entries per collective type: entry func * 2048 + seq % 2048
+#define CSN_RING_ENTRIES (CSN_N_FUNCS * CSN_RING_PER_FUNC)  // {u64 key, u64 start_ns}
+                                // key = ((seq << 3) | func) + 1; 0: empty
+#define CSN_RING_ENTRY 16
+#define CSN_EXT_SIZE (CSN_X_RING + CSN_RING_ENTRIES * CSN_RING_ENTRY)

@@ -1,0 +1,676 @@
+// libnccl-profiler-collscope.so: an NCCL profiler plugin (interfaces v6 and v5) that fills one
+// collscope counter block per (communicator, rank) in shared memory, for `collscope emit --source
+// nccl`. Design and the meaning of every field: gpu-emitter/src/main/c/nccl-profiler/README.md.
+//
+// Threads and what they do (nothing but a few stores and atomics on NCCL's own threads):
+//   user thread   Coll start: claims a slot of the in-flight pool (or counts a drop), notes the
+//                 host time and the collective's key; CollApi start: notes graph capture.
+//   proxy thread  KernelCh start/stop: atomic min of the channels' GPU starts, max of their
+//                 stops, one more channel done.
+//   publisher     one thread per process, every CSN_PERIOD_US: takes the completed slots in
+//                 order, writes each one's GPU start into this rank's arrival ring, joins it with
+//                 the node's other ranks' rings (their blocks in the same directory), accumulates
+//                 and publishes the block under its seqlock.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collscope_block.h"
+#include "nccl/err.h"
+#include "nccl/profiler.h"
+
+#define CSN_POOL 1024          // collectives in flight per context (enqueued, not yet published)
+#define CSN_MAX_CHANNELS 64
+#define CSN_PERIOD_US 2000     // publisher pass
+#define CSN_PEER_WAIT_NS 200000000ull   // how long a completed collective waits for peers' arrivals
+#define CSN_STALE_NS 10000000000ull  // a slot whose channels stopped reporting is closed
+
+#define EXPORT __attribute__((visibility("default")))
+#define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+enum { SLOT_FREE = 0, SLOT_OPEN = 1 };
+
+struct slot;
+struct channel {
+  struct slot* slot;
+};
+
+// One collective in flight. `state` hands the slot between the user thread (claims it) and the
+// publisher (frees it); the proxy thread only touches the atomics.
+struct slot {
+  uint32_t state;
+  uint32_t nChannels;     // channels NCCL said it would use
+  uint32_t started;       // channels whose start arrived
+  uint32_t done;          // channels whose stop arrived
+  uint64_t key;
+  uint64_t bytes;
+  uint64_t hostStartNs;   // CLOCK_REALTIME at Coll start (enqueue)
+  uint64_t gpuStart;      // min over channels, %globaltimer ns (UINT64_MAX: none yet)
+  uint64_t gpuStop;       // max over channels
+  uint64_t seenAt;        // CLOCK_MONOTONIC ns when the publisher first looked at it (0: not yet)
+  uint64_t completedAt;   // CLOCK_MONOTONIC ns when it first saw it complete (0: not yet)
+  int func;
+  struct channel ch[CSN_MAX_CHANNELS];
+};
+
+struct peer {
+  uint8_t* map;
+  size_t len;
+  uint64_t nextTry;  // CLOCK_MONOTONIC ns: a peer not found (another node) is looked for 1/s
+};
+
+struct ctx {
+  struct ctx* next;
+  uint64_t commId;
+  int rank, nranks, nNodes;
+  char path[512];
+  uint8_t* map;
+  size_t len;
+  size_t blockSize;
+  ncclDebugLogger_t log;
+  struct slot pool[CSN_POOL];
+  uint64_t head;           // next slot to claim (user thread)
+  uint64_t tail;           // next slot to publish (publisher)
+  uint64_t written;        // slots before this one have their arrival in the ring (publisher)
+  int finalizing;
+  // totals, owned by the publisher (published into the block)
+  uint64_t calls, bytes, kernelNs, waitNs, reduceNs;
+  uint64_t* peerWait;
+  uint64_t* peerLast;
+  uint64_t* peerLate;
+  uint64_t* peerLateHist;
+  uint64_t hist[CSN_HIST_BUCKETS];
+  uint64_t stats[CSN_S_N];
+  uint64_t funcs[CSN_N_FUNCS][3];
+  uint64_t seqlock;
+  int64_t clockLagMin;     // written by the proxy thread (atomic min)
+  uint64_t graphRefused, dropped; // atomics, user thread
+  struct peer* peers;
+  int warnedGraph;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ctx* g_ctxs;
+static pthread_t g_thread;
+static int g_threadStarted;
+static int* g_mask;       // NCCL's event mask (one per process)
+static int g_active = 1;
+static uint64_t g_periodUs = CSN_PERIOD_US;
+// CollApi handles: their address says whether the collective is being graph-captured.
+static char g_eagerApi, g_capturedApi;
+
+#define CSN_MASK (ncclProfileColl | ncclProfileKernelCh | ncclProfileCollApi)
+
+static uint64_t nowNs(clockid_t c) {
+  struct timespec ts;
+  clock_gettime(c, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void logf_(struct ctx* c, ncclDebugLogLevel lvl, const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (c && c->log) c->log(lvl, NCCL_INIT, __FILE__, __LINE__, "collscope: %s", buf);
+  if (lvl <= NCCL_LOG_WARN || getenv("COLLSCOPE_NCCL_VERBOSE")) {
+    fprintf(stderr, "collscope-nccl: %s\n", buf);
+  }
+}
+
+// AllReduce 0, AllGather 1, ReduceScatter 2, Broadcast 3, Reduce 4, AllToAll 5, Gather/Scatter 6.
+static int funcIndex(const char* f) {
+  if (!f) return 7;
+  if (!strcmp(f, "AllReduce")) return 0;
+  if (!strcmp(f, "AllGather")) return 1;
+  if (!strcmp(f, "ReduceScatter")) return 2;
+  if (!strcmp(f, "Broadcast")) return 3;
+  if (!strcmp(f, "Reduce")) return 4;
+  if (!strcmp(f, "AllToAll")) return 5;
+  if (!strcmp(f, "Gather") || !strcmp(f, "Scatter")) return 6;
+  return 7;
+}
+
+static size_t typeSize(const char* t) {
+  if (!t) return 1;
+  if (strstr(t, "64") || !strcmp(t, "ncclDouble")) return 8;
+  if (strstr(t, "32") || !strcmp(t, "ncclFloat") || !strcmp(t, "ncclInt")) return 4;
+  if (strstr(t, "16") || !strcmp(t, "ncclHalf")) return 2;
+  return 1;  // int8, uint8, fp8 kinds
+}
+
+static size_t blockSizeOf(int w) {
+  size_t raw = CB_OFF_PEER_WAIT + 8 * ((size_t)(3 + CB_LATE_BUCKETS) * w + CSN_HIST_BUCKETS);
+  return (raw + 127) & ~(size_t)127;
+}
+
+static inline void put64(uint8_t* m, size_t off, uint64_t v) { *(volatile uint64_t*)(m + off) = v; }
+static inline void put32(uint8_t* m, size_t off, uint32_t v) { *(volatile uint32_t*)(m + off) = v; }
+
+static int lateBucket(uint64_t ns) {
+  int b = ns <= 1 ? 0 : 63 - __builtin_clzll(ns) - CB_LATE_SHIFT;
+  return b < 0 ? 0 : (b > CB_LATE_BUCKETS - 1 ? CB_LATE_BUCKETS - 1 : b);
+}
+
+static int histBucket(uint64_t ns) {
+  int b = ns <= 1 ? 0 : 63 - __builtin_clzll(ns);
+  return b > CSN_HIST_BUCKETS - 1 ? CSN_HIST_BUCKETS - 1 : b;
+}
+
+static const char* shmDir(void) {
+  const char* d = getenv("COLLSCOPE_SHM_DIR");
+  return d && *d ? d : "/dev/shm/collscope";
+}
+
+static void ringPath(char* out, size_t n, uint64_t commId, int rank) {
+  snprintf(out, n, "%s/%016llx/rank-%d.blk", shmDir(), (unsigned long long)commId, rank);
+}
+
+// ---- publication ---------------------------------------------------------------------------
+
+static void publish(struct ctx* c, int finalized) {
+  uint8_t* m = c->map;
+  int w = c->nranks;
+  uint64_t s = c->seqlock;
+  __atomic_store_n((uint64_t*)(m + CB_OFF_SEQLOCK), s + 1, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  put64(m, CB_OFF_CPS, 1000000000ull);
+  put64(m, CB_OFF_COUNTERS + 8 * CB_C_CALLS, c->calls);
+  put64(m, CB_OFF_COUNTERS + 8 * CB_C_BYTES, c->bytes);
+  put64(m, CB_OFF_COUNTERS + 8 * CB_C_TIMEOUTS, 0);
+  put64(m, CB_OFF_COUNTERS + 8 * CB_C_CLOCK_NS, c->kernelNs);
+  put64(m, CB_OFF_COUNTERS + 8 * CB_C_CLOCK_CYCLES, c->kernelNs);
+  put64(m, CB_OFF_PHASES + 8 * CB_PH_GUARD, 0);
+  put64(m, CB_OFF_PHASES + 8 * CB_PH_COPY, 0);
+  put64(m, CB_OFF_PHASES + 8 * CB_PH_PUBLISH, 0);
+  put64(m, CB_OFF_PHASES + 8 * CB_PH_WAIT, c->waitNs);
+  put64(m, CB_OFF_PHASES + 8 * CB_PH_REDUCE, c->reduceNs);
+  size_t o = CB_OFF_PEER_WAIT;
+  for (int p = 0; p < w; p++) put64(m, o + 8 * p, c->peerWait[p]);
+  o += 8 * w;
+  for (int p = 0; p < w; p++) put64(m, o + 8 * p, c->peerLast[p]);
+  o += 8 * w;
+  for (int p = 0; p < w; p++) put64(m, o + 8 * p, c->peerLate[p]);
+  o += 8 * w;
+  for (int i = 0; i < w * CB_LATE_BUCKETS; i++) put64(m, o + 8 * i, c->peerLateHist[i]);
+  o += 8 * (size_t)w * CB_LATE_BUCKETS;
+  for (int i = 0; i < CSN_HIST_BUCKETS; i++) put64(m, o + 8 * i, c->hist[i]);
+  uint8_t* x = m + c->blockSize;
+  c->stats[CSN_S_GRAPH_REFUSED] = LD(&c->graphRefused);
+  c->stats[CSN_S_DROPPED] = LD(&c->dropped);
+  c->stats[CSN_S_CLOCK_LAG_MIN] = (uint64_t)LD(&c->clockLagMin);
+  for (int i = 0; i < CSN_S_N; i++) put64(x, CSN_X_STATS + 8 * i, c->stats[i]);
+  for (int f = 0; f < CSN_N_FUNCS; f++)
+    for (int k = 0; k < 3; k++) put64(x, CSN_X_FUNCS + CSN_FUNC_STRIDE * f + 8 * k, c->funcs[f][k]);
+  put64(x, CSN_X_HEARTBEAT_NS, nowNs(CLOCK_REALTIME));
+  if (finalized) put32(x, CSN_X_FINALIZED, 1);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n((uint64_t*)(m + CB_OFF_SEQLOCK), s + 2, __ATOMIC_RELEASE);
+  c->seqlock = s + 2;
+}
+
+// ---- arrival rings ---------------------------------------------------------------------------
+
+// Entry of a key: a ring per collective type, so a later key in an entry means this one is gone.
+static size_t ringIndex(uint64_t key) {
+  uint64_t func = (key - 1) & 7, seq = (key - 1) >> 3;
+  return (size_t)(func * CSN_RING_PER_FUNC + seq % CSN_RING_PER_FUNC);
+}
+
+static void ringWrite(uint8_t* ext, uint64_t key, uint64_t start) {
+  uint64_t* e = (uint64_t*)(ext + CSN_X_RING + CSN_RING_ENTRY * ringIndex(key));
+  __atomic_store_n(&e[0], 0, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n(&e[1], start, __ATOMIC_RELAXED);
+  __atomic_store_n(&e[0], key, __ATOMIC_RELEASE);
+}
+
+// 1: found (start set); 0: not yet written; -1: overwritten by a later collective (lost).
+static int ringRead(const uint8_t* ext, uint64_t key, uint64_t* start) {
+  const uint64_t* e =
+      (const uint64_t*)(ext + CSN_X_RING + CSN_RING_ENTRY * ringIndex(key));
+  uint64_t k1 = __atomic_load_n(&e[0], __ATOMIC_ACQUIRE);
+  uint64_t v = __atomic_load_n(&e[1], __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  uint64_t k2 = __atomic_load_n(&e[0], __ATOMIC_RELAXED);
+  if (k1 != k2 || k1 == 0) return k1 > key ? -1 : 0;
+  if (k1 == key) {
+    *start = v;
+    return 1;
+  }
+  return k1 > key ? -1 : 0;
+}
+
+// Maps a peer's block once it exists and has the same commId; node-local peers only.
+static uint8_t* peerExt(struct ctx* c, int p) {
+  struct peer* pe = &c->peers[p];
+  if (pe->map) return pe->map + c->blockSize;
+  uint64_t now = nowNs(CLOCK_MONOTONIC);
+  if (now < pe->nextTry) return NULL;
+  pe->nextTry = now + 1000000000ull;
+  char path[512];
+  ringPath(path, sizeof path, c->commId, p);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return NULL;
+  struct stat st;
+  size_t len = c->blockSize + CSN_EXT_SIZE;
+  if (fstat(fd, &st) != 0 || (size_t)st.st_size < len) {
+    close(fd);
+    return NULL;
+  }
+  uint8_t* m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return NULL;
+  const uint8_t* x = m + c->blockSize;
+  if (*(const volatile uint32_t*)(x + CSN_X_MAGIC) != CSN_EXT_MAGIC ||
+      *(const volatile uint64_t*)(x + CSN_X_COMM_ID) != c->commId) {
+    munmap(m, len);  // still being created: try again next pass
+    return NULL;
+  }
+  pe->map = m;
+  pe->len = len;
+  c->stats[CSN_S_PEERS_SEEN]++;
+  return m + c->blockSize;
+}
+
+// ---- the publisher ---------------------------------------------------------------------------
+
+// Accumulates one completed collective. Returns 0 when a node-local peer's arrival is not there
+// yet and the collective should wait for it (until CSN_PEER_WAIT_NS after completion).
+static int account(struct ctx* c, struct slot* s, uint64_t now, int force) {
+  int w = c->nranks;
+  uint64_t own = s->gpuStart;
+  uint64_t starts[w > 0 ? w : 1];
+  signed char known[w > 0 ? w : 1];
+  int waitMore = 0;
+  for (int p = 0; p < w; p++) {
+    known[p] = 0;
+    if (p == c->rank) {
+      known[p] = 1;
+      starts[p] = own;
+      continue;
+    }
+    uint8_t* x = peerExt(c, p);
+    if (!x) continue;  // not on this node (or not yet created)
+    int r = ringRead(x, s->key, &starts[p]);
+    if (r == 1) known[p] = 1;
+    else if (r == 0) waitMore = 1;
+    else known[p] = -1;
+  }
+  if (waitMore && !force && now - s->completedAt < CSN_PEER_WAIT_NS) return 0;
+  uint64_t last = own;
+  for (int p = 0; p < w; p++)
+    if (known[p] == 1 && starts[p] > last) last = starts[p];
+  uint64_t wait = last - own;
+  int nLast = 0;
+  for (int p = 0; p < w; p++) {
+    if (p == c->rank) continue;
+    if (known[p] != 1) {
+      if (peerExt(c, p)) c->stats[CSN_S_UNMATCHED]++;
+      continue;
+    }
+    uint64_t late = starts[p] > own ? starts[p] - own : 0;
+    c->peerLate[p] += late;
+    c->peerLateHist[p * CB_LATE_BUCKETS + lateBucket(late)]++;
+    if (wait > 0 && starts[p] == last) nLast++;
+  }
+  if (wait > 0) {
+    for (int p = 0; p < w; p++) {
+      if (p != c->rank && known[p] == 1 && starts[p] == last) {
+        c->peerWait[p] += wait / nLast;
+        c->peerLast[p]++;
+      }
+    }
+  } else {
+    c->peerLast[c->rank]++;  // this rank itself started last (or with the last)
+  }
+  uint64_t kernel = s->gpuStop > s->gpuStart ? s->gpuStop - s->gpuStart : 0;
+  c->calls++;
+  c->bytes += s->bytes;
+  c->kernelNs += kernel;
+  c->waitNs += wait < kernel ? wait : kernel;
+  c->reduceNs += kernel > wait ? kernel - wait : 0;
+  c->hist[histBucket(kernel)]++;
+  c->stats[CSN_S_KERNEL_NS] += kernel;
+  if (s->gpuStart > s->hostStartNs && s->hostStartNs) {
+    c->stats[CSN_S_LAUNCH_NS] += s->gpuStart - s->hostStartNs;
+    c->stats[CSN_S_LAUNCH_N]++;
+  }
+  c->funcs[s->func][0]++;
+  c->funcs[s->func][1] += s->bytes;
+  c->funcs[s->func][2] += kernel;
+  return 1;
+}
+
+static int slotComplete(struct slot* s) {
+  uint32_t n = LD(&s->nChannels);
+  return LD(&s->state) == SLOT_OPEN && n > 0 && LD(&s->done) >= n;
+}
+
+// One pass over a context. First every completed collective's arrival goes into this rank's
+// ring, then they are accounted in order; a collective whose node-local peers have not written
+// theirs yet waits for the next pass. (Writing before accounting matters: two ranks that each
+// waited for the other's arrival before writing their own would advance one collective a pass.)
+// Returns whether anything changed.
+static int drain(struct ctx* c, int force) {
+  int changed = 0;
+  uint64_t now = nowNs(CLOCK_MONOTONIC);
+  uint64_t head = LD(&c->head);
+  if (c->written < c->tail) c->written = c->tail;
+  while (c->written < head) {
+    struct slot* s = &c->pool[c->written % CSN_POOL];
+    if (!slotComplete(s)) break;
+    s->completedAt = now;
+    ringWrite(c->map + c->blockSize, s->key, s->gpuStart);
+    c->written++;
+  }
+  while (c->tail < head) {
+    struct slot* s = &c->pool[c->tail % CSN_POOL];
+    if (LD(&s->state) != SLOT_OPEN) break;  // claimed but not yet filled in
+    if (c->tail < c->written) {
+      if (!account(c, s, now, force)) break;
+    } else {
+      // Not complete. Channels lost (a channel event NCCL never sent): close it after a while
+      // so one bad slot does not stop the context; counted.
+      if (!s->seenAt) s->seenAt = now;
+      if (!force && now - s->seenAt <= CSN_STALE_NS) break;
+      c->stats[CSN_S_STALE]++;
+      uint32_t started = LD(&s->started);
+      if (started > 0 && LD(&s->done) == started) {
+        ringWrite(c->map + c->blockSize, s->key, s->gpuStart);
+        s->completedAt = now;
+        account(c, s, now, 1);
+      }
+      c->written = c->tail + 1;
+    }
+    s->seenAt = 0;
+    s->completedAt = 0;
+    ST(&s->state, SLOT_FREE);
+    c->tail++;
+    changed = 1;
+  }
+  return changed;
+}
+
+static void* publisherMain(void* arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&g_lock);
+    for (struct ctx* c = g_ctxs; c; c = c->next) {
+      if (drain(c, 0)) publish(c, 0);
+    }
+    pthread_mutex_unlock(&g_lock);
+    usleep(g_periodUs);
+  }
+  return NULL;
+}
+
+// ---- the plugin interface --------------------------------------------------------------------
+
+static int mkdirs(const char* dir) {
+  char tmp[512];
+  snprintf(tmp, sizeof tmp, "%s", dir);
+  for (char* p = tmp + 1; *p; p++) {
+    if (*p == '/') {
+      *p = 0;
+      if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  }
+  return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static uint64_t instanceId(void) {
+  uint64_t r = 0;
+  int fd = open("/dev/urandom", O_RDONLY);
+  if (fd >= 0) {
+    if (read(fd, &r, sizeof r) != sizeof r) r = 0;
+    close(fd);
+  }
+  return r ^ nowNs(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
+}
+
+static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask,
+                           const char* commName, int nNodes, int nranks, int rank,
+                           ncclDebugLogger_t logfn) {
+  *context = NULL;
+  if (nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
+  const char* p = getenv("COLLSCOPE_NCCL_PERIOD_US");
+  if (p && atoi(p) > 0) g_periodUs = (uint64_t)atoi(p);
+  struct ctx* c = calloc(1, sizeof *c);
+  if (!c) return ncclSystemError;
+  c->commId = commId;
+  c->rank = rank;
+  c->nranks = nranks;
+  c->nNodes = nNodes;
+  c->log = logfn;
+  c->clockLagMin = INT64_MAX;
+  c->blockSize = blockSizeOf(nranks);
+  c->len = c->blockSize + CSN_EXT_SIZE;
+  c->peerWait = calloc(nranks, 8);
+  c->peerLast = calloc(nranks, 8);
+  c->peerLate = calloc(nranks, 8);
+  c->peerLateHist = calloc((size_t)nranks * CB_LATE_BUCKETS, 8);
+  c->peers = calloc(nranks, sizeof(struct peer));
+  char dir[512], tmp[600];
+  snprintf(dir, sizeof dir, "%s/%016llx", shmDir(), (unsigned long long)commId);
+  ringPath(c->path, sizeof c->path, commId, rank);
+  snprintf(tmp, sizeof tmp, "%s.%d.tmp", c->path, (int)getpid());
+  int fd = -1;
+  if (!c->peerWait || !c->peerLast || !c->peerLate || !c->peerLateHist || !c->peers ||
+      mkdirs(dir) != 0 || (fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0666)) < 0 ||
+      ftruncate(fd, (off_t)c->len) != 0 ||
+      (c->map = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+    logf_(c, NCCL_LOG_WARN, "cannot create counter block %s: %s; profiler off for comm %016llx",
+          c->path, strerror(errno), (unsigned long long)commId);
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+    }
+    free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
+    free(c);
+    return ncclSystemError;
+  }
+  close(fd);
+  uint8_t* m = c->map;
+  put32(m, 0, CB_MAGIC);
+  put32(m, 4, CB_LAYOUT_VERSION);
+  put32(m, 8, (uint32_t)nranks);
+  put32(m, 12, CSN_HIST_BUCKETS);
+  put64(m, CB_OFF_CPS, 1000000000ull);
+  uint8_t* x = m + c->blockSize;
+  put32(x, CSN_X_VERSION, CSN_EXT_VERSION);
+  put32(x, CSN_X_RANK, (uint32_t)rank);
+  put32(x, CSN_X_NRANKS, (uint32_t)nranks);
+  put64(x, CSN_X_COMM_ID, commId);
+  put64(x, CSN_X_INSTANCE, instanceId());
+  put64(x, CSN_X_PID, (uint64_t)getpid());
+  put32(x, CSN_X_NNODES, (uint32_t)nNodes);
+  snprintf((char*)x + CSN_X_COMM_NAME, 64, "%s", commName ? commName : "");
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  put32(x, CSN_X_MAGIC, CSN_EXT_MAGIC);
+  // The header is complete before the file appears under its name (readers never see half).
+  if (rename(tmp, c->path) != 0) {
+    logf_(c, NCCL_LOG_WARN, "cannot rename %s: %s", tmp, strerror(errno));
+  }
+  pthread_mutex_lock(&g_lock);
+  c->next = g_ctxs;
+  g_ctxs = c;
+  if (!g_threadStarted) {
+    const char* t = getenv("COLLSCOPE_NCCL_NO_THREAD");  // tests drive the publisher themselves
+    if (!(t && *t == '1')) {
+      pthread_attr_t a;
+      pthread_attr_init(&a);
+      pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+      if (pthread_create(&g_thread, &a, publisherMain, NULL) == 0) g_threadStarted = 1;
+      pthread_attr_destroy(&a);
+    } else {
+      g_threadStarted = 1;
+    }
+  }
+  g_mask = eActivationMask;
+  *eActivationMask = g_active ? CSN_MASK : 0;
+  pthread_mutex_unlock(&g_lock);
+  *context = c;
+  logf_(c, NCCL_LOG_INFO, "comm %016llx rank %d/%d (%d nodes) -> %s", (unsigned long long)commId,
+        rank, nranks, nNodes, c->path);
+  return ncclSuccess;
+}
+
+static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEventDescr_v6_t* d) {
+  *eHandle = NULL;
+  struct ctx* c = context;
+  if (!c || !d) return ncclSuccess;
+  if (d->type == ncclProfileCollApi) {
+    *eHandle = d->collApi.graphCaptured ? &g_capturedApi : &g_eagerApi;
+    return ncclSuccess;
+  }
+  if (d->type == ncclProfileColl) {
+    if (d->parentObj == &g_capturedApi) {
+      // Captured once, replayed any number of times with no host call per replay: counting it
+      // would count the capture, not the replays. Refused, counted, said once.
+      __atomic_fetch_add(&c->graphRefused, 1, __ATOMIC_RELAXED);
+      if (!__atomic_exchange_n(&c->warnedGraph, 1, __ATOMIC_RELAXED)) {
+        logf_(c, NCCL_LOG_WARN,
+              "comm %016llx rank %d: graph-captured collectives are not counted (refused; "
+              "counted in graph_refused)", (unsigned long long)c->commId, c->rank);
+      }
+      return ncclSuccess;
+    }
+    uint64_t h = c->head;
+    struct slot* s = &c->pool[h % CSN_POOL];
+    if (LD(&s->state) != SLOT_FREE) {
+      __atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
+      return ncclSuccess;
+    }
+    s->func = funcIndex(d->coll.func);
+    s->key = ((d->coll.seqNumber << 3) | (uint64_t)(s->func & 7)) + 1;
+    s->bytes = (uint64_t)d->coll.count * typeSize(d->coll.datatype);
+    s->hostStartNs = nowNs(CLOCK_REALTIME);
+    s->gpuStart = UINT64_MAX;
+    s->gpuStop = 0;
+    s->seenAt = 0;
+    s->completedAt = 0;
+    s->started = 0;
+    s->done = 0;
+    __atomic_store_n(&s->nChannels, d->coll.nChannels, __ATOMIC_RELAXED);
+    ST(&s->state, SLOT_OPEN);
+    ST(&c->head, h + 1);
+    *eHandle = s;
+    return ncclSuccess;
+  }
+  if (d->type == ncclProfileKernelCh) {
+    struct slot* s = d->parentObj;
+    if (!s || s == (void*)&g_capturedApi || s == (void*)&g_eagerApi) return ncclSuccess;
+    // Only our own slots are parents of KernelCh events we enabled (Coll handles).
+    int ch = d->kernelCh.channelId % CSN_MAX_CHANNELS;
+    uint64_t t = d->kernelCh.pTimer;
+    uint64_t cur = LD(&s->gpuStart);
+    while (t < cur && !__atomic_compare_exchange_n(&s->gpuStart, &cur, t, 0, __ATOMIC_ACQ_REL,
+                                                   __ATOMIC_ACQUIRE)) {
+    }
+    int64_t lag = (int64_t)(nowNs(CLOCK_REALTIME) - t);
+    int64_t lm = LD(&c->clockLagMin);
+    while (lag < lm && !__atomic_compare_exchange_n(&c->clockLagMin, &lm, lag, 0, __ATOMIC_ACQ_REL,
+                                                    __ATOMIC_ACQUIRE)) {
+    }
+    __atomic_fetch_add(&s->started, 1, __ATOMIC_ACQ_REL);
+    s->ch[ch].slot = s;
+    *eHandle = &s->ch[ch];
+    return ncclSuccess;
+  }
+  return ncclSuccess;  // Group, P2p and the rest: not enabled or not counted
+}
+
+static ncclResult_t csStopEvent(void* eHandle) {
+  (void)eHandle;  // Coll stops right after launch; KernelCh completes in recordEventState
+  return ncclSuccess;
+}
+
+static ncclResult_t csRecordEventState(void* eHandle, ncclProfilerEventState_v6_t state,
+                                       ncclProfilerEventStateArgs_v6_t* a) {
+  if (!eHandle || state != ncclProfilerKernelChStop || !a) return ncclSuccess;
+  struct channel* ch = eHandle;
+  struct slot* s = ch->slot;
+  if (!s) return ncclSuccess;
+  uint64_t t = a->kernelCh.pTimer;
+  uint64_t cur = LD(&s->gpuStop);
+  while (t > cur && !__atomic_compare_exchange_n(&s->gpuStop, &cur, t, 0, __ATOMIC_ACQ_REL,
+                                                 __ATOMIC_ACQUIRE)) {
+  }
+  __atomic_fetch_add(&s->done, 1, __ATOMIC_ACQ_REL);
+  return ncclSuccess;
+}
+
+static ncclResult_t csFinalize(void* context) {
+  struct ctx* c = context;
+  if (!c) return ncclSuccess;
+  pthread_mutex_lock(&g_lock);
+  drain(c, 1);
+  publish(c, 1);
+  for (struct ctx** pp = &g_ctxs; *pp; pp = &(*pp)->next) {
+    if (*pp == c) {
+      *pp = c->next;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+  for (int p = 0; p < c->nranks; p++)
+    if (c->peers[p].map) munmap(c->peers[p].map, c->peers[p].len);
+  munmap(c->map, c->len);  // the file stays for the sidecar's last read; it removes it
+  free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
+  free(c);
+  return ncclSuccess;
+}
+
+// v5 descriptors are a prefix of v6's (the union only gained CE members): one implementation.
+typedef ncclResult_t (*startV5_t)(void*, void**, ncclProfilerEventDescr_v5_t*);
+typedef ncclResult_t (*recordV5_t)(void*, ncclProfilerEventState_v5_t,
+                                   ncclProfilerEventStateArgs_v5_t*);
+
+EXPORT ncclProfiler_v6_t ncclProfiler_v6 = {
+    "collscope", csInit, csStartEvent, csStopEvent, csRecordEventState, csFinalize};
+EXPORT ncclProfiler_v5_t ncclProfiler_v5 = {
+    "collscope", csInit, (startV5_t)csStartEvent, csStopEvent, (recordV5_t)csRecordEventState,
+    csFinalize};
+
+// ---- control and test entry points (not called by NCCL) --------------------------------------
+
+// Turns the plugin's events on or off for every communicator of this process from the next
+// collective on (NCCL reads the mask at each enqueue): the same-process A/B of the overhead
+// benchmark. Both ranks must switch at the same point of their program.
+EXPORT void collscope_nccl_set_active(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_active = on;
+  if (g_mask) *g_mask = on ? CSN_MASK : 0;
+  pthread_mutex_unlock(&g_lock);
+}
+
+// One publisher pass over every context, for drivers that set COLLSCOPE_NCCL_NO_THREAD=1;
+// force=1 closes every open collective without waiting for late peers.
+EXPORT int collscope_nccl_poll(int force) {
+  int n = 0;
+  pthread_mutex_lock(&g_lock);
+  for (struct ctx* c = g_ctxs; c; c = c->next) {
+    if (drain(c, force)) {
+      publish(c, 0);
+      n++;
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}

@@ -1,0 +1,116 @@
+// Drives libnccl-profiler-collscope.so the way NCCL does, without NCCL or a GPU: for each rank a
+// profiler context of one communicator, then per collective the events NCCL sends (CollApi, Coll
+// on the user thread; KernelCh start and KernelChStop per channel) with made-up %globaltimer
+// values, so a test can check the counter blocks the plugin fills (NcclProfilerPluginTest).
+//   nccl_profiler_driver LIB VERSION(5|6) RANKS COLLECTIVES LATE_RANK LATE_NS [CAPTURED]
+// Run with COLLSCOPE_SHM_DIR=dir and COLLSCOPE_NCCL_NO_THREAD=1: it polls the publisher itself.
+// Rank LATE_RANK's kernels start LATE_NS after the others' and take LATE_NS less (the others
+// wait for it inside their kernels); CAPTURED more collectives are graph-captured (refused).
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../main/c/nccl-profiler/nccl/err.h"
+#include "../../main/c/nccl-profiler/nccl/profiler.h"
+
+static void logger(ncclDebugLogLevel l, unsigned long f, const char* file, int line, const char* fmt,
+                   ...) {
+  (void)l, (void)f, (void)file, (void)line, (void)fmt;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 7) {
+    fprintf(stderr, "usage: %s LIB VERSION RANKS COLLECTIVES LATE_RANK LATE_NS [CAPTURED]\n", argv[0]);
+    return 2;
+  }
+  void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    fprintf(stderr, "dlopen: %s\n", dlerror());
+    return 1;
+  }
+  int version = atoi(argv[2]), ranks = atoi(argv[3]), n = atoi(argv[4]), lateRank = atoi(argv[5]);
+  unsigned long long lateNs = strtoull(argv[6], NULL, 10);
+  int captured = argc > 7 ? atoi(argv[7]) : 0;
+  ncclProfiler_v6_t* p6 = version == 6 ? dlsym(lib, "ncclProfiler_v6") : NULL;
+  ncclProfiler_v5_t* p5 = version == 5 ? dlsym(lib, "ncclProfiler_v5") : NULL;
+  int (*poll)(int) = (int (*)(int))dlsym(lib, "collscope_nccl_poll");
+  if ((!p6 && !p5) || !poll) {
+    fprintf(stderr, "missing symbols for version %d\n", version);
+    return 1;
+  }
+  void* ctx[64];
+  int mask = 0;
+  const unsigned long long comm = 0xc0115c09eULL;
+  for (int r = 0; r < ranks; r++) {
+    ncclResult_t e = p6 ? p6->init(&ctx[r], comm, &mask, "driver", 1, ranks, r, logger)
+                        : p5->init(&ctx[r], comm, &mask, "driver", 1, ranks, r, logger);
+    if (e != ncclSuccess) {
+      fprintf(stderr, "init rank %d: %d\n", r, e);
+      return 1;
+    }
+  }
+  printf("mask %d\n", mask);
+  unsigned long long t = 1700000000000000000ULL;
+  const int nch = 2;
+  for (int i = 0; i < n + captured; i++) {
+    int isCaptured = i >= n;
+    for (int r = 0; r < ranks; r++) {
+      ncclProfilerEventDescr_v6_t d;
+      memset(&d, 0, sizeof d);
+      void* api = NULL;
+      d.type = ncclProfileCollApi;
+      d.collApi.func = "AllReduce";
+      d.collApi.graphCaptured = isCaptured;
+      if (p6) p6->startEvent(ctx[r], &api, &d);
+      else p5->startEvent(ctx[r], &api, (ncclProfilerEventDescr_v5_t*)&d);
+      memset(&d, 0, sizeof d);
+      d.type = ncclProfileColl;
+      d.parentObj = api;
+      d.rank = r;
+      d.coll.seqNumber = (unsigned long long)i;
+      d.coll.func = "AllReduce";
+      d.coll.count = 1024;
+      d.coll.datatype = "ncclFloat32";
+      d.coll.nChannels = nch;
+      d.coll.algo = "RING";
+      d.coll.proto = "LL";
+      void* coll = NULL;
+      if (p6) p6->startEvent(ctx[r], &coll, &d);
+      else p5->startEvent(ctx[r], &coll, (ncclProfilerEventDescr_v5_t*)&d);
+      if (p6) p6->stopEvent(coll);
+      else p5->stopEvent(coll);
+      // Rank lateRank starts late; everybody ends together, 10 us after the last start.
+      unsigned long long start = t + (r == lateRank ? lateNs : 0);
+      unsigned long long stop = t + lateNs + 10000;
+      for (int c = 0; c < nch; c++) {
+        memset(&d, 0, sizeof d);
+        d.type = ncclProfileKernelCh;
+        d.parentObj = coll;
+        d.kernelCh.channelId = (unsigned char)c;
+        d.kernelCh.pTimer = start + (unsigned long long)c * 100;  // channels start 100 ns apart
+        void* ch = NULL;
+        if (p6) p6->startEvent(ctx[r], &ch, &d);
+        else p5->startEvent(ctx[r], &ch, (ncclProfilerEventDescr_v5_t*)&d);
+        ncclProfilerEventStateArgs_v6_t a;
+        memset(&a, 0, sizeof a);
+        a.kernelCh.pTimer = stop;
+        if (p6) p6->recordEventState(ch, ncclProfilerKernelChStop, &a);
+        else p5->recordEventState(ch, ncclProfilerKernelChStop, &a);
+        if (p6) p6->stopEvent(ch);
+        else p5->stopEvent(ch);
+      }
+    }
+    t += lateNs + 100000;
+    if (i % 64 == 63) poll(0);
+  }
+  poll(0);
+  poll(0);  // a rank drained before its peer in a pass finds the peer's arrival in the next
+  for (int r = 0; r < ranks; r++) {
+    if (p6) p6->finalize(ctx[r]);
+    else p5->finalize(ctx[r]);
+  }
+  printf("done %d collectives on %d ranks\n", n, ranks);
+  return 0;
+}
