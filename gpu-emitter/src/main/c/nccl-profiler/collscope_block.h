@@ -13,7 +13,7 @@
 
 // Extension region, from CSN_OFF_EXT = the block's size (a multiple of 128). Written under the
 // block's own seqlock, in the same publication as the counters.
-#define CSN_EXT_MAGIC 1481527107  // 0x584e5343, "CSNX" little-endian
+#define CSN_EXT_MAGIC 1481528131  // 0x584e5343, "CSNX" little-endian
 #define CSN_EXT_VERSION 1
 #define CSN_X_MAGIC 0            // u32
 #define CSN_X_VERSION 4          // u32

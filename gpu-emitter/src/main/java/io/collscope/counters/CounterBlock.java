@@ -35,6 +35,12 @@ public final class CounterBlock {
   static final int OFF_BUCKETS = 12;
   // Sequence lock: even = stable, odd = a write is in progress.
   static final int OFF_SEQLOCK = 16;
+
+  /**
+   * Where the sequence lock lies: for readers of blocks whose writers publish more than the block
+   * under the same lock (the NCCL profiler plugin's extension region).
+   */
+  public static final int SEQLOCK_OFFSET = OFF_SEQLOCK;
   // Counters, each a little-endian u64.
   static final int OFF_CYCLES_PER_SECOND = 24;
   static final int OFF_COUNTERS = 32;

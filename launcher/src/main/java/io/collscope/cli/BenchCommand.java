@@ -20,14 +20,15 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description =
         "Benchmarks. 'bench gpu': one-shot all-reduce device time per collective, instrumented vs uninstrumented (and vs NCCL with --baseline), classified FASTER/PARITY/SLOWER/INCONCLUSIVE; reporter cost, graph-replay counters.",
-    subcommands = {BenchCommand.Gpu.class})
+    subcommands = {BenchCommand.Gpu.class, BenchCommand.NcclOverheadTable.class})
 final class BenchCommand implements Runnable {
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Override
   public void run() {
-    throw new picocli.CommandLine.ParameterException(spec.commandLine(), "name a benchmark: gpu");
+    throw new picocli.CommandLine.ParameterException(
+        spec.commandLine(), "name a benchmark: gpu or nccl-overhead");
   }
 
   @Command(
@@ -98,6 +99,33 @@ final class BenchCommand implements Runnable {
         throw new IllegalArgumentException(
             "--baseline " + baseline + ": cannot read (" + e + ")", e);
       }
+    }
+  }
+
+  @Command(
+      name = "nccl-overhead",
+      mixinStandardHelpOptions = true,
+      description =
+          "The NCCL profiler plugin's overhead from the log of dev/nccl_profiler_run.py (its"
+              + " nccl-overhead lines: plugin events on and off in interleaved rounds of one run),"
+              + " classified FASTER/PARITY/SLOWER/INCONCLUSIVE against the goals (0.5 % from 1 MiB,"
+              + " 200 ns per collective below).")
+  static final class NcclOverheadTable implements Callable<Integer> {
+    @picocli.CommandLine.Parameters(paramLabel = "LOG", description = "The run's output.")
+    Path log;
+
+    @Override
+    public Integer call() throws Exception {
+      List<String> lines;
+      try {
+        lines = java.nio.file.Files.readAllLines(log);
+      } catch (IOException e) {
+        throw new IllegalArgumentException(log + ": cannot read (" + e.getMessage() + ")", e);
+      }
+      List<io.collscope.nccl.NcclOverhead.Row> rows = io.collscope.nccl.NcclOverhead.parse(lines);
+      if (rows.isEmpty()) throw new IllegalArgumentException(log + ": no nccl-overhead lines");
+      System.out.print(io.collscope.nccl.NcclOverhead.table(rows));
+      return 0;
     }
   }
 }

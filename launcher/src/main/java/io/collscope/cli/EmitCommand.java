@@ -30,6 +30,33 @@ final class EmitCommand implements Callable<Integer> {
   @CommandLine.Mixin RankOptions rankOptions;
 
   @Option(
+      names = "--source",
+      defaultValue = "ranks",
+      description =
+          "ranks: run this command's own instrumented ranks (--backend). nccl: be the node's"
+              + " sidecar for NCCL jobs: publish the counter blocks the collscope NCCL profiler"
+              + " plugin fills in --shm (load it with NCCL_PROFILER_PLUGIN=.../"
+              + "libnccl-profiler-collscope.so). Default: ${DEFAULT-VALUE}")
+  String source;
+
+  @Option(
+      names = "--shm",
+      defaultValue = "/dev/shm/collscope",
+      description =
+          "--source nccl: the directory the plugin writes its blocks into (its"
+              + " COLLSCOPE_SHM_DIR). Default: ${DEFAULT-VALUE}")
+  java.nio.file.Path shm;
+
+  @Option(
+      names = "--stale-after",
+      defaultValue = "60s",
+      converter = DurationConverter.class,
+      description =
+          "--source nccl: stop following a block whose process is gone once it has not moved for"
+              + " this long. Default: ${DEFAULT-VALUE}")
+  Duration staleAfter;
+
+  @Option(
       names = "--rank",
       description =
           "Run only this rank here: one process per GPU, meeting the other ranks' processes in --rendezvous (CUDA IPC).")
@@ -137,6 +164,17 @@ final class EmitCommand implements Callable<Integer> {
     if (seconds < 0) throw usage("--seconds must be >= 0");
     if (partitions < 1) throw usage("--partitions must be >= 1");
     if (spoolMb < 1) throw usage("--spool-mb must be >= 1");
+    boolean nccl;
+    switch (source) {
+      case "ranks" -> nccl = false;
+      case "nccl" -> nccl = true;
+      default -> throw usage("--source must be ranks or nccl, got '" + source + "'");
+    }
+    if (nccl && (onlyRank != null || rendezvous != null || !rankOptions.inject.isEmpty())) {
+      throw usage(
+          "--source nccl reads the blocks of NCCL jobs: --rank, --rendezvous and --inject do not"
+              + " apply");
+    }
     Backends.Kind kind = rankOptions.kind();
     FaultPlan plan = rankOptions.faults();
     CollectiveConfig cfg = rankOptions.config();
@@ -174,6 +212,11 @@ final class EmitCommand implements Callable<Integer> {
       return Defaults.EXIT_BROKER_UNREACHABLE;
     }
     Identity id = Identity.of(cluster, job, rankOptions.communicator);
+    if (nccl) {
+      try (sink) {
+        return runNcclSidecar(id, sink, spooled);
+      }
+    }
     try (sink;
         CollectiveBackend b =
             onlyRank == null
@@ -243,6 +286,74 @@ final class EmitCommand implements Callable<Integer> {
       }
       return r.failedDeliveries() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
     }
+  }
+
+  /**
+   * {@code --source nccl}: every interval, publish the blocks of the NCCL jobs on this node until
+   * --seconds pass or SIGTERM; then one last read, so a finished job's final counters are sent.
+   */
+  private int runNcclSidecar(Identity id, SnapshotSink sink, SpoolingSnapshotSink spooled)
+      throws InterruptedException {
+    if (rankOptions.interval.toMillis() < 10) throw usage("--interval must be at least 10ms");
+    io.collscope.nccl.NcclSidecar sidecar =
+        new io.collscope.nccl.NcclSidecar(
+            shm,
+            new io.collscope.nccl.NcclSidecar.Identity(cluster, job, id.host(), id.bootId()),
+            sink,
+            staleAfter,
+            true);
+    CountDownLatch stop = new CountDownLatch(1);
+    CountDownLatch finished = new CountDownLatch(1);
+    Thread hook =
+        new Thread(
+            () -> {
+              stop.countDown();
+              try {
+                finished.await();
+              } catch (InterruptedException ignored) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "collscope-emit-sigterm");
+    Runtime.getRuntime().addShutdownHook(hook);
+    err()
+        .printf(
+            "collscope emit: NCCL sidecar on %s, boot %s -> %s %s%n",
+            shm, id.bootId(), record != null ? "file" : bootstrap, record != null ? record : topic);
+    err().flush();
+    long deadline = seconds > 0 ? System.nanoTime() + seconds * 1_000_000_000L : Long.MAX_VALUE;
+    try {
+      while (true) {
+        sidecar.reportOnce();
+        long left = deadline - System.nanoTime();
+        if (left <= 0) break;
+        if (stop.await(
+            Math.min(left, rankOptions.interval.toNanos()),
+            java.util.concurrent.TimeUnit.NANOSECONDS)) {
+          break;
+        }
+      }
+      sidecar.reportOnce();
+      sink.flush();
+    } finally {
+      finished.countDown();
+    }
+    long left = 0;
+    if (spooled != null) {
+      spooled.awaitDrained(drainTimeout);
+      left = spooled.pending();
+    }
+    err()
+        .printf(
+            "collscope emit: published %d snapshots of %d NCCL communicator instances, %d failed"
+                + " deliveries, %d torn reads skipped%s%n",
+            sidecar.published(),
+            sidecar.instances(),
+            sink.failed(),
+            sidecar.tornSkips(),
+            left > 0 ? ", " + left + " left in the spool" : "");
+    err().flush();
+    return sink.failed() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
   }
 
   /**

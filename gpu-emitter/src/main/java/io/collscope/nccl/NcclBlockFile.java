@@ -1,0 +1,214 @@
+package io.collscope.nccl;
+
+import io.collscope.counters.CounterBlock;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One counter block file the NCCL profiler plugin writes ({@code
+ * gpu-emitter/src/main/c/nccl-profiler/collscope_block.h}): a counter block of layout 3, read with
+ * {@link io.collscope.counters.SnapshotReader} like the kernels' blocks, then the plugin's extension
+ * region (identity of the communicator instance, statistics the counter model has no field for) and
+ * the rank's arrival ring, which only the node's other ranks read.
+ *
+ * <p>Mapped read-only: the sidecar never writes into a training process's memory.
+ */
+public final class NcclBlockFile {
+
+  public static final int HIST_BUCKETS = 40;
+  public static final int EXT_MAGIC = 0x584e5343; // "CSNX"
+  public static final int EXT_VERSION = 1;
+
+  static final int X_MAGIC = 0;
+  static final int X_VERSION = 4;
+  static final int X_RANK = 8;
+  static final int X_NRANKS = 12;
+  static final int X_COMM_ID = 16;
+  static final int X_INSTANCE = 24;
+  static final int X_PID = 32;
+  static final int X_NNODES = 40;
+  static final int X_FINALIZED = 44;
+  static final int X_HEARTBEAT_NS = 48;
+  static final int X_COMM_NAME = 56;
+  static final int X_STATS = 128;
+  static final int N_FUNCS = 8;
+  static final int FUNC_STRIDE = 24;
+  static final int X_FUNCS = X_STATS + 8 * 16;
+  static final int RING_PER_FUNC = 2048;
+  static final int RING_ENTRY = 16;
+  static final int X_RING = X_FUNCS + N_FUNCS * FUNC_STRIDE;
+  static final int EXT_SIZE = X_RING + N_FUNCS * RING_PER_FUNC * RING_ENTRY;
+
+  /** The plugin's statistics, in their order in the extension region. */
+  public enum Stat {
+    LAUNCH_NS,
+    LAUNCH_N,
+    KERNEL_NS,
+    GRAPH_REFUSED,
+    DROPPED,
+    UNMATCHED,
+    STALE,
+    PEERS_SEEN,
+    CLOCK_LAG_MIN;
+
+    public static final int COUNT = values().length;
+  }
+
+  /** Collective types the plugin counts apart, in its order. */
+  public static final String[] FUNCS = {
+    "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AllToAll", "GatherScatter",
+    "other"
+  };
+
+  private static final VarHandle LONGS =
+      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+  /**
+   * The constants {@code collscope_block.h} must define, name by name (NcclBlockLayoutTest): the C
+   * header is written by hand.
+   */
+  public static Map<String, Long> headerConstants() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("CSN_HIST_BUCKETS", (long) HIST_BUCKETS);
+    m.put("CSN_EXT_MAGIC", (long) EXT_MAGIC);
+    m.put("CSN_EXT_VERSION", (long) EXT_VERSION);
+    m.put("CSN_X_MAGIC", (long) X_MAGIC);
+    m.put("CSN_X_VERSION", (long) X_VERSION);
+    m.put("CSN_X_RANK", (long) X_RANK);
+    m.put("CSN_X_NRANKS", (long) X_NRANKS);
+    m.put("CSN_X_COMM_ID", (long) X_COMM_ID);
+    m.put("CSN_X_INSTANCE", (long) X_INSTANCE);
+    m.put("CSN_X_PID", (long) X_PID);
+    m.put("CSN_X_NNODES", (long) X_NNODES);
+    m.put("CSN_X_FINALIZED", (long) X_FINALIZED);
+    m.put("CSN_X_HEARTBEAT_NS", (long) X_HEARTBEAT_NS);
+    m.put("CSN_X_COMM_NAME", (long) X_COMM_NAME);
+    m.put("CSN_X_STATS", (long) X_STATS);
+    for (Stat s : Stat.values()) m.put("CSN_S_" + s.name(), (long) s.ordinal());
+    m.put("CSN_S_N", (long) Stat.COUNT);
+    m.put("CSN_N_FUNCS", (long) N_FUNCS);
+    m.put("CSN_FUNC_STRIDE", (long) FUNC_STRIDE);
+    m.put("CSN_RING_PER_FUNC", (long) RING_PER_FUNC);
+    m.put("CSN_RING_ENTRY", (long) RING_ENTRY);
+    return m;
+  }
+
+  /** What a block says about its writer: fixed when the communicator instance was created. */
+  public record Header(
+      long commId, long instance, int rank, int nranks, int nNodes, long pid, String commName) {
+    public String commHex() {
+      return String.format("%016x", commId);
+    }
+
+    public String instanceHex() {
+      return String.format("%016x", instance);
+    }
+  }
+
+  /** The extension's cumulative statistics, read in one publication with the block. */
+  public record Extension(
+      boolean finalized, long heartbeatNs, long[] stats, long[][] funcs /* [func][calls,bytes,ns] */) {
+    public long stat(Stat s) {
+      return stats[s.ordinal()];
+    }
+  }
+
+  private final Path path;
+  private final MappedByteBuffer map;
+  private final CounterBlock block;
+  private final int extOffset;
+  private final Header header;
+
+  private NcclBlockFile(Path path, MappedByteBuffer map) {
+    this.path = path;
+    this.map = map;
+    map.order(ByteOrder.LITTLE_ENDIAN);
+    this.block = CounterBlock.attach(map);
+    this.extOffset = CounterBlock.sizeOf(block.worldSize(), block.buckets());
+    if (map.capacity() < extOffset + EXT_SIZE
+        || map.getInt(extOffset + X_MAGIC) != EXT_MAGIC
+        || map.getInt(extOffset + X_VERSION) != EXT_VERSION) {
+      throw new IllegalArgumentException(
+          path + ": not a collscope NCCL block of extension version " + EXT_VERSION);
+    }
+    byte[] name = new byte[64];
+    map.get(extOffset + X_COMM_NAME, name);
+    int len = 0;
+    while (len < name.length && name[len] != 0) len++;
+    this.header =
+        new Header(
+            map.getLong(extOffset + X_COMM_ID),
+            map.getLong(extOffset + X_INSTANCE),
+            map.getInt(extOffset + X_RANK),
+            map.getInt(extOffset + X_NRANKS),
+            map.getInt(extOffset + X_NNODES),
+            map.getLong(extOffset + X_PID),
+            new String(name, 0, len, StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Maps a block file. The plugin renames a block into place only after writing its header, so a
+   * file found under its name is complete.
+   *
+   * @throws IllegalArgumentException if the file is not such a block
+   */
+  public static NcclBlockFile open(Path path) throws IOException {
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size());
+      if (m.capacity() < CounterBlock.sizeOf(1, 1)) {
+        throw new IllegalArgumentException(path + ": too short for a counter block");
+      }
+      return new NcclBlockFile(path, m);
+    }
+  }
+
+  public Path path() {
+    return path;
+  }
+
+  public CounterBlock block() {
+    return block;
+  }
+
+  public Header header() {
+    return header;
+  }
+
+  /**
+   * The extension statistics of one publication, under the block's sequence lock (the plugin
+   * writes them in the same publication as the counters); {@code null} when the writer never let
+   * go of the lock in {@code maxRetries} tries.
+   */
+  public Extension readExtension(int maxRetries) {
+    for (int i = 0; i <= maxRetries; i++) {
+      long s1 = (long) LONGS.getAcquire(map, CounterBlock.SEQLOCK_OFFSET);
+      if ((s1 & 1) != 0) {
+        Thread.onSpinWait();
+        continue;
+      }
+      long[] stats = new long[Stat.COUNT];
+      for (int k = 0; k < Stat.COUNT; k++) stats[k] = map.getLong(extOffset + X_STATS + 8 * k);
+      long[][] funcs = new long[N_FUNCS][3];
+      for (int f = 0; f < N_FUNCS; f++) {
+        for (int k = 0; k < 3; k++) {
+          funcs[f][k] = map.getLong(extOffset + X_FUNCS + FUNC_STRIDE * f + 8 * k);
+        }
+      }
+      boolean finalized = map.getInt(extOffset + X_FINALIZED) != 0;
+      long heartbeat = map.getLong(extOffset + X_HEARTBEAT_NS);
+      VarHandle.acquireFence();
+      long s2 = (long) LONGS.getOpaque(map, CounterBlock.SEQLOCK_OFFSET);
+      if (s1 == s2) return new Extension(finalized, heartbeat, stats, funcs);
+    }
+    return null;
+  }
+}

@@ -1,0 +1,272 @@
+package io.collscope.nccl;
+
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.counters.Counters;
+import io.collscope.counters.SnapshotReader;
+import io.collscope.counters.TornSnapshotException;
+import io.collscope.emitter.SnapshotSink;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code collscope emit --source nccl}: the node's sidecar for NCCL jobs. Every interval it looks
+ * for the counter blocks the profiler plugin creates under {@code DIR/<commHash>/rank-<r>.blk}, reads
+ * each with {@link SnapshotReader} (the same seqlock read as the kernels' blocks) and sends a {@link
+ * CounterSnapshot} of backend {@code nccl} per block to the sink.
+ *
+ * <p>Training processes come and go while the sidecar runs. Each communicator instance (one NCCL
+ * {@code init} of the plugin) gets its own boot_id: this sidecar's boot plus the instance id the
+ * plugin drew, so a restarted job — or a restarted sidecar — starts a fresh baseline and never
+ * looks like counters going backwards. A block is read one last time and then dropped when its
+ * communicator was finalized (the file is then removed: the sidecar is its last reader), when it
+ * was replaced by a new instance under the same name, when it disappeared, or when its writer's
+ * process is gone and the block has not moved for {@code staleAfter}.
+ *
+ * <p>Not thread-safe: one reporter thread calls {@link #reportOnce}.
+ */
+public final class NcclSidecar {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NcclSidecar.class);
+  private static final Pattern BLOCK = Pattern.compile("rank-\\d+\\.blk");
+
+  /** What the sidecar stamps on every record besides what each block says. */
+  public record Identity(String cluster, String job, String host, String bootId) {}
+
+  private final Path dir;
+  private final Identity identity;
+  private final SnapshotSink sink;
+  private final Duration staleAfter;
+  private final boolean removeFinalized;
+  private final Map<Path, Entry> live = new LinkedHashMap<>();
+  private final Set<Object> retired = new HashSet<>();
+  private long published;
+  private long tornSkips;
+  private long instances;
+
+  private static final class Entry {
+    final NcclBlockFile file;
+    final Object fileKey;
+    final SnapshotReader reader;
+    final String bootId;
+    long seq;
+    long lastVersion = -1;
+    long unchangedSinceNs = System.nanoTime();
+    long graphRefusedLogged;
+
+    Entry(NcclBlockFile file, Object fileKey, String bootId) {
+      this.file = file;
+      this.fileKey = fileKey;
+      this.reader = new SnapshotReader(file.block());
+      this.bootId = bootId;
+    }
+  }
+
+  public NcclSidecar(
+      Path dir, Identity identity, SnapshotSink sink, Duration staleAfter, boolean removeFinalized) {
+    this.dir = dir;
+    this.identity = identity;
+    this.sink = sink;
+    this.staleAfter = staleAfter;
+    this.removeFinalized = removeFinalized;
+  }
+
+  /** The communicator a block reports as: its NCCL commHash, unique per communicator and job. */
+  public static String communicatorOf(NcclBlockFile.Header h) {
+    return "nccl-" + h.commHex();
+  }
+
+  /** Blocks followed now. */
+  public int following() {
+    return live.size();
+  }
+
+  /** Communicator instances (block files) seen since start. */
+  public long instances() {
+    return instances;
+  }
+
+  public long published() {
+    return published;
+  }
+
+  public long tornSkips() {
+    return tornSkips;
+  }
+
+  /** Finds new blocks, reads every followed one, sends their snapshots, drops finished ones. */
+  public List<CounterSnapshot> reportOnce() {
+    Map<Path, Object> found = scan();
+    List<CounterSnapshot> out = new ArrayList<>();
+    // Replaced or vanished blocks: one last read of the old mapping, then drop it.
+    for (var it = live.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Path, Entry> e = it.next();
+      Object now = found.get(e.getKey());
+      if (now == null || !now.equals(e.getValue().fileKey)) {
+        read(e.getValue(), out);
+        retire(e.getValue(), now == null ? "its file is gone" : "a new instance replaced it");
+        it.remove();
+      }
+    }
+    for (Map.Entry<Path, Object> f : found.entrySet()) {
+      if (live.containsKey(f.getKey()) || retired.contains(f.getValue())) continue;
+      try {
+        NcclBlockFile b = NcclBlockFile.open(f.getKey());
+        String boot = identity.bootId() + "-" + b.header().instanceHex();
+        live.put(f.getKey(), new Entry(b, f.getValue(), boot));
+        instances++;
+        LOG.info(
+            "following {} (comm {} '{}', rank {}/{}, {} node(s), pid {}), boot {}",
+            f.getKey(),
+            b.header().commHex(),
+            b.header().commName(),
+            b.header().rank(),
+            b.header().nranks(),
+            b.header().nNodes(),
+            b.header().pid(),
+            boot);
+      } catch (IOException | IllegalArgumentException e) {
+        LOG.warn("skipping {}: {}", f.getKey(), e.getMessage());
+        retired.add(f.getValue());
+      }
+    }
+    for (var it = live.values().iterator(); it.hasNext(); ) {
+      Entry e = it.next();
+      NcclBlockFile.Extension x = read(e, out);
+      String why = finished(e, x);
+      if (why != null) {
+        retire(e, why);
+        it.remove();
+        if (removeFinalized && x != null && x.finalized()) {
+          try {
+            Files.deleteIfExists(e.file.path());
+            Files.deleteIfExists(e.file.path().getParent()); // the last rank's file of its comm
+          } catch (java.nio.file.DirectoryNotEmptyException others) {
+            // other ranks of the communicator still have blocks there
+          } catch (IOException ex) {
+            LOG.warn("cannot remove {}: {}", e.file.path(), ex.getMessage());
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  private String finished(Entry e, NcclBlockFile.Extension x) {
+    if (x != null && x.finalized()) return "its communicator was finalized";
+    long pid = e.file.header().pid();
+    boolean writerGone = ProcessHandle.of(pid).isEmpty();
+    if (writerGone && System.nanoTime() - e.unchangedSinceNs > staleAfter.toNanos()) {
+      return "its process " + pid + " is gone and it has not moved for " + staleAfter;
+    }
+    return null;
+  }
+
+  private void retire(Entry e, String why) {
+    retired.add(e.fileKey);
+    NcclBlockFile.Header h = e.file.header();
+    LOG.info(
+        "done with {} (comm {} rank {}, boot {}): {}; {} snapshots",
+        e.file.path(),
+        h.commHex(),
+        h.rank(),
+        e.bootId,
+        why,
+        e.seq);
+  }
+
+  private NcclBlockFile.Extension read(Entry e, List<CounterSnapshot> out) {
+    Counters c;
+    try {
+      c = e.reader.read();
+    } catch (TornSnapshotException ex) {
+      tornSkips++;
+      LOG.warn("{}: skipped this interval: {}", e.file.path(), ex.getMessage());
+      return null;
+    }
+    NcclBlockFile.Extension x = e.file.readExtension(SnapshotReader.DEFAULT_MAX_RETRIES);
+    if (c.version() != e.lastVersion) {
+      e.lastVersion = c.version();
+      e.unchangedSinceNs = System.nanoTime();
+    }
+    if (x != null) {
+      long refused = x.stat(NcclBlockFile.Stat.GRAPH_REFUSED);
+      if (refused > e.graphRefusedLogged) {
+        LOG.warn(
+            "comm {} rank {}: {} graph-captured collectives refused (not counted: a captured"
+                + " collective has no host event per replay); {} in all",
+            e.file.header().commHex(),
+            e.file.header().rank(),
+            refused - e.graphRefusedLogged,
+            refused);
+        e.graphRefusedLogged = refused;
+      }
+    }
+    if (c.version() == 0) return x; // nothing published yet
+    CounterSnapshot s = toRecord(e, c, Instant.now());
+    sink.send(s);
+    out.add(s);
+    published++;
+    return x;
+  }
+
+  private CounterSnapshot toRecord(Entry e, Counters c, Instant now) {
+    NcclBlockFile.Header h = e.file.header();
+    CounterSnapshot s = c.totals().writeTo(new CounterSnapshot());
+    s.setCluster(identity.cluster());
+    s.setJob(identity.job());
+    s.setCommunicator(communicatorOf(h));
+    s.setCollective("nccl");
+    s.setBackend("nccl");
+    s.setWorldSize(h.nranks());
+    s.setRank(h.rank());
+    s.setHost(identity.host());
+    s.setDevice("nccl pid " + h.pid());
+    s.setBootId(e.bootId);
+    s.setSeq(++e.seq);
+    s.setEventTime(now);
+    s.setCyclesPerSecond(c.cyclesPerSecond());
+    s.setReadRetries(e.reader.retries());
+    return s;
+  }
+
+  /** Block files under DIR/&lt;comm&gt;/, with their file keys (inode: a replaced file differs). */
+  private Map<Path, Object> scan() {
+    Map<Path, Object> found = new LinkedHashMap<>();
+    if (!Files.isDirectory(dir)) return found;
+    try (DirectoryStream<Path> comms = Files.newDirectoryStream(dir, Files::isDirectory)) {
+      for (Path comm : comms) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(comm)) {
+          for (Path f : files) {
+            if (!BLOCK.matcher(f.getFileName().toString()).matches()) continue;
+            try {
+              found.put(f, Files.readAttributes(f, BasicFileAttributes.class).fileKey());
+            } catch (NoSuchFileException gone) {
+              // removed between the listing and the stat
+            }
+          }
+        } catch (NoSuchFileException gone) {
+          // a communicator directory removed meanwhile
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list " + dir, e);
+    }
+    return found;
+  }
+}
