@@ -157,6 +157,10 @@ def main():
     p.add_argument("--per-round", type=int, default=2000)
     p.add_argument("--graph", type=int, default=20)
     p.add_argument("--graph-replays", type=int, default=5)
+    p.add_argument("--marker", help="file rank 0 creates when the straggler phase ends; the"
+                   " phases after it start --marker-pause seconds later (the sidecar's recording"
+                   " stops at the marker, so it holds the straggler phase only)")
+    p.add_argument("--marker-pause", type=float, default=3.0)
     args = p.parse_args()
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -174,6 +178,13 @@ def main():
     if rank == 0:
         print(f"straggler phase: {n} all-reduces in {time.time() - t0:.1f} s, rank {args.late_rank}"
               f" sleeping {args.delay_us:.0f} us before each", flush=True)
+    if args.marker:
+        if rank == 0:
+            open(args.marker, "w").close()
+        time.sleep(args.marker_pause)
+        dist.barrier()
+    for line in read_blocks(rank):
+        print("after-straggler " + line, flush=True)
     lines = overhead(args, lib, rank, world) if args.overhead_rounds > 0 else ["nccl-straggler-only"]
     if rank == 0:
         print("\n".join(lines), flush=True)

@@ -45,10 +45,16 @@
 #define CSN_N_FUNCS 8            // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
                                  // AllToAll, Gather/Scatter, other
 #define CSN_FUNC_STRIDE 24
-// Arrival ring: this rank's GPU start of each collective, read by the node's other ranks.
-#define CSN_X_RING (CSN_X_FUNCS + CSN_N_FUNCS * CSN_FUNC_STRIDE)
+// Per collective type, the highest key this rank has written into its ring (u64 each): a peer
+// that finds another key in a key's entry while this mark is past it knows the key was skipped
+// (the collective was dropped here) and stops waiting for it.
+#define CSN_X_HWM (CSN_X_FUNCS + CSN_N_FUNCS * CSN_FUNC_STRIDE)
+// Arrival ring: this rank's arrival at each collective, read by the node's other ranks.
+// Entry {u64 key, u64 start, u64 kernel_ns, u64 spare}: key = ((seq << 3) | func) + 1 (0: empty);
+// start = the first channel's %globaltimer start moved onto the host's CLOCK_REALTIME by this
+// GPU's offset estimate (CSN_S_CLOCK_LAG_MIN); kernel_ns = last channel stop - first start.
+#define CSN_X_RING (CSN_X_HWM + 8 * CSN_N_FUNCS)
 #define CSN_RING_PER_FUNC 2048  // entries per collective type: entry func * 2048 + seq % 2048
-#define CSN_RING_ENTRIES (CSN_N_FUNCS * CSN_RING_PER_FUNC)  // {u64 key, u64 start_ns}
-                                // key = ((seq << 3) | func) + 1; 0: empty
-#define CSN_RING_ENTRY 16
+#define CSN_RING_ENTRIES (CSN_N_FUNCS * CSN_RING_PER_FUNC)
+#define CSN_RING_ENTRY 32
 #define CSN_EXT_SIZE (CSN_X_RING + CSN_RING_ENTRIES * CSN_RING_ENTRY)

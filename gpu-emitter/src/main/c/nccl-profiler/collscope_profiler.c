@@ -31,7 +31,7 @@
 #include "nccl/err.h"
 #include "nccl/profiler.h"
 
-#define CSN_POOL 1024          // collectives in flight per context (enqueued, not yet published)
+#define CSN_POOL 4096          // collectives in flight per context (enqueued, not yet published)
 #define CSN_MAX_CHANNELS 64
 #define CSN_PERIOD_US 2000     // publisher pass
 #define CSN_PEER_WAIT_NS 200000000ull   // how long a completed collective waits for peers' arrivals
@@ -60,6 +60,7 @@ struct slot {
   uint64_t hostStartNs;   // CLOCK_REALTIME at Coll start (enqueue)
   uint64_t gpuStart;      // min over channels, %globaltimer ns (UINT64_MAX: none yet)
   uint64_t gpuStop;       // max over channels
+  uint64_t hostAlignedStart;  // gpuStart on CLOCK_REALTIME (this GPU's offset estimate)
   uint64_t seenAt;        // CLOCK_MONOTONIC ns when the publisher first looked at it (0: not yet)
   uint64_t completedAt;   // CLOCK_MONOTONIC ns when it first saw it complete (0: not yet)
   int func;
@@ -231,29 +232,42 @@ static size_t ringIndex(uint64_t key) {
   return (size_t)(func * CSN_RING_PER_FUNC + seq % CSN_RING_PER_FUNC);
 }
 
-static void ringWrite(uint8_t* ext, uint64_t key, uint64_t start) {
+static void ringWrite(uint8_t* ext, uint64_t key, uint64_t start, uint64_t kernel) {
   uint64_t* e = (uint64_t*)(ext + CSN_X_RING + CSN_RING_ENTRY * ringIndex(key));
   __atomic_store_n(&e[0], 0, __ATOMIC_RELAXED);
   __atomic_thread_fence(__ATOMIC_RELEASE);
   __atomic_store_n(&e[1], start, __ATOMIC_RELAXED);
+  __atomic_store_n(&e[2], kernel, __ATOMIC_RELAXED);
   __atomic_store_n(&e[0], key, __ATOMIC_RELEASE);
+  uint64_t* hwm = (uint64_t*)(ext + CSN_X_HWM + 8 * ((key - 1) & 7));
+  if (key > __atomic_load_n(hwm, __ATOMIC_RELAXED)) __atomic_store_n(hwm, key, __ATOMIC_RELEASE);
 }
 
-// 1: found (start set); 0: not yet written; -1: overwritten by a later collective (lost).
-static int ringRead(const uint8_t* ext, uint64_t key, uint64_t* start) {
-  const uint64_t* e =
-      (const uint64_t*)(ext + CSN_X_RING + CSN_RING_ENTRY * ringIndex(key));
+// 1: found (start, kernel set); 0: not yet written; -1: gone (overwritten by a later collective,
+// or skipped: the peer's mark is past it).
+static int ringRead(const uint8_t* ext, uint64_t key, uint64_t* start, uint64_t* kernel) {
+  const uint64_t* e = (const uint64_t*)(ext + CSN_X_RING + CSN_RING_ENTRY * ringIndex(key));
   uint64_t k1 = __atomic_load_n(&e[0], __ATOMIC_ACQUIRE);
   uint64_t v = __atomic_load_n(&e[1], __ATOMIC_RELAXED);
+  uint64_t d = __atomic_load_n(&e[2], __ATOMIC_RELAXED);
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
   uint64_t k2 = __atomic_load_n(&e[0], __ATOMIC_RELAXED);
-  if (k1 != k2 || k1 == 0) return k1 > key ? -1 : 0;
-  if (k1 == key) {
+  if (k1 == key && k2 == key) {
     *start = v;
+    *kernel = d;
     return 1;
   }
-  return k1 > key ? -1 : 0;
+  if (k1 > key && k2 > key) return -1;
+  uint64_t hwm = __atomic_load_n((const uint64_t*)(ext + CSN_X_HWM + 8 * ((key - 1) & 7)),
+                                 __ATOMIC_ACQUIRE);
+  return hwm > key ? -1 : 0;
 }
+
+// Collectives whose ranks all finish together (the last step of a ring or tree ends on every
+// rank within a step): the arrival skew is the difference of the kernels' lengths, each on its
+// own GPU's clock, so no two clocks are compared. Rooted ones (Broadcast, Reduce) do not end
+// together: their skew compares starts on the host clock.
+static int endsTogether(int func) { return func == 0 || func == 1 || func == 2 || func == 5; }
 
 // Maps a peer's block once it exists and has the same commId; node-local peers only.
 static uint8_t* peerExt(struct ctx* c, int p) {
@@ -293,29 +307,38 @@ static uint8_t* peerExt(struct ctx* c, int p) {
 // yet and the collective should wait for it (until CSN_PEER_WAIT_NS after completion).
 static int account(struct ctx* c, struct slot* s, uint64_t now, int force) {
   int w = c->nranks;
-  uint64_t own = s->gpuStart;
-  uint64_t starts[w > 0 ? w : 1];
+  uint64_t kernel = s->gpuStop > s->gpuStart ? s->gpuStop - s->gpuStart : 0;
+  uint64_t ownStart = s->hostAlignedStart;
+  uint64_t starts[w > 0 ? w : 1], kernels[w > 0 ? w : 1];
   signed char known[w > 0 ? w : 1];
   int waitMore = 0;
   for (int p = 0; p < w; p++) {
     known[p] = 0;
     if (p == c->rank) {
       known[p] = 1;
-      starts[p] = own;
+      starts[p] = ownStart;
+      kernels[p] = kernel;
       continue;
     }
     uint8_t* x = peerExt(c, p);
     if (!x) continue;  // not on this node (or not yet created)
-    int r = ringRead(x, s->key, &starts[p]);
+    int r = ringRead(x, s->key, &starts[p], &kernels[p]);
     if (r == 1) known[p] = 1;
     else if (r == 0) waitMore = 1;
     else known[p] = -1;
   }
   if (waitMore && !force && now - s->completedAt < CSN_PEER_WAIT_NS) return 0;
-  uint64_t last = own;
-  for (int p = 0; p < w; p++)
-    if (known[p] == 1 && starts[p] > last) last = starts[p];
-  uint64_t wait = last - own;
+  // late[p]: how much later than this rank peer p arrived.
+  uint64_t late[w > 0 ? w : 1];
+  uint64_t wait = 0;
+  int together = endsTogether(s->func);
+  for (int p = 0; p < w; p++) {
+    late[p] = 0;
+    if (p == c->rank || known[p] != 1) continue;
+    if (together) late[p] = kernel > kernels[p] ? kernel - kernels[p] : 0;
+    else late[p] = starts[p] > ownStart ? starts[p] - ownStart : 0;
+    if (late[p] > wait) wait = late[p];
+  }
   int nLast = 0;
   for (int p = 0; p < w; p++) {
     if (p == c->rank) continue;
@@ -323,22 +346,20 @@ static int account(struct ctx* c, struct slot* s, uint64_t now, int force) {
       if (peerExt(c, p)) c->stats[CSN_S_UNMATCHED]++;
       continue;
     }
-    uint64_t late = starts[p] > own ? starts[p] - own : 0;
-    c->peerLate[p] += late;
-    c->peerLateHist[p * CB_LATE_BUCKETS + lateBucket(late)]++;
-    if (wait > 0 && starts[p] == last) nLast++;
+    c->peerLate[p] += late[p];
+    c->peerLateHist[p * CB_LATE_BUCKETS + lateBucket(late[p])]++;
+    if (wait > 0 && late[p] == wait) nLast++;
   }
   if (wait > 0) {
     for (int p = 0; p < w; p++) {
-      if (p != c->rank && known[p] == 1 && starts[p] == last) {
+      if (p != c->rank && known[p] == 1 && late[p] == wait) {
         c->peerWait[p] += wait / nLast;
         c->peerLast[p]++;
       }
     }
   } else {
-    c->peerLast[c->rank]++;  // this rank itself started last (or with the last)
+    c->peerLast[c->rank]++;  // this rank itself arrived last (or with the last)
   }
-  uint64_t kernel = s->gpuStop > s->gpuStart ? s->gpuStop - s->gpuStart : 0;
   c->calls++;
   c->bytes += s->bytes;
   c->kernelNs += kernel;
@@ -354,6 +375,13 @@ static int account(struct ctx* c, struct slot* s, uint64_t now, int force) {
   c->funcs[s->func][1] += s->bytes;
   c->funcs[s->func][2] += kernel;
   return 1;
+}
+
+static void writeArrival(struct ctx* c, struct slot* s) {
+  int64_t lag = LD(&c->clockLagMin);
+  s->hostAlignedStart = lag == INT64_MAX ? s->gpuStart : s->gpuStart + (uint64_t)lag;
+  uint64_t kernel = s->gpuStop > s->gpuStart ? s->gpuStop - s->gpuStart : 0;
+  ringWrite(c->map + c->blockSize, s->key, s->hostAlignedStart, kernel);
 }
 
 static int slotComplete(struct slot* s) {
@@ -375,14 +403,16 @@ static int drain(struct ctx* c, int force) {
     struct slot* s = &c->pool[c->written % CSN_POOL];
     if (!slotComplete(s)) break;
     s->completedAt = now;
-    ringWrite(c->map + c->blockSize, s->key, s->gpuStart);
+    writeArrival(c, s);
     c->written++;
   }
   while (c->tail < head) {
     struct slot* s = &c->pool[c->tail % CSN_POOL];
     if (LD(&s->state) != SLOT_OPEN) break;  // claimed but not yet filled in
     if (c->tail < c->written) {
-      if (!account(c, s, now, force)) break;
+      // A pool filling up must not wait for late peers: account without them.
+      int pressed = head - c->tail > CSN_POOL / 2;
+      if (!account(c, s, now, force || pressed)) break;
     } else {
       // Not complete. Channels lost (a channel event NCCL never sent): close it after a while
       // so one bad slot does not stop the context; counted.
@@ -391,7 +421,7 @@ static int drain(struct ctx* c, int force) {
       c->stats[CSN_S_STALE]++;
       uint32_t started = LD(&s->started);
       if (started > 0 && LD(&s->done) == started) {
-        ringWrite(c->map + c->blockSize, s->key, s->gpuStart);
+        writeArrival(c, s);
         s->completedAt = now;
         account(c, s, now, 1);
       }

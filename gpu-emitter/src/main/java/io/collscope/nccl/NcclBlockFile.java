@@ -44,8 +44,9 @@ public final class NcclBlockFile {
   static final int FUNC_STRIDE = 24;
   static final int X_FUNCS = X_STATS + 8 * 16;
   static final int RING_PER_FUNC = 2048;
-  static final int RING_ENTRY = 16;
-  static final int X_RING = X_FUNCS + N_FUNCS * FUNC_STRIDE;
+  static final int RING_ENTRY = 32;
+  static final int X_HWM = X_FUNCS + N_FUNCS * FUNC_STRIDE;
+  static final int X_RING = X_HWM + 8 * N_FUNCS;
   static final int EXT_SIZE = X_RING + N_FUNCS * RING_PER_FUNC * RING_ENTRY;
 
   /** The plugin's statistics, in their order in the extension region. */

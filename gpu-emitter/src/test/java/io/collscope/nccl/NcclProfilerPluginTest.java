@@ -1,0 +1,243 @@
+package io.collscope.nccl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.counters.Counters;
+import io.collscope.counters.SnapshotReader;
+import io.collscope.emitter.SnapshotSink;
+import io.collscope.model.Phase;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The committed {@code libnccl-profiler-collscope.so}, driven the way NCCL drives it by {@code
+ * src/test/c/nccl_profiler_driver.c} (no NCCL, no GPU: made-up %globaltimer values), fills counter
+ * blocks that {@link NcclBlockFile} and {@link SnapshotReader} read back with the straggler in them,
+ * and the sidecar publishes them. The driver is compiled with gcc (a test tool: see
+ * dev/setup-test-tools.sh).
+ */
+class NcclProfilerPluginTest {
+
+  static final Path SOURCES = Path.of("src/main/c/nccl-profiler");
+  static final Path LIB = Path.of("src/main/resources/collscope/nccl/libnccl-profiler-collscope.so");
+  static final long COMM = 0xc0115c09eL;
+  static Path driver;
+
+  @BeforeAll
+  static void compileTheDriver() throws Exception {
+    driver = Path.of("target/nccl-profiler-driver").toAbsolutePath();
+    Files.createDirectories(driver.getParent());
+    run(
+        null,
+        "gcc",
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-o",
+        driver.toString(),
+        "src/test/c/nccl_profiler_driver.c",
+        "-ldl");
+  }
+
+  static String run(Path shm, String... cmd) throws Exception {
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    if (shm != null) {
+      pb.environment().put("COLLSCOPE_SHM_DIR", shm.toString());
+      pb.environment().put("COLLSCOPE_NCCL_NO_THREAD", "1");
+    }
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(String.join(" ", cmd) + "\n" + out).isZero();
+    return out;
+  }
+
+  /** Rank lateRank's kernels start lateNs after the others' (and end with them). */
+  static void drive(Path shm, int version, int ranks, int n, int lateRank, long lateNs, int captured)
+      throws Exception {
+    run(
+        shm,
+        driver.toString(),
+        LIB.toAbsolutePath().toString(),
+        "" + version,
+        "" + ranks,
+        "" + n,
+        "" + lateRank,
+        "" + lateNs,
+        "" + captured);
+  }
+
+  static Path block(Path shm, int rank) {
+    return shm.resolve(String.format("%016x", COMM)).resolve("rank-" + rank + ".blk");
+  }
+
+  @Test
+  void theCommittedLibraryWasBuiltFromTheseSources() throws Exception {
+    MessageDigest sha = MessageDigest.getInstance("SHA-256");
+    sha.update(Files.readAllBytes(SOURCES.resolve("collscope_profiler.c")));
+    sha.update(Files.readAllBytes(SOURCES.resolve("collscope_block.h")));
+    sha.update(Files.readAllBytes(Path.of("src/main/cuda/counter_block.h")));
+    try (Stream<Path> headers = Files.list(SOURCES.resolve("nccl"))) {
+      for (Path h :
+          headers.filter(p -> p.toString().endsWith(".h")).sorted().toList()) { // as `nccl/*.h`
+        sha.update(Files.readAllBytes(h));
+      }
+    }
+    assertThat(HexFormat.of().formatHex(sha.digest()))
+        .as("the committed .so is stale: run %s/build.sh and commit it", SOURCES)
+        .isEqualTo(Files.readString(Path.of(LIB + ".sha256")).trim());
+    String elf = new String(Files.readAllBytes(LIB), StandardCharsets.ISO_8859_1);
+    assertThat(elf).startsWith("\u007fELF").contains("ncclProfiler_v5", "ncclProfiler_v6");
+  }
+
+  @ParameterizedTest(name = "profiler interface v{0}")
+  @ValueSource(ints = {5, 6})
+  void theLateRankIsLateInItsPeersBlocksAndWaitsForNoOne(int version, @TempDir Path shm)
+      throws Exception {
+    drive(shm, version, 2, 1000, 1, 2_000_000, 0);
+    NcclBlockFile r0 = NcclBlockFile.open(block(shm, 0));
+    NcclBlockFile r1 = NcclBlockFile.open(block(shm, 1));
+    assertThat(r0.header().commId()).isEqualTo(COMM);
+    assertThat(r0.header().rank()).isZero();
+    assertThat(r1.header().rank()).isEqualTo(1);
+    assertThat(r0.header().instance()).isNotEqualTo(r1.header().instance());
+    Counters c0 = new SnapshotReader(r0.block()).read();
+    Counters c1 = new SnapshotReader(r1.block()).read();
+    // 1000 all-reduces of 1024 floats; cycles are ns
+    assertThat(c0.calls()).isEqualTo(1000);
+    assertThat(c1.calls()).isEqualTo(1000);
+    assertThat(c0.totals().get(io.collscope.model.Counter.BYTES)).isEqualTo(4096L * 1000);
+    assertThat(c0.cyclesPerSecond()).isEqualTo(1_000_000_000L);
+    // rank 0 saw rank 1 start 2 ms after it every time, and waited that long on it
+    assertThat(c0.totals().peerLateCycles()).containsExactly(0, 2_000_000_000L);
+    assertThat(c0.peerArrivedLast()).containsExactly(0, 1000);
+    assertThat(c0.peerWaitCycles()).containsExactly(0, 2_000_000_000L);
+    assertThat(c0.cycles(Phase.WAIT)).isEqualTo(2_000_000_000L);
+    // rank 1 came last every time: it waited for no one; its kernel is the collective's own cost
+    assertThat(c1.totals().peerLateCycles()).containsExactly(0, 0);
+    assertThat(c1.peerArrivedLast()).containsExactly(0, 1000);
+    assertThat(c1.cycles(Phase.WAIT)).isZero();
+    assertThat(c1.cycles(Phase.REDUCE)).isEqualTo(10_000L * 1000);
+    NcclBlockFile.Extension x0 = r0.readExtension(100);
+    assertThat(x0.finalized()).isTrue();
+    assertThat(x0.stat(NcclBlockFile.Stat.PEERS_SEEN)).isEqualTo(1);
+    assertThat(x0.stat(NcclBlockFile.Stat.UNMATCHED)).isZero();
+    assertThat(x0.stat(NcclBlockFile.Stat.DROPPED)).isZero();
+    assertThat(x0.funcs()[0][0]).as("AllReduce calls").isEqualTo(1000);
+  }
+
+  @Test
+  void graphCapturedCollectivesAreRefusedAndCountedNotCountedAsCollectives(@TempDir Path shm)
+      throws Exception {
+    drive(shm, 5, 2, 100, 1, 1_000_000, 7);
+    for (int r = 0; r < 2; r++) {
+      NcclBlockFile b = NcclBlockFile.open(block(shm, r));
+      assertThat(new SnapshotReader(b.block()).read().calls()).isEqualTo(100);
+      assertThat(b.readExtension(100).stat(NcclBlockFile.Stat.GRAPH_REFUSED)).isEqualTo(7);
+    }
+  }
+
+  @Test
+  void withoutALateRankNobodyIsLate(@TempDir Path shm) throws Exception {
+    drive(shm, 6, 4, 300, -1, 0, 0);
+    for (int r = 0; r < 4; r++) {
+      Counters c = new SnapshotReader(NcclBlockFile.open(block(shm, r)).block()).read();
+      assertThat(c.totals().peerLateCycles()).containsOnly(0L);
+      assertThat(c.cycles(Phase.WAIT)).isZero();
+    }
+  }
+
+  @Test
+  void theSidecarPublishesEachInstanceUnderItsOwnBootAndRemovesFinishedBlocks(@TempDir Path shm)
+      throws Exception {
+    List<CounterSnapshot> sent = new ArrayList<>();
+    NcclSidecar sidecar =
+        new NcclSidecar(
+            shm,
+            new NcclSidecar.Identity("c", "j", "h", "sidecar-boot"),
+            new Collecting(sent),
+            Duration.ofSeconds(60),
+            true);
+    assertThat(sidecar.reportOnce()).isEmpty(); // nothing there yet: no error
+    drive(shm, 5, 2, 200, 1, 1_000_000, 0);
+    List<CounterSnapshot> first = sidecar.reportOnce();
+    assertThat(first).hasSize(2);
+    for (CounterSnapshot s : first) {
+      assertThat(s.getBackend()).isEqualTo("nccl");
+      assertThat(s.getCommunicator()).isEqualTo(String.format("nccl-%016x", COMM));
+      assertThat(s.getWorldSize()).isEqualTo(2);
+      assertThat(s.getSeq()).isEqualTo(1);
+      assertThat(s.getCalls()).isEqualTo(200);
+      assertThat(s.getBootId()).startsWith("sidecar-boot-");
+    }
+    assertThat(first.get(0).getBootId()).isNotEqualTo(first.get(1).getBootId());
+    // finalized: read once, then the files (and the communicator's directory) are gone
+    assertThat(shm.resolve(String.format("%016x", COMM))).doesNotExist();
+    assertThat(sidecar.following()).isZero();
+    // the job comes back: a new communicator instance, new boots, counters from zero
+    drive(shm, 5, 2, 50, 1, 1_000_000, 0);
+    List<CounterSnapshot> second = sidecar.reportOnce();
+    assertThat(second).hasSize(2);
+    assertThat(second).extracting(CounterSnapshot::getCalls).containsOnly(50L);
+    assertThat(second)
+        .extracting(CounterSnapshot::getBootId)
+        .doesNotContainAnyElementsOf(first.stream().map(CounterSnapshot::getBootId).toList());
+    assertThat(sidecar.instances()).isEqualTo(4);
+    assertThat(sent).hasSize(4);
+  }
+
+  @Test
+  void aFileThatIsNotABlockIsSkippedWithoutStoppingTheOthers(@TempDir Path shm) throws Exception {
+    Path junk = shm.resolve("0000000000000001").resolve("rank-0.blk");
+    Files.createDirectories(junk.getParent());
+    Files.write(junk, new byte[8192]);
+    drive(shm, 6, 2, 10, 1, 1_000_000, 0);
+    List<CounterSnapshot> sent = new ArrayList<>();
+    NcclSidecar sidecar =
+        new NcclSidecar(
+            shm,
+            new NcclSidecar.Identity("c", "j", "h", "b"),
+            new Collecting(sent),
+            Duration.ofSeconds(60),
+            false);
+    assertThat(sidecar.reportOnce()).hasSize(2);
+    assertThat(sidecar.reportOnce()).isEmpty(); // finalized blocks are read once
+    assertThat(block(shm, 0)).exists(); // removeFinalized=false leaves them
+  }
+
+  static final class Collecting implements SnapshotSink {
+    final List<CounterSnapshot> sent;
+
+    Collecting(List<CounterSnapshot> sent) {
+      this.sent = sent;
+    }
+
+    @Override
+    public void send(CounterSnapshot s) {
+      sent.add(s);
+    }
+
+    @Override
+    public void flush() {}
+
+    @Override
+    public long failed() {
+      return 0;
+    }
+
+    @Override
+    public void close() {}
+  }
+}
