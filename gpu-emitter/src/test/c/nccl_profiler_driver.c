@@ -2,12 +2,15 @@
 // profiler context of one communicator, then per collective the events NCCL sends (CollApi, Coll
 // on the user thread; KernelCh start and KernelChStop per channel) with made-up %globaltimer
 // values, so a test can check the counter blocks the plugin fills (NcclProfilerPluginTest).
-//   nccl_profiler_driver LIB VERSION(5|6) RANKS COLLECTIVES LATE_RANK LATE_NS [CAPTURED]
+//   nccl_profiler_driver LIB VERSION(5|6) RANKS COLLECTIVES LATE_RANK LATE_NS [CAPTURED [LOSE]]
 // Run with COLLSCOPE_SHM_DIR=dir and COLLSCOPE_NCCL_NO_THREAD=1: it polls the publisher itself.
 // Rank LATE_RANK's kernels start LATE_NS after the others' and take LATE_NS less (the others
 // wait for it inside their kernels); CAPTURED more collectives are graph-captured (refused).
+// LOSE > 0: rank 0 never gets the stop of channel 1 of one collective in LOSE (a lost event),
+// never the last one: a lost collective is known lost once a later one is done.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
   int version = atoi(argv[2]), ranks = atoi(argv[3]), n = atoi(argv[4]), lateRank = atoi(argv[5]);
   unsigned long long lateNs = strtoull(argv[6], NULL, 10);
   int captured = argc > 7 ? atoi(argv[7]) : 0;
+  int lose = argc > 8 ? atoi(argv[8]) : 0;
   ncclProfiler_v6_t* p6 = version == 6 ? dlsym(lib, "ncclProfiler_v6") : NULL;
   ncclProfiler_v5_t* p5 = version == 5 ? dlsym(lib, "ncclProfiler_v5") : NULL;
   int (*poll)(int) = (int (*)(int))dlsym(lib, "collscope_nccl_poll");
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
         ncclProfilerEventStateArgs_v6_t a;
         memset(&a, 0, sizeof a);
         a.kernelCh.pTimer = stop;
+        if (lose > 0 && r == 0 && c == 1 && i % lose == lose / 2) continue;  // lost
         if (p6) p6->recordEventState(ch, ncclProfilerKernelChStop, &a);
         else p5->recordEventState(ch, ncclProfilerKernelChStop, &a);
         if (p6) p6->stopEvent(ch);
@@ -106,8 +111,13 @@ int main(int argc, char** argv) {
     if (i % 64 == 63) poll(0);
   }
   poll(0);
+  if (lose > 0) usleep(30000);  // past the plugin's grace for a slot a later one overtook
+  poll(0);
   poll(0);  // a rank drained before its peer in a pass finds the peer's arrival in the next
-  for (int r = 0; r < ranks; r++) {
+  // COLLSCOPE_DRIVER_NO_FINALIZE=1: leave the blocks as the publisher left them (finalize closes
+  // every open collective, which would hide a publisher stuck before it).
+  const char* nf = getenv("COLLSCOPE_DRIVER_NO_FINALIZE");
+  for (int r = 0; r < ranks && !(nf && *nf == '1'); r++) {
     if (p6) p6->finalize(ctx[r]);
     else p5->finalize(ctx[r]);
   }

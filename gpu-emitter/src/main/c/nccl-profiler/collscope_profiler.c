@@ -35,6 +35,8 @@
 #define CSN_MAX_CHANNELS 64
 #define CSN_PERIOD_US 2000     // publisher pass
 #define CSN_PEER_WAIT_NS 200000000ull   // how long a completed collective waits for peers' arrivals
+#define CSN_ORDER_GRACE_NS 20000000ull  // see drain: a later collective done, this one not
+#define CSN_HEARTBEAT_NS 1000000000ull  // publish at least this often (heartbeat, drop counts)
 #define CSN_STALE_NS 10000000000ull  // a slot whose channels stopped reporting is closed
 
 #define EXPORT __attribute__((visibility("default")))
@@ -63,6 +65,8 @@ struct slot {
   uint64_t hostAlignedStart;  // gpuStart on CLOCK_REALTIME (this GPU's offset estimate)
   uint64_t seenAt;        // CLOCK_MONOTONIC ns when the publisher first looked at it (0: not yet)
   uint64_t completedAt;   // CLOCK_MONOTONIC ns when it first saw it complete (0: not yet)
+  uint64_t doneSeenAt;    // CLOCK_MONOTONIC ns when the publisher first saw it complete while an
+                          // earlier slot was still open (0: not seen so)
   int func;
   struct channel ch[CSN_MAX_CHANNELS];
 };
@@ -97,6 +101,7 @@ struct ctx {
   uint64_t stats[CSN_S_N];
   uint64_t funcs[CSN_N_FUNCS][3];
   uint64_t seqlock;
+  uint64_t lastPublishNs;  // CLOCK_MONOTONIC (publisher)
   int64_t clockLagMin;     // written by the proxy thread (atomic min)
   uint64_t graphRefused, dropped; // atomics, user thread
   struct peer* peers;
@@ -409,6 +414,11 @@ static int drain(struct ctx* c, int force) {
   while (c->tail < head) {
     struct slot* s = &c->pool[c->tail % CSN_POOL];
     if (LD(&s->state) != SLOT_OPEN) break;  // claimed but not yet filled in
+    if (c->tail >= c->written && slotComplete(s)) {  // after a lost slot was closed
+      s->completedAt = now;
+      writeArrival(c, s);
+      c->written = c->tail + 1;
+    }
     if (c->tail < c->written) {
       // A pool filling up must not wait for late peers: account without them.
       int pressed = head - c->tail > CSN_POOL / 2;
@@ -416,8 +426,18 @@ static int drain(struct ctx* c, int force) {
     } else {
       // Not complete. Channels lost (a channel event NCCL never sent): close it after a while
       // so one bad slot does not stop the context; counted.
+      // A communicator's kernels run in order on its stream: once a later collective is done,
+      // this one is done too, and channel events still missing after a grace period were lost
+      // (run 42 on two H200s stopped a rank's counting this way, on such a slot).
       if (!s->seenAt) s->seenAt = now;
-      if (!force && now - s->seenAt <= CSN_STALE_NS) break;
+      int lost = 0;
+      for (uint64_t j = c->tail + 1; j < head; j++) {
+        struct slot* t = &c->pool[j % CSN_POOL];
+        if (!slotComplete(t)) continue;
+        if (!t->doneSeenAt) t->doneSeenAt = now;
+        if (now - t->doneSeenAt > CSN_ORDER_GRACE_NS) lost = 1;
+      }
+      if (!force && !lost && now - s->seenAt <= CSN_STALE_NS) break;
       c->stats[CSN_S_STALE]++;
       uint32_t started = LD(&s->started);
       if (started > 0 && LD(&s->done) == started) {
@@ -429,6 +449,7 @@ static int drain(struct ctx* c, int force) {
     }
     s->seenAt = 0;
     s->completedAt = 0;
+    s->doneSeenAt = 0;
     ST(&s->state, SLOT_FREE);
     c->tail++;
     changed = 1;
@@ -440,8 +461,16 @@ static void* publisherMain(void* arg) {
   (void)arg;
   for (;;) {
     pthread_mutex_lock(&g_lock);
+    uint64_t now = nowNs(CLOCK_MONOTONIC);
     for (struct ctx* c = g_ctxs; c; c = c->next) {
-      if (drain(c, 0)) publish(c, 0);
+      // Also when nothing was accounted: drops and refusals must show while the tail is stuck,
+      // and the heartbeat says the writer is alive.
+      if (drain(c, 0) || LD(&c->dropped) != c->stats[CSN_S_DROPPED] ||
+          LD(&c->graphRefused) != c->stats[CSN_S_GRAPH_REFUSED] ||
+          now - c->lastPublishNs > CSN_HEARTBEAT_NS) {
+        publish(c, 0);
+        c->lastPublishNs = now;
+      }
     }
     pthread_mutex_unlock(&g_lock);
     usleep(g_periodUs);
@@ -595,6 +624,7 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
     s->gpuStop = 0;
     s->seenAt = 0;
     s->completedAt = 0;
+    s->doneSeenAt = 0;
     s->started = 0;
     s->done = 0;
     __atomic_store_n(&s->nChannels, d->coll.nChannels, __ATOMIC_RELAXED);
@@ -696,10 +726,8 @@ EXPORT int collscope_nccl_poll(int force) {
   int n = 0;
   pthread_mutex_lock(&g_lock);
   for (struct ctx* c = g_ctxs; c; c = c->next) {
-    if (drain(c, force)) {
-      publish(c, 0);
-      n++;
-    }
+    n += drain(c, force);
+    publish(c, 0);
   }
   pthread_mutex_unlock(&g_lock);
   return n;

@@ -42,7 +42,7 @@ class NcclProfilerPluginTest {
     Files.createDirectories(driver.getParent());
     run(
         null,
-        "gcc",
+        System.getenv().getOrDefault("COLLSCOPE_GCC_BIN", "gcc"),
         "-O1",
         "-Wall",
         "-Werror",
@@ -53,7 +53,12 @@ class NcclProfilerPluginTest {
   }
 
   static String run(Path shm, String... cmd) throws Exception {
+    return run(shm, false, cmd);
+  }
+
+  static String run(Path shm, boolean noFinalize, String... cmd) throws Exception {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    if (noFinalize) pb.environment().put("COLLSCOPE_DRIVER_NO_FINALIZE", "1");
     if (shm != null) {
       pb.environment().put("COLLSCOPE_SHM_DIR", shm.toString());
       pb.environment().put("COLLSCOPE_NCCL_NO_THREAD", "1");
@@ -147,6 +152,32 @@ class NcclProfilerPluginTest {
       assertThat(new SnapshotReader(b.block()).read().calls()).isEqualTo(100);
       assertThat(b.readExtension(100).stat(NcclBlockFile.Stat.GRAPH_REFUSED)).isEqualTo(7);
     }
+  }
+
+  @Test
+  void aLostChannelEventDoesNotStopTheCounting(@TempDir Path shm) throws Exception {
+    // rank 0 never hears the end of one channel of every 50th collective; no finalize, which
+    // would close every open collective and hide a publisher stuck on the first lost one
+    run(
+        shm,
+        true,
+        driver.toString(),
+        LIB.toAbsolutePath().toString(),
+        "6",
+        "2",
+        "1000",
+        "1",
+        "2000000",
+        "0",
+        "50");
+    NcclBlockFile r0 = NcclBlockFile.open(block(shm, 0));
+    NcclBlockFile r1 = NcclBlockFile.open(block(shm, 1));
+    assertThat(new SnapshotReader(r0.block()).read().calls()).isEqualTo(980);
+    assertThat(r0.readExtension(100).stat(NcclBlockFile.Stat.STALE)).isEqualTo(20);
+    Counters c1 = new SnapshotReader(r1.block()).read();
+    assertThat(c1.calls()).isEqualTo(1000);
+    assertThat(r1.readExtension(100).stat(NcclBlockFile.Stat.UNMATCHED)).isEqualTo(20);
+    assertThat(r1.readExtension(100).finalized()).isFalse();
   }
 
   @Test
