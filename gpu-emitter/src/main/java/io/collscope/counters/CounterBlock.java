@@ -41,6 +41,7 @@ public final class CounterBlock {
    * under the same lock (the NCCL profiler plugin's extension region).
    */
   public static final int SEQLOCK_OFFSET = OFF_SEQLOCK;
+
   // Counters, each a little-endian u64.
   static final int OFF_CYCLES_PER_SECOND = 24;
   static final int OFF_COUNTERS = 32;

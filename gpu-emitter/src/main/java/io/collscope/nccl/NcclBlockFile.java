@@ -16,9 +16,9 @@ import java.util.Map;
 /**
  * One counter block file the NCCL profiler plugin writes ({@code
  * gpu-emitter/src/main/c/nccl-profiler/collscope_block.h}): a counter block of layout 3, read with
- * {@link io.collscope.counters.SnapshotReader} like the kernels' blocks, then the plugin's extension
- * region (identity of the communicator instance, statistics the counter model has no field for) and
- * the rank's arrival ring, which only the node's other ranks read.
+ * {@link io.collscope.counters.SnapshotReader} like the kernels' blocks, then the plugin's
+ * extension region (identity of the communicator instance, statistics the counter model has no
+ * field for) and the rank's arrival ring, which only the node's other ranks read.
  *
  * <p>Mapped read-only: the sidecar never writes into a training process's memory.
  */
@@ -66,7 +66,13 @@ public final class NcclBlockFile {
 
   /** Collective types the plugin counts apart, in its order. */
   public static final String[] FUNCS = {
-    "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AllToAll", "GatherScatter",
+    "AllReduce",
+    "AllGather",
+    "ReduceScatter",
+    "Broadcast",
+    "Reduce",
+    "AllToAll",
+    "GatherScatter",
     "other"
   };
 
@@ -117,7 +123,10 @@ public final class NcclBlockFile {
 
   /** The extension's cumulative statistics, read in one publication with the block. */
   public record Extension(
-      boolean finalized, long heartbeatNs, long[] stats, long[][] funcs /* [func][calls,bytes,ns] */) {
+      boolean finalized,
+      long heartbeatNs,
+      long[] stats,
+      long[][] funcs /* [func][calls,bytes,ns] */) {
     public long stat(Stat s) {
       return stats[s.ordinal()];
     }
@@ -185,9 +194,9 @@ public final class NcclBlockFile {
   }
 
   /**
-   * The extension statistics of one publication, under the block's sequence lock (the plugin
-   * writes them in the same publication as the counters); {@code null} when the writer never let
-   * go of the lock in {@code maxRetries} tries.
+   * The extension statistics of one publication, under the block's sequence lock (the plugin writes
+   * them in the same publication as the counters); {@code null} when the writer never let go of the
+   * lock in {@code maxRetries} tries.
    */
   public Extension readExtension(int maxRetries) {
     for (int i = 0; i <= maxRetries; i++) {

@@ -26,9 +26,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code collscope emit --source nccl}: the node's sidecar for NCCL jobs. Every interval it looks
- * for the counter blocks the profiler plugin creates under {@code DIR/<commHash>/rank-<r>.blk}, reads
- * each with {@link SnapshotReader} (the same seqlock read as the kernels' blocks) and sends a {@link
- * CounterSnapshot} of backend {@code nccl} per block to the sink.
+ * for the counter blocks the profiler plugin creates under {@code DIR/<commHash>/rank-<r>.blk},
+ * reads each with {@link SnapshotReader} (the same seqlock read as the kernels' blocks) and sends a
+ * {@link CounterSnapshot} of backend {@code nccl} per block to the sink.
  *
  * <p>Training processes come and go while the sidecar runs. Each communicator instance (one NCCL
  * {@code init} of the plugin) gets its own boot_id: this sidecar's boot plus the instance id the
@@ -78,7 +78,11 @@ public final class NcclSidecar {
   }
 
   public NcclSidecar(
-      Path dir, Identity identity, SnapshotSink sink, Duration staleAfter, boolean removeFinalized) {
+      Path dir,
+      Identity identity,
+      SnapshotSink sink,
+      Duration staleAfter,
+      boolean removeFinalized) {
     this.dir = dir;
     this.identity = identity;
     this.sink = sink;

@@ -37,7 +37,8 @@ class NcclOverheadTest {
             List.of(
                 rounds(1 << 24, "on", 80.1, 80.0, 80.2, 80.1, 80.0),
                 rounds(1 << 24, "off", 80.0, 80.1, 80.0, 80.2, 80.1)));
-    assertThat(rows.get(0).goalUs()).isEqualTo(0.005 * 80.1, org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(rows.get(0).goalUs())
+        .isEqualTo(0.005 * 80.1, org.assertj.core.data.Offset.offset(1e-9));
     assertThat(rows.get(0).verdict()).isEqualTo(Verdict.PARITY);
     assertThat(rows.get(0).goalMet()).isEqualTo("yes");
   }

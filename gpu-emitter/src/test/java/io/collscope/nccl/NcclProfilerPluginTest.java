@@ -25,14 +25,15 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The committed {@code libnccl-profiler-collscope.so}, driven the way NCCL drives it by {@code
  * src/test/c/nccl_profiler_driver.c} (no NCCL, no GPU: made-up %globaltimer values), fills counter
- * blocks that {@link NcclBlockFile} and {@link SnapshotReader} read back with the straggler in them,
- * and the sidecar publishes them. The driver is compiled with gcc (a test tool: see
+ * blocks that {@link NcclBlockFile} and {@link SnapshotReader} read back with the straggler in
+ * them, and the sidecar publishes them. The driver is compiled with gcc (a test tool: see
  * dev/setup-test-tools.sh).
  */
 class NcclProfilerPluginTest {
 
   static final Path SOURCES = Path.of("src/main/c/nccl-profiler");
-  static final Path LIB = Path.of("src/main/resources/collscope/nccl/libnccl-profiler-collscope.so");
+  static final Path LIB =
+      Path.of("src/main/resources/collscope/nccl/libnccl-profiler-collscope.so");
   static final long COMM = 0xc0115c09eL;
   static Path driver;
 
@@ -70,7 +71,8 @@ class NcclProfilerPluginTest {
   }
 
   /** Rank lateRank's kernels start lateNs after the others' (and end with them). */
-  static void drive(Path shm, int version, int ranks, int n, int lateRank, long lateNs, int captured)
+  static void drive(
+      Path shm, int version, int ranks, int n, int lateRank, long lateNs, int captured)
       throws Exception {
     run(
         shm,
