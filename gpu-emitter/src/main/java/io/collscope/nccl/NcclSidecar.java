@@ -134,6 +134,14 @@ public final class NcclSidecar {
         String boot = identity.bootId() + "-" + b.header().instanceHex();
         live.put(f.getKey(), new Entry(b, f.getValue(), boot));
         instances++;
+        if (b.header().nNodes() > 1) {
+          // The plugin joins arrivals through this node's files only (README of the plugin).
+          LOG.warn(
+              "comm {} spans {} nodes: lateness is joined only between this node's ranks; ranks"
+                  + " on other nodes read as never late",
+              b.header().commHex(),
+              b.header().nNodes());
+        }
         LOG.info(
             "following {} (comm {} '{}', rank {}/{}, {} node(s), pid {}), boot {}",
             f.getKey(),
