@@ -422,7 +422,7 @@ static int drain(struct ctx* c, int force) {
       // so one bad slot does not stop the context; counted.
       // A communicator's kernels run in order on its stream: once a later collective is done,
       // this one is done too, and channel events still missing after a grace period were lost
-      // (run 42 on two H200s stopped a rank's counting this way, on such a slot).
+      // (most likely what stopped a rank's counting in run 42 on two H200s).
       if (!s->seenAt) s->seenAt = now;
       int lost = 0;
       for (uint64_t j = c->tail + 1; j < head; j++) {
