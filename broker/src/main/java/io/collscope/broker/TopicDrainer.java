@@ -20,18 +20,29 @@ public final class TopicDrainer {
   private TopicDrainer() {}
 
   public static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, boolean fromBeginning) {
+    return consumer(bootstrap, fromBeginning, Map.of());
+  }
+
+  /**
+   * A read_committed consumer of its own group; {@code client} adds standard client properties
+   * (TLS, SASL: a {@code --kafka-config} file's), which win over these defaults.
+   */
+  public static KafkaConsumer<byte[], byte[]> consumer(
+      String bootstrap, boolean fromBeginning, Map<String, ?> client) {
     Map<String, Object> conf =
-        Map.of(
-            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrap,
-            ConsumerConfig.GROUP_ID_CONFIG,
-            "collscope-drain-" + UUID.randomUUID(),
-            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-            fromBeginning ? "earliest" : "latest",
-            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
-            false,
-            ConsumerConfig.ISOLATION_LEVEL_CONFIG,
-            "read_committed");
+        new java.util.HashMap<>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap,
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "collscope-drain-" + UUID.randomUUID(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                fromBeginning ? "earliest" : "latest",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                false,
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_committed"));
+    conf.putAll(client);
     return new KafkaConsumer<>(conf, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
@@ -44,9 +55,19 @@ public final class TopicDrainer {
       String topic,
       Duration timeout,
       Predicate<List<ConsumerRecord<byte[], byte[]>>> done) {
+    return drain(bootstrap, Map.of(), topic, timeout, done);
+  }
+
+  /** {@link #drain} with standard client properties (TLS, SASL). */
+  public static List<ConsumerRecord<byte[], byte[]>> drain(
+      String bootstrap,
+      Map<String, ?> client,
+      String topic,
+      Duration timeout,
+      Predicate<List<ConsumerRecord<byte[], byte[]>>> done) {
     List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
     long deadline = System.nanoTime() + timeout.toNanos();
-    try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, true)) {
+    try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, true, client)) {
       c.subscribe(List.of(topic));
       while (System.nanoTime() < deadline) {
         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {

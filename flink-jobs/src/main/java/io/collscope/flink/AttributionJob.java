@@ -199,6 +199,7 @@ public final class AttributionJob {
         .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
         .setDeserializer(new RawRecordDeserializer())
         .setProperty("partition.discovery.interval.ms", "10000")
+        .setProperties(o.kafkaClient().asProperties())
         .build();
   }
 
@@ -232,6 +233,14 @@ public final class AttributionJob {
         historySinks(o));
   }
 
+  /** The client properties, with the transaction timeout the builder sets unless they do. */
+  private static java.util.Properties withTransactionTimeout(java.util.Properties client) {
+    java.util.Properties p = new java.util.Properties();
+    p.setProperty("transaction.timeout.ms", "600000");
+    p.putAll(client);
+    return p;
+  }
+
   private static <T extends SpecificRecord> KafkaSink<T> sink(
       JobOptions o,
       String topicOption,
@@ -245,6 +254,7 @@ public final class AttributionJob {
         .setTransactionalIdPrefix(o.get(JobOptions.TRANSACTIONAL_ID_PREFIX) + "-" + idSuffix)
         // Longer than any checkpoint may take; within the broker's transaction.max.timeout.ms.
         .setProperty("transaction.timeout.ms", "600000")
+        .setKafkaProducerConfig(withTransactionTimeout(o.kafkaClient().asProperties()))
         .build();
   }
 }

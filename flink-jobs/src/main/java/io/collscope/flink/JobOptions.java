@@ -47,6 +47,13 @@ public final class JobOptions {
    */
   public static final String HISTORY_PATH = "history-path";
 
+  /**
+   * A file of standard Kafka client properties (TLS, SASL; see docs/RELIABILITY.md) for the job's
+   * source and sinks, read where the job is submitted and shipped with it. Files it names (trust
+   * and key stores) must be at the same path on every TaskManager. Empty: plaintext, anonymous.
+   */
+  public static final String KAFKA_CONFIG = "kafka-config";
+
   public static final String GROUP_ID = "group-id";
   public static final String WINDOW = "window";
   public static final String OUT_OF_ORDERNESS = "out-of-orderness";
@@ -84,6 +91,7 @@ public final class JobOptions {
           Map.entry(ALERT_NOISE_FACTOR, "3"),
           Map.entry(BASELINE_FILE, ""),
           Map.entry(HISTORY_PATH, ""),
+          Map.entry(KAFKA_CONFIG, ""),
           Map.entry(GROUP_ID, "collscope-attribution"),
           Map.entry(WINDOW, "10s"),
           Map.entry(OUT_OF_ORDERNESS, "2s"),
@@ -146,6 +154,7 @@ public final class JobOptions {
     o.duration(CHECKPOINT_INTERVAL);
     o.minExcessUs();
     o.stateTtl();
+    o.kafkaClient();
     return o;
   }
 
@@ -222,6 +231,15 @@ public final class JobOptions {
               + "ms)");
     }
     return ttl;
+  }
+
+  /** The client properties of {@link #KAFKA_CONFIG}, read now. */
+  public io.collscope.kafka.KafkaClientConfig kafkaClient() {
+    try {
+      return io.collscope.kafka.KafkaClientConfig.loadOrNone(values.get(KAFKA_CONFIG));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--" + KAFKA_CONFIG + ": " + e.getMessage());
+    }
   }
 
   public double minExcessUs() {

@@ -1,13 +1,13 @@
 package io.collscope.emitter;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.kafka.KafkaClientConfig;
 import io.collscope.model.RankKey;
 import io.collscope.schema.Snapshots;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -19,6 +19,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
@@ -52,13 +53,21 @@ public final class KafkaSnapshotSink implements SnapshotSink {
   public static KafkaSnapshotSink connect(
       String bootstrap, String topic, int partitions, Duration timeout)
       throws BrokerUnreachableException {
-    ensureTopic(bootstrap, topic, partitions, timeout);
-    return new KafkaSnapshotSink(producer(bootstrap, timeout), topic);
+    return connect(bootstrap, KafkaClientConfig.none(), topic, partitions, timeout);
+  }
+
+  /** {@link #connect} with the client properties of {@code --kafka-config} (TLS, SASL). */
+  public static KafkaSnapshotSink connect(
+      String bootstrap, KafkaClientConfig client, String topic, int partitions, Duration timeout)
+      throws BrokerUnreachableException {
+    ensureTopic(bootstrap, client, topic, partitions, timeout);
+    return new KafkaSnapshotSink(producer(bootstrap, client, timeout), topic);
   }
 
   /** The emitters' producer: idempotent, acks=all, lz4. */
-  static KafkaProducer<byte[], byte[]> producer(String bootstrap, Duration timeout) {
-    Properties p = new Properties();
+  static KafkaProducer<byte[], byte[]> producer(
+      String bootstrap, KafkaClientConfig client, Duration timeout) {
+    Map<String, Object> p = new java.util.HashMap<>();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -70,7 +79,8 @@ public final class KafkaSnapshotSink implements SnapshotSink {
     // and give up on a batch after 30 s instead of 2 minutes: the spool keeps it and resends.
     p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
     p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
-    return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+    return new KafkaProducer<>(
+        client.applyTo(p), new ByteArraySerializer(), new ByteArraySerializer());
   }
 
   /**
@@ -86,26 +96,62 @@ public final class KafkaSnapshotSink implements SnapshotSink {
       java.nio.file.Path spoolDir,
       long spoolBytes)
       throws BrokerUnreachableException, java.io.IOException {
-    ensureTopic(bootstrap, topic, partitions, timeout);
+    return connectSpooled(
+        bootstrap, KafkaClientConfig.none(), topic, partitions, timeout, spoolDir, spoolBytes);
+  }
+
+  /** {@link #connectSpooled} with the client properties of {@code --kafka-config}. */
+  public static SpoolingSnapshotSink connectSpooled(
+      String bootstrap,
+      KafkaClientConfig client,
+      String topic,
+      int partitions,
+      Duration timeout,
+      java.nio.file.Path spoolDir,
+      long spoolBytes)
+      throws BrokerUnreachableException, java.io.IOException {
+    ensureTopic(bootstrap, client, topic, partitions, timeout);
     io.collscope.spool.SpoolLog spool =
         io.collscope.spool.SpoolLog.open(
             spoolDir, spoolBytes, Math.max(64 << 10, Math.min(16 << 20, spoolBytes / 16)));
-    return new SpoolingSnapshotSink(spool, producer(bootstrap, timeout), topic);
+    return new SpoolingSnapshotSink(spool, producer(bootstrap, client, timeout), topic);
   }
 
-  static void ensureTopic(String bootstrap, String topic, int partitions, Duration timeout)
+  /**
+   * Checks that the broker answers and accepts this client, and that the topic exists, creating it
+   * with {@code partitions} if not (a client allowed only to write it never needs to create it).
+   */
+  static void ensureTopic(
+      String bootstrap, KafkaClientConfig client, String topic, int partitions, Duration timeout)
       throws BrokerUnreachableException {
     Map<String, Object> conf =
-        Map.of(
-            AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-            AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis(),
-            AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+        client.applyTo(
+            Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis(),
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis()));
     try (Admin admin = Admin.create(conf)) {
       try {
         admin.describeCluster().clusterId().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
       } catch (TimeoutException | ExecutionException e) {
-        throw new BrokerUnreachableException(
-            "cannot reach Kafka at " + bootstrap + " within " + timeout.toMillis() + " ms", e);
+        throw new BrokerUnreachableException(refusal(bootstrap, client, timeout, e), e);
+      }
+      try {
+        if (admin
+            .describeTopics(List.of(topic))
+            .allTopicNames()
+            .get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+            .containsKey(topic)) {
+          return;
+        }
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof AuthorizationException) {
+          throw new BrokerUnreachableException(
+              "not authorised to use topic " + topic + ": " + e.getCause().getMessage(), e);
+        }
+        // UnknownTopicOrPartitionException: create it below
+      } catch (TimeoutException e) {
+        throw new BrokerUnreachableException("describing topic " + topic + " timed out", e);
       }
       try {
         admin
@@ -125,6 +171,38 @@ public final class KafkaSnapshotSink implements SnapshotSink {
       Thread.currentThread().interrupt();
       throw new BrokerUnreachableException("interrupted while connecting to " + bootstrap, e);
     }
+  }
+
+  /**
+   * One line saying why the broker did not accept this client: refused credentials, a TLS failure,
+   * or no answer (then, when no client properties were given, that a secured broker needs them).
+   */
+  public static String refusal(
+      String bootstrap, KafkaClientConfig client, Duration timeout, Exception e) {
+    Throwable c = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+    if (c instanceof org.apache.kafka.common.errors.SaslAuthenticationException) {
+      return "Kafka at " + bootstrap + " refused the credentials: " + c.getMessage();
+    }
+    if (c instanceof org.apache.kafka.common.errors.SslAuthenticationException) {
+      return "TLS handshake with Kafka at "
+          + bootstrap
+          + " failed: "
+          + (c.getCause() != null ? c.getCause().getMessage() : c.getMessage());
+    }
+    if (c instanceof org.apache.kafka.common.errors.AuthenticationException) {
+      return "Kafka at " + bootstrap + " refused this client: " + c.getMessage();
+    }
+    if (c instanceof AuthorizationException) {
+      return "Kafka at " + bootstrap + ": not authorised: " + c.getMessage();
+    }
+    return "cannot reach Kafka at "
+        + bootstrap
+        + " within "
+        + timeout.toMillis()
+        + " ms"
+        + (client.isEmpty()
+            ? " (a broker that requires TLS or SASL needs --kafka-config FILE)"
+            : " with " + client);
   }
 
   /** The record key: the rank's series, so a series stays in one partition and in order. */

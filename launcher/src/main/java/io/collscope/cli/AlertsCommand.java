@@ -40,6 +40,8 @@ final class AlertsCommand implements Runnable {
 
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+    @CommandLine.Mixin KafkaClientOptions kafkaClient;
+
     @Option(
         names = "--alertmanager",
         required = true,
@@ -144,7 +146,8 @@ final class AlertsCommand implements Runnable {
               url,
               resend.toMillis() % 1000 == 0 ? resend.toSeconds() + "s" : resend.toMillis() + "ms");
       spec.commandLine().getErr().flush();
-      try (KafkaConsumer<byte[], byte[]> c = TopicDrainer.consumer(bootstrap, fromBeginning)) {
+      try (KafkaConsumer<byte[], byte[]> c =
+          TopicDrainer.consumer(bootstrap, fromBeginning, kafkaClient.properties())) {
         forwarder.run(c, topic);
       } finally {
         done.countDown();

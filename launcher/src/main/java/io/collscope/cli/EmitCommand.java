@@ -29,6 +29,8 @@ final class EmitCommand implements Callable<Integer> {
 
   @CommandLine.Mixin RankOptions rankOptions;
 
+  @CommandLine.Mixin KafkaClientOptions kafkaClient;
+
   @Option(
       names = "--source",
       defaultValue = "ranks",
@@ -188,13 +190,21 @@ final class EmitCommand implements Callable<Integer> {
       if (record != null) {
         sink = new io.collscope.emitter.SnapshotRecording.Writer(record);
       } else if (noSpool) {
-        sink = KafkaSnapshotSink.connect(bootstrap, topic, partitions, brokerTimeout);
+        sink =
+            KafkaSnapshotSink.connect(
+                bootstrap, kafkaClient.config(), topic, partitions, brokerTimeout);
       } else {
         java.nio.file.Path dir = spool != null ? spool : defaultSpool();
         try {
           spooled =
               KafkaSnapshotSink.connectSpooled(
-                  bootstrap, topic, partitions, brokerTimeout, dir, spoolMb << 20);
+                  bootstrap,
+                  kafkaClient.config(),
+                  topic,
+                  partitions,
+                  brokerTimeout,
+                  dir,
+                  spoolMb << 20);
         } catch (java.io.IOException e) {
           throw usage("--spool " + dir + ": " + e.getMessage());
         }

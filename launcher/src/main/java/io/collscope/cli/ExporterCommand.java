@@ -29,6 +29,8 @@ final class ExporterCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  @CommandLine.Mixin KafkaClientOptions kafkaClient;
+
   @Option(
       names = "--bootstrap",
       defaultValue = Defaults.BOOTSTRAP,
@@ -93,7 +95,7 @@ final class ExporterCommand implements Callable<Integer> {
     OutputTopicReader.Topics topics = checkOptions();
     PrintWriter err = spec.commandLine().getErr();
     try {
-      OutputTopicReader.checkReachable(bootstrap, brokerTimeout);
+      kafkaClient.checkAccepted(bootstrap, brokerTimeout);
     } catch (BrokerUnreachableException e) {
       err.println("collscope exporter: " + e.getMessage());
       err.flush();
@@ -113,7 +115,8 @@ final class ExporterCommand implements Callable<Integer> {
               }
             },
             "collscope-exporter-stop");
-    try (Exporter exporter = Exporter.start(bootstrap, topics, port, seriesTtl)) {
+    try (Exporter exporter =
+        Exporter.start(bootstrap, kafkaClient.properties(), topics, port, seriesTtl)) {
       Runtime.getRuntime().addShutdownHook(hook);
       err.printf(
           "collscope exporter: http://0.0.0.0:%d/metrics, reading %s from %s, series TTL %ds%n",

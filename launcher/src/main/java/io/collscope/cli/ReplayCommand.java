@@ -28,6 +28,8 @@ final class ReplayCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  @CommandLine.Mixin KafkaClientOptions kafkaClient;
+
   @Parameters(
       arity = "1..*",
       description =
@@ -65,7 +67,8 @@ final class ReplayCommand implements Callable<Integer> {
       }
     }
     List<CounterSnapshot> rec = SnapshotRecording.readAll(files);
-    try (KafkaSnapshotSink sink = KafkaSnapshotSink.connect(bootstrap, topic, 4, brokerTimeout)) {
+    try (KafkaSnapshotSink sink =
+        KafkaSnapshotSink.connect(bootstrap, kafkaClient.config(), topic, 4, brokerTimeout)) {
       Replayer.replay(rec, sink, !noPace);
       spec.commandLine()
           .getErr()

@@ -35,6 +35,15 @@ final class TailCommand implements Callable<Integer> {
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
+  @picocli.CommandLine.Mixin KafkaClientOptions kafkaClient;
+
+  @Option(
+      names = "--broker-timeout",
+      defaultValue = Defaults.BROKER_TIMEOUT,
+      converter = DurationConverter.class,
+      description = "How long to wait for the broker at start. Default: ${DEFAULT-VALUE}")
+  Duration brokerTimeout;
+
   @Parameters(index = "0", description = "Topic, e.g. collscope.snapshots")
   String topic;
 
@@ -73,7 +82,16 @@ final class TailCommand implements Callable<Integer> {
     java.io.PrintWriter out = spec.commandLine().getOut();
     long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
     long seen = 0;
-    try (KafkaConsumer<byte[], byte[]> c = TopicDrainer.consumer(bootstrap, !fromEnd)) {
+    java.io.PrintWriter err = spec.commandLine().getErr();
+    try {
+      kafkaClient.checkAccepted(bootstrap, brokerTimeout);
+    } catch (io.collscope.emitter.BrokerUnreachableException e) {
+      err.println("collscope tail: " + e.getMessage());
+      err.flush();
+      return Defaults.EXIT_BROKER_UNREACHABLE;
+    }
+    try (KafkaConsumer<byte[], byte[]> c =
+        TopicDrainer.consumer(bootstrap, !fromEnd, kafkaClient.properties())) {
       c.subscribe(List.of(topic));
       while (System.nanoTime() < deadline && (max == 0 || seen < max)) {
         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
@@ -82,6 +100,11 @@ final class TailCommand implements Callable<Integer> {
         }
         out.flush();
       }
+    } catch (org.apache.kafka.common.errors.AuthorizationException e) {
+      // An ACL that does not let this client read the topic (or use its group).
+      err.println("collscope tail: not authorised to read " + topic + ": " + e.getMessage());
+      err.flush();
+      return Defaults.EXIT_BROKER_UNREACHABLE;
     }
     return Defaults.EXIT_OK;
   }

@@ -5,6 +5,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -45,6 +46,17 @@ public final class Exporter implements AutoCloseable {
    */
   public static Exporter start(
       String bootstrap, OutputTopicReader.Topics topics, int port, Duration seriesTtl)
+      throws java.io.IOException {
+    return start(bootstrap, Map.of(), topics, port, seriesTtl);
+  }
+
+  /** {@link #start} with standard Kafka client properties (TLS, SASL). */
+  public static Exporter start(
+      String bootstrap,
+      Map<String, ?> client,
+      OutputTopicReader.Topics topics,
+      int port,
+      Duration seriesTtl)
       throws IOException {
     ExporterState state = new ExporterState(seriesTtl, Clock.systemUTC());
     PrometheusRegistry registry = new PrometheusRegistry();
@@ -55,7 +67,8 @@ public final class Exporter implements AutoCloseable {
     Thread t =
         new Thread(
             () -> {
-              try (KafkaConsumer<byte[], byte[]> c = OutputTopicReader.consumer(bootstrap)) {
+              try (KafkaConsumer<byte[], byte[]> c =
+                  OutputTopicReader.consumer(bootstrap, client)) {
                 reader.run(c);
               } catch (RuntimeException | Error e) {
                 failure.set(e);

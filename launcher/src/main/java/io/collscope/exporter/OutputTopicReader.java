@@ -77,18 +77,25 @@ public final class OutputTopicReader {
 
   /** A consumer for {@link #run}: read_committed (the job's sinks are transactional), no group. */
   public static KafkaConsumer<byte[], byte[]> consumer(String bootstrap) {
+    return consumer(bootstrap, Map.of());
+  }
+
+  /** {@link #consumer} with standard client properties (TLS, SASL), which win over these. */
+  public static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, Map<String, ?> client) {
     Map<String, Object> conf =
-        Map.of(
-            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrap,
-            ConsumerConfig.ISOLATION_LEVEL_CONFIG,
-            "read_committed",
-            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
-            false,
-            ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG,
-            false,
-            ConsumerConfig.CLIENT_ID_CONFIG,
-            "collscope-exporter");
+        new java.util.HashMap<>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap,
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_committed",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                false,
+                ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG,
+                false,
+                ConsumerConfig.CLIENT_ID_CONFIG,
+                "collscope-exporter"));
+    conf.putAll(client);
     return new KafkaConsumer<>(conf, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
@@ -98,9 +105,15 @@ public final class OutputTopicReader {
    */
   public static void checkReachable(String bootstrap, Duration timeout)
       throws BrokerUnreachableException {
+    checkReachable(bootstrap, Map.of(), timeout);
+  }
+
+  /** {@link #checkReachable} with standard client properties. */
+  public static void checkReachable(String bootstrap, Map<String, ?> client, Duration timeout)
+      throws BrokerUnreachableException {
     KafkaConsumer<byte[], byte[]> c = null;
     try {
-      c = consumer(bootstrap);
+      c = consumer(bootstrap, client);
       c.listTopics(timeout);
     } catch (KafkaException e) {
       throw new BrokerUnreachableException(
