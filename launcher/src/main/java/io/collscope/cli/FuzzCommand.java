@@ -96,6 +96,18 @@ final class FuzzCommand implements Callable<Integer> {
     out.printf("avro decode limits in force: %s%n", AvroCodec.limitsInForce());
     out.println("records by kind:");
     kinds.forEach((k, n) -> out.printf("  %-16s %9d%n", k, n));
+    Map<String, Long> versions = new java.util.LinkedHashMap<>();
+    for (int v = 0; v < FuzzedRecords.snapshotVersions().size(); v++) {
+      versions.put(FuzzedRecords.versionName(v), 0L);
+    }
+    for (long i = 0; i < count; i++) {
+      FuzzedRecords.Kind k = FuzzedRecords.kindOf(i);
+      if (k != FuzzedRecords.Kind.CANARY && k != FuzzedRecords.Kind.SEMANTIC) {
+        versions.merge(FuzzedRecords.versionName(FuzzedRecords.versionOf(i)), 1L, Long::sum);
+      }
+    }
+    out.println("mutated and valid victims by the snapshot schema version they were written with:");
+    versions.forEach((v, n) -> out.printf("  %-16s %9d%n", v, n));
     Map<String, Long> byReason = new java.util.TreeMap<>();
     Map<String, Long> byWhat = new java.util.TreeMap<>();
     for (var e : deadLetters.sums().entrySet()) {

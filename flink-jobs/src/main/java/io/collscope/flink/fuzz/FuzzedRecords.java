@@ -4,12 +4,19 @@ import io.collscope.avro.CounterSnapshot;
 import io.collscope.flink.source.RawRecord;
 import io.collscope.model.RankTotals;
 import io.collscope.schema.Snapshots;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.message.BinaryMessageEncoder;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
@@ -25,14 +32,18 @@ import org.apache.flink.connector.datagen.source.GeneratorFunction;
  *   <li>{@link Kind#BIT_FLIP}: 1–8 random bits flipped;
  *   <li>{@link Kind#TRUNCATE}: cut at a random length;
  *   <li>{@link Kind#RANDOM_BYTES}: 0–2,000 random bytes;
- *   <li>{@link Kind#HEADER_GARBAGE}: the single-object header of the current schema, then random
- *       bytes;
+ *   <li>{@link Kind#HEADER_GARBAGE}: the single-object header of the record's schema version, then
+ *       random bytes;
  *   <li>{@link Kind#SPLICE}: bytes inserted, deleted or overwritten at random;
  *   <li>{@link Kind#SEMANTIC}: well-formed Avro that breaks the contract ({@link Semantic}: world
  *       size 0 or 10^9, per-peer arrays of the wrong length, cycles per second 0 or negative, a
  *       counter at 2^63−1, event time in 1970 or 2200, a 10 MB boot id, ...). Every one of these
  *       must be dead-lettered.
  * </ul>
+ *
+ * <p>The valid encoding a byte-level mutation starts from (and a valid victim's) is written with
+ * every published version of the snapshot schema in turn ({@link #versionOf}): the history's
+ * versions and the current one, so the decoder's paths for older writers meet garbage too.
  */
 public final class FuzzedRecords implements GeneratorFunction<Long, RawRecord> {
 
@@ -115,6 +126,87 @@ public final class FuzzedRecords implements GeneratorFunction<Long, RawRecord> {
     return CANARY_CALLS * lastSeq;
   }
 
+  /**
+   * Every published CounterSnapshot schema, oldest first, the current one last: the history's
+   * versions as its INDEX lists them. Loaded once per JVM (schemas do not travel with the
+   * function).
+   */
+  public static List<Schema> snapshotVersions() {
+    return Versions.ALL;
+  }
+
+  private static final class Versions {
+    static final List<Schema> ALL = load();
+
+    private static List<Schema> load() {
+      List<Schema> out = new ArrayList<>();
+      String dir = "/collscope/avro/history/";
+      try (InputStream index = FuzzedRecords.class.getResourceAsStream(dir + "INDEX")) {
+        if (index == null) throw new IllegalStateException("no schema history INDEX packaged");
+        for (String line : new String(index.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+          String f = line.strip();
+          if (!f.startsWith("CounterSnapshot.")) continue;
+          try (InputStream in = FuzzedRecords.class.getResourceAsStream(dir + f)) {
+            out.add(new Schema.Parser().parse(in));
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      out.add(CounterSnapshot.getClassSchema());
+      return List.copyOf(out);
+    }
+  }
+
+  /**
+   * The schema version (an index into {@link #snapshotVersions}) whose encoding record {@code i}
+   * starts from: each group of eight records takes the next version in turn. Canaries and contract
+   * breaches are always of the current version.
+   */
+  public static int versionOf(long i) {
+    Kind k = kindOf(i);
+    if (k == Kind.CANARY || k == Kind.SEMANTIC) return Versions.ALL.size() - 1;
+    return (int) ((i / 8) % Versions.ALL.size());
+  }
+
+  /** A name for version {@code v}: "v1", ..., "current". */
+  public static String versionName(int v) {
+    return v == Versions.ALL.size() - 1 ? "current" : "v" + (v + 1);
+  }
+
+  /**
+   * {@code s} written with schema {@code version}: single-object encoding of that version's fields,
+   * each taken from the current field of the same name (or the one that has it as an alias). Every
+   * field of an older version still exists in the current one.
+   */
+  static byte[] encodeAs(CounterSnapshot s, Schema version) {
+    if (version.equals(CounterSnapshot.getClassSchema())) return Snapshots.encode(s);
+    GenericData.Record r = new GenericData.Record(version);
+    Schema current = CounterSnapshot.getClassSchema();
+    for (Schema.Field f : version.getFields()) {
+      Schema.Field from = current.getField(f.name());
+      if (from == null) {
+        for (Schema.Field c : current.getFields()) {
+          if (c.aliases().contains(f.name())) from = c;
+        }
+      }
+      if (from == null) {
+        throw new IllegalStateException(version + " field " + f.name() + " is not current");
+      }
+      Object v = s.get(from.pos());
+      r.put(f.pos(), v instanceof Instant t ? (Object) t.toEpochMilli() : v);
+    }
+    try {
+      ByteBuffer b =
+          new BinaryMessageEncoder<GenericData.Record>(GenericData.get(), version).encode(r);
+      byte[] out = new byte[b.remaining()];
+      b.get(out);
+      return out;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   public static long eventTimeMs(long i) {
     return BASE_MS + (i / 8) * STEP_MS;
   }
@@ -133,7 +225,7 @@ public final class FuzzedRecords implements GeneratorFunction<Long, RawRecord> {
     }
     int n = 2 << rnd.nextInt(3);
     CounterSnapshot victim = victim(n, rnd.nextInt(n), i / 8 + 1, t, rnd);
-    byte[] valid = Snapshots.encode(victim);
+    byte[] valid = encodeAs(victim, Versions.ALL.get(versionOf(i)));
     byte[] bytes =
         switch (kind) {
           case BIT_FLIP -> {

@@ -47,6 +47,29 @@ class FuzzedRecordsTest {
   }
 
   @Test
+  void validVictimsAreWrittenWithEveryPublishedSchemaVersionAndDecodeToTheSameSnapshot()
+      throws DecodeException {
+    FuzzedRecords fuzz = new FuzzedRecords(5);
+    int versions = FuzzedRecords.snapshotVersions().size();
+    assertThat(versions).as("history versions and the current one").isGreaterThanOrEqualTo(4);
+    java.util.Set<String> fingerprints = new java.util.TreeSet<>();
+    java.util.Set<Integer> seen = new java.util.TreeSet<>();
+    for (long i = 0; i < 8L * versions * 2; i++) {
+      if (FuzzedRecords.kindOf(i) != FuzzedRecords.Kind.VALID_VICTIM) continue;
+      RawRecord r = fuzz.map(i);
+      // The single-object header: marker 0xC3 0x01, then the writer schema's 8-byte fingerprint.
+      fingerprints.add(Arrays.toString(Arrays.copyOfRange(r.value, 2, 10)));
+      seen.add(FuzzedRecords.versionOf(i));
+      var s = Snapshots.decode(r.value);
+      assertThat(s.getCommunicator().toString()).isEqualTo(FuzzedRecords.VICTIM);
+      assertThat(s.getEventTime().toEpochMilli()).isEqualTo(FuzzedRecords.eventTimeMs(i));
+      assertThat(s.getSeq()).isEqualTo(i / 8 + 1);
+    }
+    assertThat(seen).hasSize(versions);
+    assertThat(fingerprints).as("distinct writer schemas").hasSize(versions);
+  }
+
+  @Test
   void recordsAreAFunctionOfSeedAndIndex() {
     assertThat(new FuzzedRecords(3).map(12345L).value)
         .isEqualTo(new FuzzedRecords(3).map(12345L).value);
