@@ -489,7 +489,9 @@ class ProcessKillITCase {
         lost += (nt == 0 ? 1 : 0) + (nh == 0 ? 1 : 0);
         twice += Math.max(nt - 1, 0) + Math.max(nh - 1, 0);
       }
-      String recovery = String.format("%.1f s", (p.recoveredAt() - p.injectedAt()) / 1000.0);
+      String recovery =
+          String.format(
+              java.util.Locale.ROOT, "%.1f s", (p.recoveredAt() - p.injectedAt()) / 1000.0);
       if (p.fault().startsWith("emitter")) {
         rows.add(String.join("\t", p.fault(), p.injectedHow(), emitterCounts, recovery));
         continue;

@@ -227,6 +227,7 @@ final class EmitCommand implements Callable<Integer> {
         return runNcclSidecar(id, sink, spooled);
       }
     }
+    CountDownLatch finished = new CountDownLatch(1);
     try (sink;
         CollectiveBackend b =
             onlyRank == null
@@ -234,7 +235,6 @@ final class EmitCommand implements Callable<Integer> {
                 : Backends.createProcessRank(
                     kind, cfg, plan, onlyRank, device, rendezvous, rendezvousTimeout)) {
       Emitter emitter = new Emitter(b, id, sink, rankOptions.interval);
-      CountDownLatch finished = new CountDownLatch(1);
       Thread hook =
           new Thread(
               () -> {
@@ -257,44 +257,45 @@ final class EmitCommand implements Callable<Integer> {
               plan,
               record != null ? "file" : bootstrap,
               record != null ? record : topic);
-      Emitter.Result r;
-      try {
-        r = emitter.run(seconds > 0 ? Duration.ofSeconds(seconds) : null);
-      } finally {
-        finished.countDown();
-      }
-      long left = 0;
-      if (spooled != null) {
-        spooled.awaitDrained(drainTimeout);
-        left = spooled.pending();
+      // On SIGTERM the hook holds the JVM up until the spool has drained (up to --drain-timeout),
+      // the summary is printed and the sink closed: what is not delivered then stays in the spool.
+      {
+        Emitter.Result r = emitter.run(seconds > 0 ? Duration.ofSeconds(seconds) : null);
+        long left = 0;
+        if (spooled != null) {
+          spooled.awaitDrained(drainTimeout);
+          left = spooled.pending();
+          err()
+              .printf(
+                  "collscope emit: spool %s: %d delivered, %d outages, %d dropped (full), %d torn"
+                      + " (crash), %d left%n",
+                  spooled.dir(),
+                  spooled.delivered(),
+                  spooled.outages(),
+                  spooled.dropped(),
+                  spooled.torn(),
+                  left);
+        }
         err()
             .printf(
-                "collscope emit: spool %s: %d delivered, %d outages, %d dropped (full), %d torn"
-                    + " (crash), %d left%n",
-                spooled.dir(),
-                spooled.delivered(),
-                spooled.outages(),
-                spooled.dropped(),
-                spooled.torn(),
-                left);
+                "collscope emit: published %d snapshots, %d failed deliveries, %d torn reads skipped%n",
+                r.published(), r.failedDeliveries(), r.tornSkips());
+        if (left > 0) {
+          err()
+              .printf(
+                  "collscope emit: %d snapshots not delivered within --drain-timeout %ds; they stay"
+                      + " in %s for the next run%n",
+                  left, drainTimeout.toSeconds(), spooled.dir());
+        }
+        err().flush();
+        if (r.failure().isPresent()) {
+          err().println("collscope emit: backend failed: " + r.failure().get());
+          return Defaults.EXIT_FAILURE;
+        }
+        return r.failedDeliveries() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
       }
-      err()
-          .printf(
-              "collscope emit: published %d snapshots, %d failed deliveries, %d torn reads skipped%n",
-              r.published(), r.failedDeliveries(), r.tornSkips());
-      if (left > 0) {
-        err()
-            .printf(
-                "collscope emit: %d snapshots not delivered within --drain-timeout %ds; they stay"
-                    + " in %s for the next run%n",
-                left, drainTimeout.toSeconds(), spooled.dir());
-      }
-      err().flush();
-      if (r.failure().isPresent()) {
-        err().println("collscope emit: backend failed: " + r.failure().get());
-        return Defaults.EXIT_FAILURE;
-      }
-      return r.failedDeliveries() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
+    } finally {
+      finished.countDown();
     }
   }
 

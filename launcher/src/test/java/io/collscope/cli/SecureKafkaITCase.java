@@ -183,6 +183,24 @@ class SecureKafkaITCase {
         assertThat(tail.exitCode()).as(tail.err()).isZero();
         assertThat(tail.out()).contains(" attribution ");
 
+        // docs/RELIABILITY.md's row (dev/chaos/run-all collects it).
+        Path row = Path.of("target", "reliability", "SecureKafkaITCase.tsv");
+        Files.createDirectories(row.getParent());
+        Files.writeString(
+            row,
+            String.join(
+                    "\t",
+                    "a client without credentials, with a wrong password, or reading a topic its"
+                        + " ACLs do not allow",
+                    "`SecureKafkaITCase` (SASL_SSL, SCRAM-SHA-512, StandardAuthorizer)",
+                    "3 refused clients, then the authorised emitter's snapshots",
+                    "each refusal one line, exit 3 ([output](reliability/secure-kafka-refusals.txt));"
+                        + " the authorised job's verdict names the slow rank",
+                    "0",
+                    "0",
+                    "—")
+                + "\n");
+
         CliRun help = CliRun.of("emit", "--help");
         assertThat(help.out()).contains("--kafka-config");
         for (CliRun r : List.of(anonymous, wrong, peek, ok, tail, help)) {
