@@ -38,8 +38,8 @@ class SpoolThroughBrokerOutageITCase {
     int port = kafka.port();
     EmbeddedKafka[] restarted = new EmbeddedKafka[1];
     long[] backlog = new long[1];
-    // When the broker answered again, and when the spool had drained after it.
-    long[] recovery = new long[2];
+    // When the broker's restart began, when it answered again, and when the spool had drained.
+    long[] recovery = new long[3];
     String topic = EmbeddedKafka.freshTopic("spooled");
     Identity id = Identity.of("it", "outage", "tp0");
     Emitter.Result result;
@@ -62,13 +62,14 @@ class SpoolThroughBrokerOutageITCase {
                   Thread.sleep(7500);
                   backlog[0] = sink.pending(); // what the outage left in the spool
                   Thread.sleep(500);
+                  recovery[0] = System.nanoTime();
                   restarted[0] =
                       EmbeddedKafka.start(data, port, true, EmbeddedKafka.DEFAULT_START_TIMEOUT);
-                  recovery[0] = System.nanoTime();
-                  while (sink.pending() > 0 && System.nanoTime() - recovery[0] < 30_000_000_000L) {
+                  recovery[1] = System.nanoTime();
+                  while (sink.pending() > 0 && System.nanoTime() - recovery[1] < 30_000_000_000L) {
                     Thread.sleep(50);
                   }
-                  recovery[1] = System.nanoTime();
+                  recovery[2] = System.nanoTime();
                 } catch (InterruptedException e) {
                   Thread.currentThread().interrupt();
                 }
@@ -126,8 +127,10 @@ class SpoolThroughBrokerOutageITCase {
                       + " in the topic (at least once), 0 after the job's dedupe by (rank, boot, seq)",
                   String.format(
                       java.util.Locale.ROOT,
-                      "spool drained %.1f s after the broker answered",
-                      (recovery[1] - recovery[0]) / 1e9))
+                      "spool drained %.1f s after the broker answered again (%.1f s after its"
+                          + " restart began, a JVM start included)",
+                      Math.max(0, recovery[2] - recovery[1]) / 1e9,
+                      (recovery[2] - recovery[0]) / 1e9))
               + "\n");
     }
   }
