@@ -144,6 +144,8 @@ final class JobCommand implements Runnable {
       // The job's Kafka source fails over and over while its topic does not exist.
       KafkaSnapshotSink.connect(
               values.get(JobOptions.BOOTSTRAP).value(),
+              io.collscope.kafka.KafkaClientConfig.loadOrNone(
+                  values.get(JobOptions.KAFKA_CONFIG).value()),
               values.get(JobOptions.SNAPSHOT_TOPIC).value(),
               partitions,
               TOPIC_TIMEOUT)
