@@ -80,7 +80,7 @@ class RecordedRunsITCase {
           Map.entry("x2-ipc-slow-rank-0.snapshots", List.of("SLOW_RANK(0,ARRIVED_LATE)")),
           // NCCL all-reduces on two H200s under the collscope profiler plugin, rank 1's host
           // sleeping 2 ms before each one (runs 41 and 42: arrival from kernel starts, then
-          // from kernel lengths)
+          // from kernel lengths; run 43: the lost-event fix)
           Map.entry("nccl-slow-rank-1.snapshots", List.of("SLOW_RANK(1,ARRIVED_LATE)")),
           Map.entry("cpu-clean.snapshots", List.of()),
           Map.entry("cpu-slow-rank-2.snapshots", List.of("SLOW_RANK(2,ARRIVED_LATE)")),
