@@ -121,7 +121,7 @@ public final class KafkaSnapshotSink implements SnapshotSink {
    * Checks that the broker answers and accepts this client, and that the topic exists, creating it
    * with {@code partitions} if not (a client allowed only to write it never needs to create it).
    */
-  static void ensureTopic(
+  public static void ensureTopic(
       String bootstrap, KafkaClientConfig client, String topic, int partitions, Duration timeout)
       throws BrokerUnreachableException {
     Map<String, Object> conf =

@@ -24,6 +24,7 @@ import picocli.CommandLine.Command;
       TailCommand.class,
       ReplayCommand.class,
       BenchCommand.class,
+      LoadCommand.class,
       EvalCommand.class,
       AlertsCommand.class,
       BaselinesCommand.class,

@@ -290,6 +290,32 @@ public final class RankTotals {
     return firstBelow(earlier, (name, was, now) -> name + " went backwards " + was + " -> " + now);
   }
 
+  /**
+   * As {@link #firstBackwards(RankTotals)}, but without the per-peer counters when {@code perPeer}
+   * is false: those of compact records are estimates for unlisted peers ({@link CompactPeers}).
+   */
+  public String firstBackwards(RankTotals earlier, boolean perPeer) {
+    if (perPeer) return firstBackwards(earlier);
+    RankTotals a = earlier.copy();
+    RankTotals b = copy();
+    for (RankTotals t : new RankTotals[] {a, b}) {
+      t.peerWaitCycles = new long[t.worldSize()];
+      t.peerArrivedLast = new long[t.worldSize()];
+      Arrays.fill(t.peerLateCycles, 0);
+      Arrays.fill(t.peerLateHistogram, 0);
+    }
+    return b.firstBackwards(a);
+  }
+
+  /** Per-peer counters below zero (estimated deltas of compact records) become zero. */
+  public RankTotals clampPeersAtZero() {
+    for (long[] a :
+        new long[][] {peerWaitCycles, peerArrivedLast, peerLateCycles, peerLateHistogram}) {
+      for (int i = 0; i < a.length; i++) if (a[i] < 0) a[i] = 0;
+    }
+    return this;
+  }
+
   /** The first negative counter (a broken writer), or null. */
   public String firstNegative() {
     return firstBelow(minus(this), (name, zero, now) -> name + " is negative: " + now);
@@ -352,15 +378,33 @@ public final class RankTotals {
 
   /** The counters of a snapshot record. */
   public static RankTotals of(CounterSnapshot s) {
-    RankTotals t =
-        new RankTotals(
-            new long[Counter.COUNT],
-            new long[Phase.COUNT],
-            unboxed(s.getPeerWaitCycles()),
-            unboxed(s.getPeerArrivedLast()),
-            unboxed(s.getPeerLateCycles()),
-            unboxed(s.getPeerLateHistogram()),
-            unboxed(s.getLatencyHistogram()));
+    RankTotals t;
+    if (CompactPeers.isCompact(s)) {
+      // Dense again, unlisted peers at the others' mean: see CompactPeers.
+      int n = s.getWorldSize();
+      boolean lateness = !s.getPeerLateCycles().isEmpty();
+      t =
+          new RankTotals(
+              new long[Counter.COUNT],
+              new long[Phase.COUNT],
+              new long[n],
+              new long[n],
+              new long[lateness ? n : 0],
+              new long[lateness ? n * LATE_BUCKETS : 0],
+              unboxed(s.getLatencyHistogram()));
+      CompactPeers.expandInto(
+          s, t.peerWaitCycles, t.peerArrivedLast, t.peerLateCycles, t.peerLateHistogram, lateness);
+    } else {
+      t =
+          new RankTotals(
+              new long[Counter.COUNT],
+              new long[Phase.COUNT],
+              unboxed(s.getPeerWaitCycles()),
+              unboxed(s.getPeerArrivedLast()),
+              unboxed(s.getPeerLateCycles()),
+              unboxed(s.getPeerLateHistogram()),
+              unboxed(s.getLatencyHistogram()));
+    }
     for (Counter c : Counter.values()) t.set(c, (Long) s.get(c.fieldName()));
     for (Phase p : Phase.values()) t.setCycles(p, (Long) s.get(p.cyclesField()));
     return t;
@@ -377,6 +421,12 @@ public final class RankTotals {
     s.setPeerLateCycles(boxed(peerLateCycles));
     s.setPeerLateHistogram(boxed(peerLateHistogram));
     s.setLatencyHistogram(boxed(histogram));
+    // Dense: every peer has its entries (CompactPeers.writeCompact makes it compact).
+    s.setPeerIndex(new ArrayList<>());
+    s.setOthersWaitCycles(0L);
+    s.setOthersArrivedLast(0L);
+    s.setOthersLateCycles(0L);
+    s.setOthersLateHistogram(new ArrayList<>());
     return s;
   }
 

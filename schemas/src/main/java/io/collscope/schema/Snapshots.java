@@ -2,6 +2,7 @@ package io.collscope.schema;
 
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetterReason;
+import io.collscope.model.CompactPeers;
 import io.collscope.model.RankTotals;
 
 /** Contract checks for {@link CounterSnapshot} beyond what the Avro schema can express. */
@@ -90,7 +91,12 @@ public final class Snapshots {
     if (s.getLatencyHistogram().isEmpty()) {
       return "latency_histogram is empty";
     }
-    if (s.getPeerWaitCycles().size() != n || s.getPeerArrivedLast().size() != n) {
+    String compact = CompactPeers.validate(s);
+    if (compact != null) {
+      return compact;
+    }
+    if (!CompactPeers.isCompact(s)
+        && (s.getPeerWaitCycles().size() != n || s.getPeerArrivedLast().size() != n)) {
       return "per-peer arrays have "
           + s.getPeerWaitCycles().size()
           + "/"
@@ -100,7 +106,9 @@ public final class Snapshots {
     }
     int late = s.getPeerLateCycles().size();
     int lateHist = s.getPeerLateHistogram().size();
-    if (!(late == 0 && lateHist == 0) && !(late == n && lateHist == n * RankTotals.LATE_BUCKETS)) {
+    if (!CompactPeers.isCompact(s)
+        && !(late == 0 && lateHist == 0)
+        && !(late == n && lateHist == n * RankTotals.LATE_BUCKETS)) {
       return "peer_late_cycles/peer_late_histogram have "
           + late
           + "/"

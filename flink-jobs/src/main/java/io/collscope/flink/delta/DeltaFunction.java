@@ -5,6 +5,7 @@ import io.collscope.avro.DeadLetterReason;
 import io.collscope.avro.Stage;
 import io.collscope.flink.decode.DeadLetters;
 import io.collscope.flink.decode.SourcedSnapshot;
+import io.collscope.model.CompactPeers;
 import io.collscope.model.RankKey;
 import io.collscope.model.RankTotals;
 import io.collscope.schema.Snapshots;
@@ -159,12 +160,15 @@ public final class DeltaFunction
   }
 
   /** Which counter went backwards (or how the shape changed) from a to b, or null. */
-  static String backwardsField(CounterSnapshot a, CounterSnapshot b) {
-    return RankTotals.of(b).firstBackwards(RankTotals.of(a));
+  public static String backwardsField(CounterSnapshot a, CounterSnapshot b) {
+    // Compact records' per-peer counters of unlisted peers are estimates that may dip when the
+    // listed peers change (CompactPeers); every other counter must still hold.
+    boolean exactPeers = !CompactPeers.isCompact(a) && !CompactPeers.isCompact(b);
+    return RankTotals.of(b).firstBackwards(RankTotals.of(a), exactPeers);
   }
 
   /** b minus a, or b itself when a is null (first snapshot of a boot). */
-  static SnapshotDelta delta(CounterSnapshot b, CounterSnapshot a) {
+  public static SnapshotDelta delta(CounterSnapshot b, CounterSnapshot a) {
     SnapshotDelta d = new SnapshotDelta();
     d.cluster = b.getCluster();
     d.job = b.getJob();
@@ -178,6 +182,9 @@ public final class DeltaFunction
     d.cyclesPerSecond = b.getCyclesPerSecond();
     RankTotals now = RankTotals.of(b);
     d.totals = a == null ? now : now.minus(RankTotals.of(a));
+    if (a != null && (CompactPeers.isCompact(a) || CompactPeers.isCompact(b))) {
+      d.totals.clampPeersAtZero();
+    }
     return d;
   }
 }
