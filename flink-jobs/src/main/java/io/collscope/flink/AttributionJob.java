@@ -27,6 +27,7 @@ import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -191,6 +192,11 @@ public final class AttributionJob {
   }
 
   public static KafkaSource<RawRecord> kafkaSource(JobOptions o) {
+    return kafkaSourceBuilder(o).build();
+  }
+
+  /** The production source's settings, for a caller that adds its own (e.g. a bounded end). */
+  public static KafkaSourceBuilder<RawRecord> kafkaSourceBuilder(JobOptions o) {
     return KafkaSource.<RawRecord>builder()
         .setBootstrapServers(o.get(JobOptions.BOOTSTRAP))
         .setTopics(o.get(JobOptions.SNAPSHOT_TOPIC))
@@ -199,8 +205,7 @@ public final class AttributionJob {
         .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
         .setDeserializer(new RawRecordDeserializer())
         .setProperty("partition.discovery.interval.ms", "10000")
-        .setProperties(o.kafkaClient().asProperties())
-        .build();
+        .setProperties(o.kafkaClient().asProperties());
   }
 
   /** The production outputs: Kafka topics, and the history files when --history-path is set. */

@@ -20,7 +20,12 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description =
         "Benchmarks. 'bench gpu': one-shot all-reduce device time per collective, instrumented vs uninstrumented (and vs NCCL with --baseline), classified FASTER/PARITY/SLOWER/INCONCLUSIVE; reporter cost, graph-replay counters.",
-    subcommands = {BenchCommand.Gpu.class, BenchCommand.NcclOverheadTable.class})
+    subcommands = {
+      BenchCommand.Gpu.class,
+      BenchCommand.NcclOverheadTable.class,
+      BenchCommand.Worlds.class,
+      PipelineBenchCommand.class
+    })
 final class BenchCommand implements Runnable {
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
@@ -28,7 +33,7 @@ final class BenchCommand implements Runnable {
   @Override
   public void run() {
     throw new picocli.CommandLine.ParameterException(
-        spec.commandLine(), "name a benchmark: gpu or nccl-overhead");
+        spec.commandLine(), "name a benchmark: gpu, nccl-overhead, worlds or pipeline");
   }
 
   @Command(
@@ -125,6 +130,40 @@ final class BenchCommand implements Runnable {
       List<io.collscope.nccl.NcclOverhead.Row> rows = io.collscope.nccl.NcclOverhead.parse(lines);
       if (rows.isEmpty()) throw new IllegalArgumentException(log + ": no nccl-overhead lines");
       System.out.print(io.collscope.nccl.NcclOverhead.table(rows));
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "worlds",
+      mixinStandardHelpOptions = true,
+      description =
+          "Cost of one window against world size: attribution time per window and the job's state per rank, over simulated worlds with one slow rank.")
+  static final class Worlds implements Callable<Integer> {
+    @Option(
+        names = "--ranks",
+        split = ",",
+        defaultValue = "8,64,256,1024",
+        description = "Default: ${DEFAULT-VALUE}")
+    List<Integer> ranks;
+
+    @Option(
+        names = "--compact-from",
+        defaultValue = "" + io.collscope.model.CompactPeers.DEFAULT_COMPACT_FROM,
+        description = "Worlds from this size send compact records. Default: ${DEFAULT-VALUE}")
+    int compactFrom;
+
+    @Option(names = "--repeats", defaultValue = "9", description = "Default: ${DEFAULT-VALUE}")
+    int repeats;
+
+    @Override
+    public Integer call() {
+      if (repeats < 1) throw new IllegalArgumentException("--repeats must be >= 1");
+      for (int r : ranks) {
+        if (r < 2) throw new IllegalArgumentException("--ranks must be >= 2, got " + r);
+      }
+      io.collscope.benchmarks.WorldCostBench.run(
+          ranks.stream().mapToInt(Integer::intValue).toArray(), compactFrom, repeats, System.out);
       return 0;
     }
   }

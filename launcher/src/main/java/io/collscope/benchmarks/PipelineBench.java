@@ -1,0 +1,349 @@
+package io.collscope.benchmarks;
+
+import io.collscope.avro.Attribution;
+import io.collscope.broker.EmbeddedKafka;
+import io.collscope.flink.AttributionJob;
+import io.collscope.flink.JobOptions;
+import io.collscope.load.LoadGenerator;
+import io.collscope.load.LoadProducer;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.model.RankKey;
+import io.collscope.schema.AvroCodec;
+import io.collscope.schema.Snapshots;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * The pipeline's throughput and latency on this machine, every variant in one run against one
+ * embedded broker:
+ *
+ * <ol>
+ *   <li>{@code load}: the load generator fills the snapshot topic as fast as the broker takes it;
+ *   <li>{@code raw}: one consumer reads the whole topic and decodes (and validates) every record;
+ *   <li>{@code job}: the attribution job, production topology and exactly-once Kafka sinks, reads
+ *       the same topic from the start to its end (a bounded source) on a MiniCluster;
+ *   <li>{@code latency}: a fresh topic fed in real event time while the job runs; a read_committed
+ *       consumer of the attribution topic notes when each window's attribution becomes visible.
+ * </ol>
+ *
+ * With the key spread over the job's subtasks at its parallelism (key groups), the skew.
+ */
+public final class PipelineBench {
+
+  private PipelineBench() {}
+
+  /** What to run. */
+  public record Config(
+      int ranks,
+      String communicators,
+      long rounds,
+      int partitions,
+      int parallelism,
+      Duration window,
+      int latencyRanks,
+      String latencyCommunicators,
+      Duration latencySeconds,
+      List<String> inject) {}
+
+  public static void run(Config c, PrintStream out) throws Exception {
+    out.printf(
+        Locale.ROOT,
+        "machine: %d cores, load average %.2f at start%n",
+        Runtime.getRuntime().availableProcessors(),
+        ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    Map<String, List<String>> faults = new HashMap<>();
+    for (String i : c.inject()) {
+      int colon = i.indexOf(':');
+      faults
+          .computeIfAbsent(i.substring(0, colon), k -> new ArrayList<>())
+          .add(i.substring(colon + 1));
+    }
+    try (EmbeddedKafka kafka = EmbeddedKafka.startTemporary()) {
+      String bootstrap = kafka.bootstrapServers();
+      JobOptions o =
+          JobOptions.defaults()
+              .with(JobOptions.BOOTSTRAP, bootstrap)
+              .with(JobOptions.WINDOW, c.window().toMillis() + "ms")
+              .with(JobOptions.CHECKPOINT_INTERVAL, "2s")
+              .with(JobOptions.OUT_OF_ORDERNESS, "1s")
+              .with(JobOptions.IDLENESS, "3s");
+      String topic = o.get(JobOptions.SNAPSHOT_TOPIC);
+      kafka.createTopics(
+          c.partitions(),
+          topic,
+          o.get(JobOptions.RANK_WINDOW_TOPIC),
+          o.get(JobOptions.ATTRIBUTION_TOPIC),
+          o.get(JobOptions.DEADLETTER_TOPIC),
+          o.get(JobOptions.ALERT_TOPIC));
+
+      // 1. load
+      LoadGenerator gen =
+          new LoadGenerator(
+              "bench",
+              "bench",
+              c.ranks(),
+              LoadGenerator.parseKinds(c.communicators(), c.ranks()),
+              faults,
+              1000,
+              LoadGenerator.DEFAULT_TEMPLATE_INTERVALS,
+              LoadGenerator.DEFAULT_COMPACT_FROM,
+              io.collscope.model.CompactPeers.DEFAULT_MAX_PEERS,
+              Instant.now().minus(Duration.ofSeconds(c.rounds() + 60)));
+      LoadProducer.Result load;
+      try (LoadProducer p = new LoadProducer(bootstrap, topic, Map.of())) {
+        load = p.run(gen, c.rounds(), 0, null);
+      }
+      out.printf(
+          Locale.ROOT,
+          "load: %d communicators, %d records, %.0f bytes/record, %.0f records/s (%.1f s), load average %.2f%n",
+          gen.communicators(),
+          load.records(),
+          (double) load.bytes() / load.records(),
+          load.records() / load.wallSeconds(),
+          load.wallSeconds(),
+          loadAverage());
+      skew(gen, c, out);
+
+      // 2. raw consume + decode
+      double raw = rawRate(bootstrap, topic, load.records(), out);
+
+      // 3. the job over the same records
+      double job = jobRate(o, c.parallelism(), load.records(), out);
+      out.printf(
+          Locale.ROOT,
+          "job / raw: %.0f %% (job %.0f records/s, raw %.0f records/s)%n",
+          100 * job / raw,
+          job,
+          raw);
+
+      // 4. latency at a live load
+      latency(kafka, o, c, out);
+    }
+  }
+
+  private static double loadAverage() {
+    return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+  }
+
+  /**
+   * How the job's keys spread over its subtasks (key groups of Flink's default max parallelism).
+   */
+  static void skew(LoadGenerator gen, Config c, PrintStream out) {
+    int maxParallelism = KeyGroupRangeAssignment.computeDefaultMaxParallelism(c.parallelism());
+    long[] rankKeys = new long[c.parallelism()];
+    long[] commKeys = new long[c.parallelism()];
+    for (var kind : LoadGenerator.parseKinds(c.communicators(), c.ranks())) {
+      for (int i = 0; i < c.ranks() / kind.size(); i++) {
+        String comm = kind.name() + i;
+        CommunicatorKey ck = new CommunicatorKey("bench", "bench", comm);
+        commKeys[
+                KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                    ck, maxParallelism, c.parallelism())] +=
+            kind.size();
+        for (int r = 0; r < kind.size(); r++) {
+          RankKey rk = new RankKey("bench", "bench", comm, r);
+          rankKeys[
+              KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                  rk, maxParallelism, c.parallelism())]++;
+        }
+      }
+    }
+    out.printf(
+        Locale.ROOT,
+        "skew at parallelism %d (max parallelism %d): rank keys per subtask %s (max/mean %.2f); rank windows per subtask by communicator key %s (max/mean %.2f)%n",
+        c.parallelism(),
+        maxParallelism,
+        Arrays.toString(rankKeys),
+        maxOverMean(rankKeys),
+        Arrays.toString(commKeys),
+        maxOverMean(commKeys));
+  }
+
+  static double maxOverMean(long[] a) {
+    long max = Arrays.stream(a).max().orElse(0);
+    double mean = Arrays.stream(a).average().orElse(1);
+    return mean == 0 ? 0 : max / mean;
+  }
+
+  static double rawRate(String bootstrap, String topic, long expected, PrintStream out) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-raw");
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+    p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, String.valueOf(64 << 20));
+    p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, String.valueOf(8 << 20));
+    long n = 0;
+    long bad = 0;
+    long t0 = System.nanoTime();
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      consumer.subscribe(List.of(topic));
+      while (n < expected && System.nanoTime() - t0 < 600_000_000_000L) {
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+          try {
+            Snapshots.decode(r.value());
+          } catch (Exception e) {
+            bad++;
+          }
+          n++;
+        }
+      }
+    }
+    double s = (System.nanoTime() - t0) / 1e9;
+    out.printf(
+        Locale.ROOT,
+        "raw consume+decode: %d records (%d undecodable) in %.1f s: %.0f records/s, load average %.2f%n",
+        n,
+        bad,
+        s,
+        n / s,
+        loadAverage());
+    return n / s;
+  }
+
+  static double jobRate(JobOptions o, int parallelism, long records, PrintStream out)
+      throws Exception {
+    JobOptions jo = o.with(JobOptions.GROUP_ID, "bench-job");
+    StreamExecutionEnvironment env =
+        StreamExecutionEnvironment.createLocalEnvironment(new Configuration());
+    env.setParallelism(parallelism);
+    AttributionJob.configure(env, jo);
+    AttributionJob.topology(
+        env,
+        AttributionJob.kafkaSourceBuilder(jo).setBounded(OffsetsInitializer.latest()).build(),
+        AttributionJob.kafkaSinks(jo),
+        jo);
+    long t0 = System.nanoTime();
+    JobClient client = env.executeAsync("bench-" + AttributionJob.JOB_NAME);
+    client.getJobExecutionResult().get();
+    double s = (System.nanoTime() - t0) / 1e9;
+    out.printf(
+        Locale.ROOT,
+        "job (parallelism %d, exactly-once sinks): %d records in %.1f s including start-up: %.0f records/s, load average %.2f%n",
+        parallelism,
+        records,
+        s,
+        records / s,
+        loadAverage());
+    return records / s;
+  }
+
+  static void latency(EmbeddedKafka kafka, JobOptions o, Config c, PrintStream out)
+      throws Exception {
+    String suffix = "-live";
+    JobOptions jo =
+        o.with(JobOptions.SNAPSHOT_TOPIC, o.get(JobOptions.SNAPSHOT_TOPIC) + suffix)
+            .with(JobOptions.ATTRIBUTION_TOPIC, o.get(JobOptions.ATTRIBUTION_TOPIC) + suffix)
+            .with(JobOptions.RANK_WINDOW_TOPIC, o.get(JobOptions.RANK_WINDOW_TOPIC) + suffix)
+            .with(JobOptions.GROUP_ID, "bench-live")
+            .with(JobOptions.TRANSACTIONAL_ID_PREFIX, "bench-live");
+    kafka.createTopics(
+        c.partitions(),
+        jo.get(JobOptions.SNAPSHOT_TOPIC),
+        jo.get(JobOptions.ATTRIBUTION_TOPIC),
+        jo.get(JobOptions.RANK_WINDOW_TOPIC));
+    StreamExecutionEnvironment env =
+        StreamExecutionEnvironment.createLocalEnvironment(new Configuration());
+    env.setParallelism(c.parallelism());
+    AttributionJob.configure(env, jo);
+    AttributionJob.topology(env, AttributionJob.kafkaSource(jo), AttributionJob.kafkaSinks(jo), jo);
+    JobClient client = env.executeAsync("bench-live");
+    LoadGenerator gen =
+        new LoadGenerator(
+            "live",
+            "live",
+            c.latencyRanks(),
+            LoadGenerator.parseKinds(c.latencyCommunicators(), c.latencyRanks()),
+            Map.of(),
+            1000,
+            LoadGenerator.DEFAULT_TEMPLATE_INTERVALS,
+            LoadGenerator.DEFAULT_COMPACT_FROM,
+            io.collscope.model.CompactPeers.DEFAULT_MAX_PEERS,
+            Instant.now());
+    List<Double> lags = new ArrayList<>();
+    Thread reader =
+        new Thread(
+            () ->
+                readAttributions(
+                    kafka.bootstrapServers(),
+                    jo.get(JobOptions.ATTRIBUTION_TOPIC),
+                    lags,
+                    c.latencySeconds()));
+    reader.start();
+    long rounds = c.latencySeconds().toSeconds();
+    LoadProducer.Result r;
+    try (LoadProducer p =
+        new LoadProducer(kafka.bootstrapServers(), jo.get(JobOptions.SNAPSHOT_TOPIC), Map.of())) {
+      r = p.run(gen, rounds, 1.0, null);
+    }
+    reader.join();
+    client.cancel().get();
+    double[] a;
+    synchronized (lags) {
+      a = lags.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    }
+    out.printf(
+        Locale.ROOT,
+        "latency (window end -> attribution visible to read_committed; %d ranks, %s, %d records/s for %d s, window %d ms, out-of-orderness 1 s, checkpoints 2 s): %d windows, p50 %.2f s, p99 %.2f s, max %.2f s, load average %.2f%n",
+        c.latencyRanks(),
+        c.latencyCommunicators(),
+        r.records() / Math.max(1, rounds),
+        rounds,
+        c.window().toMillis(),
+        a.length,
+        quantile(a, 0.5),
+        quantile(a, 0.99),
+        a.length == 0 ? Double.NaN : a[a.length - 1],
+        loadAverage());
+  }
+
+  static double quantile(double[] sorted, double q) {
+    if (sorted.length == 0) return Double.NaN;
+    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(q * sorted.length) - 1)];
+  }
+
+  private static void readAttributions(
+      String bootstrap, String topic, List<Double> lags, Duration seconds) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-latency");
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    long until = System.currentTimeMillis() + seconds.toMillis() + 15_000;
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      consumer.subscribe(List.of(topic));
+      while (System.currentTimeMillis() < until) {
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+          long now = System.currentTimeMillis();
+          Attribution a = AvroCodec.of(Attribution.class).decode(r.value());
+          synchronized (lags) {
+            lags.add((now - a.getWindowEnd().toEpochMilli()) / 1e3);
+          }
+        }
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,164 @@
+package io.collscope.benchmarks;
+
+import io.collscope.avro.Attribution;
+import io.collscope.avro.CounterSnapshot;
+import io.collscope.avro.RankWindow;
+import io.collscope.collective.FaultPlan;
+import io.collscope.emitter.SnapshotSink;
+import io.collscope.flink.attribution.Attributor;
+import io.collscope.flink.attribution.Thresholds;
+import io.collscope.flink.offline.OfflineAttribution;
+import io.collscope.model.CommunicatorKey;
+import io.collscope.model.CompactPeers;
+import io.collscope.model.RankTotals;
+import io.collscope.schema.AvroCodec;
+import io.collscope.schema.Snapshots;
+import io.collscope.sim.FaultPlanModel;
+import io.collscope.sim.OneShotSimulator;
+import io.collscope.sim.SimIdentity;
+import io.collscope.sim.SimSpec;
+import java.io.PrintStream;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Cost of one window against the communicator's size: a world of W ranks with one slow rank,
+ * simulated by the protocol model for a few seconds, its rank windows built, and then the
+ * attribution of one full window timed (median of repeats, after warm-up), with the state a window
+ * holds in the job per rank: the delta's baseline (the last snapshot), the rank window's
+ * accumulator and the pending rank window the attribution keeps until the watermark passes.
+ */
+public final class WorldCostBench {
+
+  private WorldCostBench() {}
+
+  /** One world's row. */
+  public record Row(
+      int world,
+      boolean compact,
+      double snapshotBytes,
+      double attributeMs,
+      double baselineBytesPerRank,
+      double accumulatorBytesPerRank,
+      double rankWindowBytesPerRank,
+      String verdict) {
+    double statePerRank() {
+      return baselineBytesPerRank + accumulatorBytesPerRank + rankWindowBytesPerRank;
+    }
+  }
+
+  public static List<Row> run(int[] worlds, int compactFrom, int repeats, PrintStream out) {
+    List<Row> rows = new ArrayList<>();
+    out.println(
+        "| ranks | record form | bytes/snapshot | attribution ms/window (median) | delta baseline B/rank | window accumulator B/rank | pending rank window B/rank | state B/rank | verdict |");
+    out.println("|---|---|---|---|---|---|---|---|---|");
+    for (int w : worlds) {
+      Row r = one(w, compactFrom, repeats);
+      rows.add(r);
+      out.printf(
+          Locale.ROOT,
+          "| %d | %s | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f | %s |%n",
+          r.world(),
+          r.compact() ? "compact" : "dense",
+          r.snapshotBytes(),
+          r.attributeMs(),
+          r.baselineBytesPerRank(),
+          r.accumulatorBytesPerRank(),
+          r.rankWindowBytesPerRank(),
+          r.statePerRank(),
+          r.verdict());
+      out.flush();
+    }
+    return rows;
+  }
+
+  static Row one(int world, int compactFrom, int repeats) {
+    boolean compact = world >= compactFrom;
+    long windowMs = 2_000;
+    SimSpec spec = SimSpec.of(world).withDurationNanos(4_000_000_000L);
+    FaultPlan plan = FaultPlan.parse(List.of("slow-rank=" + world / 2 + ":300us"), world);
+    OfflineAttribution offline = new OfflineAttribution(windowMs, Thresholds.DEFAULT);
+    CompactPeers.Selector[] selectors = new CompactPeers.Selector[world];
+    CounterSnapshot[] last = new CounterSnapshot[world];
+    long[] bytes = {0, 0};
+    OneShotSimulator.run(
+        spec,
+        FaultPlanModel.of(plan),
+        SimIdentity.of("bench", "bench", "w" + world, Instant.parse("2026-01-01T00:00:00Z")),
+        new SnapshotSink() {
+          @Override
+          public void send(CounterSnapshot s) {
+            CounterSnapshot rec = s;
+            if (compact) {
+              int r = s.getRank();
+              if (selectors[r] == null) {
+                selectors[r] = new CompactPeers.Selector(CompactPeers.DEFAULT_MAX_PEERS);
+              }
+              RankTotals t = RankTotals.of(s);
+              rec =
+                  CompactPeers.writeCompact(
+                      CounterSnapshot.newBuilder(s).build(), t, selectors[r].select(t, r));
+            }
+            bytes[0] += Snapshots.encode(rec).length;
+            bytes[1]++;
+            last[rec.getRank()] = rec;
+            offline.add(rec);
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public long failed() {
+            return 0;
+          }
+
+          @Override
+          public void close() {}
+        });
+    Map.Entry<Long, List<RankWindow>> full = offline.rankWindows().lastEntry();
+    List<RankWindow> windows = full.getValue();
+    CommunicatorKey key = new CommunicatorKey("bench", "bench", "w" + world);
+    long start = full.getKey();
+    Attribution a = null;
+    int warm = Math.max(2, repeats / 3);
+    double[] ms = new double[repeats];
+    for (int i = 0; i < warm + repeats; i++) {
+      long t0 = System.nanoTime();
+      a = Attributor.attribute(key, start, start + windowMs, windows, Thresholds.DEFAULT);
+      long t1 = System.nanoTime();
+      if (i >= warm) ms[i - warm] = (t1 - t0) / 1e6;
+    }
+    Arrays.sort(ms);
+    double baseline = 0;
+    for (CounterSnapshot s : last) if (s != null) baseline += Snapshots.encode(s).length;
+    double rankWindow = 0;
+    for (RankWindow rw : windows) rankWindow += AvroCodec.of(RankWindow.class).encode(rw).length;
+    // The accumulator: a dense RankTotals (19 longs per peer plus counters, phases and histogram)
+    // and two doubles per peer, as Flink's POJO serializer writes them (8 bytes each).
+    RankTotals shape = RankTotals.of(last[0]);
+    double accumulator =
+        8.0
+            * (shape.getCounters().length
+                + shape.getPhaseCycles().length
+                + shape.getHistogram().length
+                + 3L * world
+                + (long) RankTotals.LATE_BUCKETS * world
+                + 2L * world
+                + 5);
+    return new Row(
+        world,
+        compact,
+        (double) bytes[0] / bytes[1],
+        ms[ms.length / 2],
+        baseline / world,
+        accumulator,
+        rankWindow / windows.size(),
+        a.getVerdict()
+            + (a.getFindings().isEmpty() ? "" : "(" + a.getFindings().get(0).getRank() + ")"));
+  }
+}
