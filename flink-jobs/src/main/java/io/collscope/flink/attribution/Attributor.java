@@ -257,6 +257,7 @@ public final class Attributor {
     boolean tails;
     double[][] m; // mean lateness, present x present
     double[][] p99; // its tails, when present
+    RankWindow[] rows; // present ranks' windows, by matrix index
     double base;
     double tailBase;
     double noise;
@@ -280,21 +281,33 @@ public final class Attributor {
       for (int r : x.present) x.tails &= x.byRank.get(r).getPeerLateMeanUs().size() == x.n;
       x.m = new double[x.k][x.k];
       x.p99 = new double[x.k][x.k];
-      List<Double> cells = new ArrayList<>();
-      List<Double> tailCells = new ArrayList<>();
-      List<Double> spread = new ArrayList<>();
+      x.rows = new RankWindow[x.k];
+      for (int i = 0; i < x.k; i++) x.rows[i] = x.byRank.get(x.present.get(i));
+      // Primitive arrays and selection rather than boxed lists and sorting: a 1,024-rank window
+      // has a million cells.
+      int offDiagonal = x.k * (x.k - 1);
+      double[] cells = new double[offDiagonal];
+      double[] tailCells = new double[x.tails ? offDiagonal : 0];
+      double[] spread = new double[x.tails ? offDiagonal + x.k * x.missing.size() : 0];
+      int c = 0;
+      int sp = 0;
       for (int i = 0; i < x.k; i++) {
-        RankWindow w = x.byRank.get(x.present.get(i));
+        RankWindow w = x.rows[i];
+        List<Double> lateOf = x.tails ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs();
+        List<Double> p99Of = x.tails ? w.getPeerLateP99Us() : null;
         for (int j = 0; j < x.k; j++) {
           if (i == j) continue;
           int p = x.present.get(j);
-          x.m[i][j] = x.late(w, p);
-          cells.add(x.m[i][j]);
+          double mean = lateOf.get(p);
+          x.m[i][j] = mean;
+          cells[c] = mean;
           if (x.tails) {
-            x.p99[i][j] = w.getPeerLateP99Us().get(p);
-            tailCells.add(x.p99[i][j]);
-            spread.add(Math.max(0, x.p99[i][j] - x.m[i][j]));
+            double tail = p99Of.get(p);
+            x.p99[i][j] = tail;
+            tailCells[c] = tail;
+            spread[sp++] = Math.max(0, tail - mean);
           }
+          c++;
         }
       }
       // The spread of every cell a present rank has, missing peers' too: with one rank left
@@ -302,20 +315,20 @@ public final class Attributor {
       for (int r : x.present) {
         RankWindow w = x.byRank.get(r);
         for (int s : x.missing) {
-          if (x.tails) spread.add(Math.max(0, w.getPeerLateP99Us().get(s) - x.late(w, s)));
+          if (x.tails) spread[sp++] = Math.max(0, w.getPeerLateP99Us().get(s) - x.late(w, s));
         }
       }
       // With two ranks one direction is clean unless both are slow: its cell is the floor.
       // Without tails the floor is 0 there, as it was for those counters.
-      x.base = cells.isEmpty() ? 0 : x.k == 2 ? (x.tails ? min(cells) : 0) : lowerQuartile(cells);
+      x.base = c == 0 ? 0 : x.k == 2 ? (x.tails ? min(cells, c) : 0) : lowerQuartile(cells, c);
       // Tails vary more between peers than means do (a shared device's launch order, a busy
       // host): an intermittent culprit's tail must stand out of the typical one, the median.
-      x.tailBase =
-          tailCells.isEmpty() ? 0 : x.k == 2 ? min(tailCells) : Attributor.median(tailCells);
+      int tc = x.tails ? c : 0;
+      x.tailBase = tc == 0 ? 0 : x.k == 2 ? min(tailCells, tc) : Attributor.median(tailCells, tc);
       // The lower quartile, as for the floor: a fault widens the tails of every cell it touches
       // (a slow link makes its receiver late in turn, and everyone waits on it now and then), and
       // must not raise its own threshold; a noisy host widens all of them.
-      x.noise = spread.isEmpty() ? 0 : x.k == 2 ? min(spread) : lowerQuartile(spread);
+      x.noise = sp == 0 ? 0 : x.k == 2 ? min(spread, sp) : lowerQuartile(spread, sp);
       x.cost = Double.MAX_VALUE;
       long calls = 0;
       long bytes = 0;
@@ -486,16 +499,15 @@ public final class Attributor {
       List<Finding> links = new ArrayList<>();
       for (int j = 0; j < k; j++) {
         if (slow[j]) continue;
+        ColumnMedian column = null;
         for (int i = 0; i < k; i++) {
           if (i == j || !high[i][j]) continue;
           // The other ranks' view of j, from ranks that are not late themselves: a late rank sees
           // everyone early. With no such rank left there is nothing to compare the cell with.
-          List<Double> others = new ArrayList<>();
-          for (int q = 0; q < k; q++) {
-            if (q != i && q != j && !slow[q]) others.add(x.excess(q, j));
-          }
-          if (others.isEmpty() && k > 2) continue;
-          double med = others.isEmpty() ? 0 : median(others);
+          if (column == null) column = new ColumnMedian(j, slow);
+          int others = column.size() - (column.holds(i) ? 1 : 0);
+          if (others == 0 && k > 2) continue;
+          double med = others == 0 ? 0 : column.medianWithout(i);
           double e = x.excess(i, j);
           boolean standsOut = e - med >= threshold && e >= t.cellFactor() * med;
           if (!standsOut) continue;
@@ -527,6 +539,51 @@ public final class Attributor {
       }
       findings.addAll(links);
       return findings;
+    }
+
+    /**
+     * The excess of column j over the rows of ranks that are neither j nor slow, sorted once, so
+     * that its median without any one row is read in constant time.
+     */
+    private final class ColumnMedian {
+      private final double[] sorted;
+      private final int[] position; // by matrix index; -1 when not a row of it
+
+      ColumnMedian(int j, boolean[] slow) {
+        Integer[] order =
+            java.util.stream.IntStream.range(0, x.k)
+                .filter(q -> q != j && !slow[q])
+                .boxed()
+                .toArray(Integer[]::new);
+        java.util.Arrays.sort(order, Comparator.comparingDouble(q -> x.excess(q, j)));
+        sorted = new double[order.length];
+        position = new int[x.k];
+        java.util.Arrays.fill(position, -1);
+        for (int t = 0; t < order.length; t++) {
+          sorted[t] = x.excess(order[t], j);
+          position[order[t]] = t;
+        }
+      }
+
+      int size() {
+        return sorted.length;
+      }
+
+      boolean holds(int i) {
+        return position[i] >= 0;
+      }
+
+      /** The median of the column's values without row i's (if it is one). */
+      double medianWithout(int i) {
+        int skip = position[i];
+        int n = sorted.length - (skip >= 0 ? 1 : 0);
+        if (n % 2 == 1) return at(n / 2, skip);
+        return (at(n / 2 - 1, skip) + at(n / 2, skip)) / 2;
+      }
+
+      private double at(int t, int skip) {
+        return skip >= 0 && t >= skip ? sorted[t + 1] : sorted[t];
+      }
     }
 
     /** Excess of one cell of a matrix (means or tails). */
@@ -567,7 +624,7 @@ public final class Attributor {
         count++;
         if (hi[i][j]) highCount++;
         colExcess += excess.of(i, j);
-        RankWindow wi = x.byRank.get(x.present.get(i));
+        RankWindow wi = x.rows[i];
         lastShare += (double) wi.getPeerArrivedLast().get(x.present.get(j)) / wi.getCalls();
       }
       if (count == 0) return null;
@@ -739,6 +796,61 @@ public final class Attributor {
   static double lowerQuartile(List<Double> v) {
     double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
     return a[Math.max(0, (int) Math.ceil(0.25 * a.length) - 1)];
+  }
+
+  /** Nearest-rank 25th percentile of the first n values (reordered). */
+  static double lowerQuartile(double[] a, int n) {
+    return select(a, n, Math.max(0, (int) Math.ceil(0.25 * n) - 1));
+  }
+
+  /** The median of the first n values (reordered). */
+  static double median(double[] a, int n) {
+    if (n == 0) return 0;
+    double hi = select(a, n, n / 2);
+    return n % 2 == 1 ? hi : (select(a, n / 2, n / 2 - 1) + hi) / 2;
+  }
+
+  private static double min(double[] a, int n) {
+    double m = Double.POSITIVE_INFINITY;
+    for (int i = 0; i < n; i++) m = Math.min(m, a[i]);
+    return n == 0 ? 0 : m;
+  }
+
+  /**
+   * The value of rank {@code k} (from 0) among the first n values; afterwards the values below k
+   * are no greater and those above no smaller (Hoare's selection, median-of-three pivots).
+   */
+  static double select(double[] a, int n, int k) {
+    int lo = 0;
+    int hi = n - 1;
+    while (hi > lo) {
+      int mid = (lo + hi) >>> 1;
+      if (a[mid] < a[lo]) swap(a, mid, lo);
+      if (a[hi] < a[lo]) swap(a, hi, lo);
+      if (a[hi] < a[mid]) swap(a, hi, mid);
+      double pivot = a[mid];
+      int i = lo;
+      int j = hi;
+      while (i <= j) {
+        while (a[i] < pivot) i++;
+        while (a[j] > pivot) j--;
+        if (i <= j) {
+          swap(a, i, j);
+          i++;
+          j--;
+        }
+      }
+      if (k <= j) hi = j;
+      else if (k >= i) lo = i;
+      else return a[k];
+    }
+    return a[k];
+  }
+
+  private static void swap(double[] a, int i, int j) {
+    double t = a[i];
+    a[i] = a[j];
+    a[j] = t;
   }
 
   private static double min(List<Double> v) {
