@@ -22,7 +22,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shaded job jar submitted to a real Flink session cluster: a JobManager and a TaskManager in
+ * The shaded job jar submitted to a real Flink session cluster: a JobManager and two TaskManagers in
  * their own JVMs, started from the Flink jars (no collscope class, no Kafka or Avro client on their
  * classpath: the job jar must bring everything it needs), and the real broker.
  */
@@ -31,13 +31,27 @@ class SessionClusterITCase {
   /** Configuration and the cluster's logs; kept under target/ for a failed run's post-mortem. */
   private static final Path dir = Path.of("target/session-cluster").toAbsolutePath();
 
+  /** TaskManagers of the session cluster, one slot each; the job runs at this parallelism. */
+  static final int TASK_MANAGERS = 2;
+
   private static EmbeddedKafka kafka;
   private static SessionCluster cluster;
 
   @BeforeAll
   static void startClusterAndBroker() throws Exception {
-    cluster = SessionCluster.start(dir, Map.of());
+    // Two TaskManagers of one slot each, and the job at parallelism 2: its keyed operators are
+    // spread over two JVMs, as on a real cluster.
+    cluster =
+        SessionCluster.start(
+            dir,
+            Map.of(
+                "taskmanager.numberOfTaskSlots",
+                "1",
+                "parallelism.default",
+                String.valueOf(TASK_MANAGERS)));
+    for (int i = 1; i < TASK_MANAGERS; i++) cluster.startTaskManager();
     kafka = EmbeddedKafka.startTemporary();
+    cluster.awaitTaskManagers(TASK_MANAGERS);
   }
 
   @AfterAll
@@ -53,7 +67,11 @@ class SessionClusterITCase {
     Path history = dir.resolve("history");
     JobOptions options =
         AttributionScenarios.testOptions(kafka.bootstrapServers(), run, window)
-            .with(JobOptions.HISTORY_PATH, history.toUri().toString());
+            .with(JobOptions.HISTORY_PATH, history.toUri().toString())
+            // Every partition has data here: a split is idle only when its source subtask
+            // stalls, which two TaskManager JVMs on a loaded 2-core host do for seconds. Idle, it
+            // would let the watermark pass its rank's windows (the rank then reads missing).
+            .with(JobOptions.IDLENESS, "10s");
     KafkaSnapshotSink.connect(
             kafka.bootstrapServers(),
             options.get(JobOptions.SNAPSHOT_TOPIC),
@@ -80,12 +98,30 @@ class SessionClusterITCase {
       AttributionScenarios.assertNamedFromSecondFullWindow(
           windows, io.collscope.avro.FindingKind.SLOW_RANK, 2, -1);
       assertThat(client.getJobStatus(id).get()).isEqualTo(JobStatus.RUNNING);
+      // Every slot of both TaskManagers runs a part of the job.
+      String tms = restGet(client.getWebInterfaceURL() + "/taskmanagers");
+      assertThat(countOf(tms, "\"slotsNumber\":1")).as(tms).isEqualTo(TASK_MANAGERS);
+      assertThat(countOf(tms, "\"freeSlots\":0")).as(tms).isEqualTo(TASK_MANAGERS);
       // The same verdicts in the history files, committed by the checkpoints since.
       assertThat(slowRankWindowsInHistory(history, "cluster-slow-rank", Duration.ofSeconds(30)))
           .as("windows naming rank 2 in %s", history)
           .isPositive();
       client.cancel(id).get();
     }
+  }
+
+  private static String restGet(String url) throws Exception {
+    return java.net.http.HttpClient.newHttpClient()
+        .send(
+            java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+
+  private static int countOf(String s, String what) {
+    int n = 0;
+    for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + 1)) n++;
+    return n;
   }
 
   /** Attribution rows naming rank 2 slow, read by DuckDB from the history, once there are some. */

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.core.execution.JobClient;
@@ -315,6 +316,19 @@ public final class PipelineBench {
         quantile(a, 0.99),
         a.length == 0 ? Double.NaN : a[a.length - 1],
         loadAverage());
+  }
+
+  /**
+   * Checkpoints to files: at a cluster's scale the job's state (a snapshot per rank, the rank
+   * windows of open windows) is far beyond the 5 MB that the JobManager's memory takes.
+   */
+  static Configuration conf() throws java.io.IOException {
+    Configuration conf = new Configuration();
+    conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+    conf.set(
+        CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+        java.nio.file.Files.createTempDirectory("collscope-bench-checkpoints").toUri().toString());
+    return conf;
   }
 
   static double quantile(double[] sorted, double q) {

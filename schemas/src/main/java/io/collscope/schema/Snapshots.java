@@ -3,6 +3,8 @@ package io.collscope.schema;
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetterReason;
 import io.collscope.model.CompactPeers;
+import io.collscope.model.Counter;
+import io.collscope.model.Phase;
 import io.collscope.model.RankTotals;
 
 /** Contract checks for {@link CounterSnapshot} beyond what the Avro schema can express. */
@@ -127,11 +129,53 @@ public final class Snapshots {
     if (s.getCommunicator().isEmpty() || s.getBootId().isEmpty()) {
       return "communicator and boot_id must be non-empty";
     }
-    RankTotals totals = RankTotals.of(s);
-    String negative = totals.firstNegative();
+    // Straight over the record's fields: expanding a compact record (or copying a dense one) to
+    // check its bounds would cost more than decoding it.
+    String negative = firstOutside(s, 0, Long.MAX_VALUE);
     if (negative != null) {
       return negative;
     }
-    return totals.firstAbove(MAX_COUNTER);
+    return firstOutside(s, Long.MIN_VALUE, MAX_COUNTER);
+  }
+
+  /**
+   * The first counter below {@code min} or above {@code max}, described as RankTotals describes it
+   * ("x is negative: v", "x is v, above max"), or null.
+   */
+  private static String firstOutside(CounterSnapshot s, long min, long max) {
+    for (Counter c : Counter.values()) {
+      String f = outside(c.fieldName(), (Long) s.get(c.fieldName()), min, max);
+      if (f != null) return f;
+    }
+    for (Phase p : Phase.values()) {
+      String f = outside(p.cyclesField(), (Long) s.get(p.cyclesField()), min, max);
+      if (f != null) return f;
+    }
+    String f = outside("peer_wait_cycles", s.getPeerWaitCycles(), min, max);
+    if (f == null) f = outside("peer_arrived_last", s.getPeerArrivedLast(), min, max);
+    if (f == null) f = outside("peer_late_cycles", s.getPeerLateCycles(), min, max);
+    if (f == null) f = outside("peer_late_histogram", s.getPeerLateHistogram(), min, max);
+    if (f == null) f = outside("latency_histogram", s.getLatencyHistogram(), min, max);
+    if (f == null && CompactPeers.isCompact(s)) {
+      f = outside("others_wait_cycles", s.getOthersWaitCycles(), min, max);
+      if (f == null) f = outside("others_arrived_last", s.getOthersArrivedLast(), min, max);
+      if (f == null) f = outside("others_late_cycles", s.getOthersLateCycles(), min, max);
+      if (f == null) f = outside("others_late_histogram", s.getOthersLateHistogram(), min, max);
+    }
+    return f;
+  }
+
+  private static String outside(String name, java.util.List<Long> values, long min, long max) {
+    for (int i = 0; i < values.size(); i++) {
+      String f = outside(name + "[" + i + "]", values.get(i), min, max);
+      if (f != null) return f;
+    }
+    return null;
+  }
+
+  private static String outside(String name, long v, long min, long max) {
+    if (v < min) return name + " is negative: " + v;
+    if (v > max) return name + " is " + v + ", above " + max;
+    return null;
   }
 }

@@ -28,7 +28,12 @@ class PhaseContractTest {
     List<String> known =
         Stream.concat(
                 Stream.of(Phase.values()).map(Phase::cyclesField),
-                Stream.of("clock_cycles", "peer_wait_cycles", "peer_late_cycles"))
+                Stream.of(
+                    "clock_cycles",
+                    "peer_wait_cycles",
+                    "peer_late_cycles",
+                    "others_wait_cycles",
+                    "others_late_cycles"))
             .toList();
     for (Schema.Field f : CounterSnapshot.getClassSchema().getFields()) {
       if (f.name().endsWith("_cycles")) assertThat(known).as(f.name()).contains(f.name());

@@ -99,7 +99,10 @@ public final class DeltaFunction
       outOfOrder.inc();
       return;
     }
-    String problem = backwardsField(last, s);
+    // One conversion of each record: a compact 1,024-rank record expands to 19,000 counters.
+    RankTotals now = RankTotals.of(s);
+    RankTotals before = RankTotals.of(last);
+    String problem = backwardsField(before, now, last, s);
     if (problem != null) {
       backwards.inc();
       ctx.output(
@@ -129,7 +132,7 @@ public final class DeltaFunction
       gaps.inc();
     }
     baseline.update(s);
-    out.collect(delta(s, last));
+    out.collect(delta(s, now, before, last));
   }
 
   /** Records that the rank is alive at {@code eventTime}; the first record arms the timer. */
@@ -161,14 +164,24 @@ public final class DeltaFunction
 
   /** Which counter went backwards (or how the shape changed) from a to b, or null. */
   public static String backwardsField(CounterSnapshot a, CounterSnapshot b) {
+    return backwardsField(RankTotals.of(a), RankTotals.of(b), a, b);
+  }
+
+  private static String backwardsField(
+      RankTotals before, RankTotals now, CounterSnapshot a, CounterSnapshot b) {
     // Compact records' per-peer counters of unlisted peers are estimates that may dip when the
     // listed peers change (CompactPeers); every other counter must still hold.
     boolean exactPeers = !CompactPeers.isCompact(a) && !CompactPeers.isCompact(b);
-    return RankTotals.of(b).firstBackwards(RankTotals.of(a), exactPeers);
+    return now.firstBackwards(before, exactPeers);
   }
 
   /** b minus a, or b itself when a is null (first snapshot of a boot). */
   public static SnapshotDelta delta(CounterSnapshot b, CounterSnapshot a) {
+    return delta(b, RankTotals.of(b), a == null ? null : RankTotals.of(a), a);
+  }
+
+  private static SnapshotDelta delta(
+      CounterSnapshot b, RankTotals now, RankTotals before, CounterSnapshot a) {
     SnapshotDelta d = new SnapshotDelta();
     d.cluster = b.getCluster();
     d.job = b.getJob();
@@ -180,8 +193,7 @@ public final class DeltaFunction
     d.bootId = b.getBootId();
     d.eventTimeMs = b.getEventTime().toEpochMilli();
     d.cyclesPerSecond = b.getCyclesPerSecond();
-    RankTotals now = RankTotals.of(b);
-    d.totals = a == null ? now : now.minus(RankTotals.of(a));
+    d.totals = a == null ? now : now.minus(before);
     if (a != null && (CompactPeers.isCompact(a) || CompactPeers.isCompact(b))) {
       d.totals.clampPeersAtZero();
     }
