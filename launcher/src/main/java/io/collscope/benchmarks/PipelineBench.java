@@ -225,8 +225,7 @@ public final class PipelineBench {
   static double jobRate(JobOptions o, int parallelism, long records, PrintStream out)
       throws Exception {
     JobOptions jo = o.with(JobOptions.GROUP_ID, "bench-job");
-    StreamExecutionEnvironment env =
-        StreamExecutionEnvironment.createLocalEnvironment(new Configuration());
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(conf());
     env.setParallelism(parallelism);
     AttributionJob.configure(env, jo);
     AttributionJob.topology(
@@ -263,8 +262,7 @@ public final class PipelineBench {
         jo.get(JobOptions.SNAPSHOT_TOPIC),
         jo.get(JobOptions.ATTRIBUTION_TOPIC),
         jo.get(JobOptions.RANK_WINDOW_TOPIC));
-    StreamExecutionEnvironment env =
-        StreamExecutionEnvironment.createLocalEnvironment(new Configuration());
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(conf());
     env.setParallelism(c.parallelism());
     AttributionJob.configure(env, jo);
     AttributionJob.topology(env, AttributionJob.kafkaSource(jo), AttributionJob.kafkaSinks(jo), jo);
