@@ -51,7 +51,7 @@ public final class LoadGenerator {
 
   private final String cluster;
   private final String job;
-  private final Instant start;
+  private Instant start;
   private final long intervalMs;
   private final List<Instance> instances = new ArrayList<>();
   private long round;
@@ -155,6 +155,16 @@ public final class LoadGenerator {
             "--inject " + e.getKey() + ":...: no communicator of that name");
       }
     }
+  }
+
+  /**
+   * Moves the event time so that round 1 is stamped {@code firstRound}: a load in real time starts
+   * its clock when sending starts, not before the templates were simulated. Only before the first
+   * round.
+   */
+  public void startAt(Instant firstRound) {
+    if (round > 0) throw new IllegalStateException("rounds already sent");
+    start = firstRound.minusMillis(intervalMs);
   }
 
   /** Records of one round. */

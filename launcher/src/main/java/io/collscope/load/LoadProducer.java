@@ -73,6 +73,10 @@ public final class LoadProducer implements AutoCloseable {
    */
   public Result run(LoadGenerator gen, long rounds, double acceleration, PrintStream progress)
       throws InterruptedException {
+    if (acceleration > 0) {
+      // Paced: round 1 is stamped now, so event time and the wall clock start together.
+      gen.startAt(java.time.Instant.now());
+    }
     long t0 = System.nanoTime();
     long[] records = {0};
     long[] bytes = {0};
