@@ -22,9 +22,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shaded job jar submitted to a real Flink session cluster: a JobManager and two TaskManagers in
- * their own JVMs, started from the Flink jars (no collscope class, no Kafka or Avro client on their
- * classpath: the job jar must bring everything it needs), and the real broker.
+ * The shaded job jar submitted to a real Flink session cluster: a JobManager and two TaskManagers
+ * in their own JVMs, started from the Flink jars (no collscope class, no Kafka or Avro client on
+ * their classpath: the job jar must bring everything it needs), and the real broker.
  */
 class SessionClusterITCase {
 

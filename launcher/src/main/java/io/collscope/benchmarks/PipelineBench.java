@@ -109,7 +109,9 @@ public final class PipelineBench {
               io.collscope.model.CompactPeers.DEFAULT_MAX_PEERS,
               Instant.now().minus(Duration.ofSeconds(c.rounds() + 60)));
       LoadProducer.Result load;
-      try (LoadProducer p = new LoadProducer(bootstrap, topic, Map.of())) {
+      try (LoadProducer p =
+          new LoadProducer(
+              bootstrap, io.collscope.kafka.KafkaClientConfig.none(), topic, Map.of())) {
         load = p.run(gen, c.rounds(), 0, null);
       }
       out.printf(
@@ -292,7 +294,11 @@ public final class PipelineBench {
     long rounds = c.latencySeconds().toSeconds();
     LoadProducer.Result r;
     try (LoadProducer p =
-        new LoadProducer(kafka.bootstrapServers(), jo.get(JobOptions.SNAPSHOT_TOPIC), Map.of())) {
+        new LoadProducer(
+            kafka.bootstrapServers(),
+            io.collscope.kafka.KafkaClientConfig.none(),
+            jo.get(JobOptions.SNAPSHOT_TOPIC),
+            Map.of())) {
       r = p.run(gen, rounds, 1.0, null);
     }
     reader.join();

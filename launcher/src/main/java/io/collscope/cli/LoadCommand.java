@@ -30,6 +30,8 @@ final class LoadCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  @CommandLine.Mixin KafkaClientOptions kafkaClient;
+
   @Option(names = "--ranks", defaultValue = "1024", description = "Default: ${DEFAULT-VALUE}")
   int ranks;
 
@@ -152,13 +154,14 @@ final class LoadCommand implements Callable<Integer> {
         intervalMs,
         (System.nanoTime() - t0) / 1e9);
     try {
-      KafkaSnapshotSink.ensureTopic(bootstrap, topic, partitions, brokerTimeout);
+      KafkaSnapshotSink.ensureTopic(
+          bootstrap, kafkaClient.config(), topic, partitions, brokerTimeout);
     } catch (BrokerUnreachableException e) {
       err.println("load: " + e.getMessage());
       return Defaults.EXIT_BROKER_UNREACHABLE;
     }
     long rounds = Math.max(1, seconds * 1000 / intervalMs);
-    try (LoadProducer out = new LoadProducer(bootstrap, topic, producer)) {
+    try (LoadProducer out = new LoadProducer(bootstrap, kafkaClient.config(), topic, producer)) {
       LoadProducer.Result r = out.run(gen, rounds, x, err);
       System.out.println(r.summary());
       return r.failed() == 0 ? Defaults.EXIT_OK : Defaults.EXIT_FAILURE;

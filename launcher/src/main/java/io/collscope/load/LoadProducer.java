@@ -45,9 +45,14 @@ public final class LoadProducer implements AutoCloseable {
   private final String topic;
   private final AtomicLong failed = new AtomicLong();
 
-  public LoadProducer(String bootstrap, String topic, Map<String, String> overrides) {
+  /** {@code client}: the connection's settings (TLS, SASL) from {@code --kafka-config}. */
+  public LoadProducer(
+      String bootstrap,
+      io.collscope.kafka.KafkaClientConfig client,
+      String topic,
+      Map<String, String> overrides) {
     this.topic = topic;
-    Map<String, Object> p = new HashMap<>(defaults(bootstrap));
+    Map<String, Object> p = new HashMap<>(client.applyTo(defaults(bootstrap)));
     p.putAll(overrides);
     this.producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
   }
