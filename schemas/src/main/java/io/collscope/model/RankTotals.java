@@ -377,6 +377,8 @@ public final class RankTotals {
     s.setPeerLateCycles(boxed(peerLateCycles));
     s.setPeerLateHistogram(boxed(peerLateHistogram));
     s.setLatencyHistogram(boxed(histogram));
+    // persistent-CTA drift (version 5): empty unless the writer's kernel has persistent CTAs
+    if (s.getCtaLeadHistogram() == null) s.setCtaLeadHistogram(new java.util.ArrayList<>());
     return s;
   }
 
