@@ -23,17 +23,20 @@ if [[ "${TESTS:-1}" == 1 ]]; then
     --disable-banner --details=tree --select-class io.collscope.cuda.GemmAllReduceGpuTest \
     > "$O/gpu-tests.log" 2>&1
   echo "GemmAllReduceGpuTest rc=$?"; grep -E "tests (successful|failed)|rank [01] |MethodSource|✘" "$O/gpu-tests.log" | head -60
+  finish
 fi
 if [[ "${TORCH:-1}" == 1 ]]; then
   timeout 200 torchrun --nproc_per_node=2 "$CARRY/dev/gemm_ar_torch_bench.py" --shapes "$SHAPES" \
     --rounds "$ROUNDS" > "$O/bench-torch.log" 2> "$O/bench-torch.err"
   echo "torch bench rc=$?"; cat "$O/bench-torch.log"; tail -3 "$O/bench-torch.err"
+  finish
 fi
 if [[ "${BENCH:-1}" == 1 ]]; then
   TORCH_ARG=(); grep -q '^torch-rounds,' "$O/bench-torch.log" 2>/dev/null && TORCH_ARG=(--torch "$O/bench-torch.log")
   timeout 330 $CS bench gemm-ar --ranks 2 --shapes "$SHAPES" --rounds "$ROUNDS" ${TORCH_ARG[@]+"${TORCH_ARG[@]}"} \
     > "$O/bench-gemm-ar.log" 2>&1
   echo "gemm-ar bench rc=$?"; cat "$O/bench-gemm-ar.log"
+  finish
 fi
 if [[ "${RECORD:-1}" == 1 ]]; then
   for thr in off on; do
@@ -41,5 +44,6 @@ if [[ "${RECORD:-1}" == 1 ]]; then
       --interval 1s --cluster h200x2 --job "gemm-ar-throttle-$thr" --communicator tp0 \
       --record "$O/gemm-ar-throttle-$thr.snapshots" > "$O/gemm-ar-throttle-$thr.log" 2>&1
     echo "record throttle $thr rc=$?"; tail -2 "$O/gemm-ar-throttle-$thr.log"
+    finish
   done
 fi
