@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class GemmArDispatchTest {
 
   // Around every boundary of the rules: K at the raster-group threshold, tile counts at the
-  // throttle threshold (M x N / 128^2 = 49152), M at the 4096-row capacity.
+  // throttle threshold (M x N / 128^2 = 49152, the seed's 12288), M at the 4096-row capacity.
   private static final int[] MS = {128, 256, 4096, 4224, 8192, 32768, 65536, 130944, 131072};
   private static final int[] NS = {128, 6144, 8192, 49024, 49152, 65536};
   private static final int[] KS = {64, 1024, 4032, 4096, 8192};
@@ -47,6 +47,8 @@ class GemmArDispatchTest {
 
   @Test
   void theThrottleOnlyWhereItWasMeasuredToHelp() {
+    // measured: no stable gain anywhere (runs 31, 32), so no key selects it
+    assertThat(GemmArDispatch.THROTTLE_MIN_TILES).isEqualTo(Integer.MAX_VALUE);
     for (int world : GemmArDispatch.WORLDS)
       for (Capacity c : Capacity.values())
         for (int m : MS)
@@ -57,15 +59,14 @@ class GemmArDispatchTest {
               long tiles = (long) (m / 128) * (n / 128);
               assertThat(l.throttled())
                   .as("M=%d N=%d K=%d %s", m, n, k, c)
-                  .isEqualTo(k >= 4096 && tiles >= 49152 && c == Capacity.FULL);
+                  .isEqualTo(
+                      k >= 4096
+                          && tiles >= GemmArDispatch.THROTTLE_MIN_TILES
+                          && c == Capacity.FULL);
             }
-    // the seed's case: 2 ranks, N=6144, M=131072, K 4096 per rank
+    // the seed's case (2 ranks, N=6144, M=131072, K 4096 per rank): throttled there by the seed,
+    // measured FASTER then SLOWER here
     assertThat(GemmArDispatch.route(new Key(2, 131072, 6144, 4096, Capacity.FULL)).throttled())
-        .isTrue();
-    // just under the tile threshold (49,104 tiles), and where the throttle measured SLOWER
-    assertThat(GemmArDispatch.route(new Key(2, 130944, 6144, 4096, Capacity.FULL)).throttled())
-        .isFalse();
-    assertThat(GemmArDispatch.route(new Key(2, 65536, 8192, 4096, Capacity.FULL)).throttled())
         .isFalse();
   }
 
