@@ -21,7 +21,7 @@ import picocli.CommandLine.Option;
     name = "bench",
     mixinStandardHelpOptions = true,
     description =
-        "Benchmarks. 'bench gpu': one-shot all-reduce device time per collective, instrumented vs uninstrumented (and vs NCCL with --baseline), classified FASTER/PARITY/SLOWER/INCONCLUSIVE; reporter cost, graph-replay counters.",
+        "Benchmarks. 'bench gpu': one-shot all-reduce device time per collective, instrumented vs uninstrumented (and vs NCCL with --baseline), classified FASTER/PARITY/SLOWER/INCONCLUSIVE; reporter cost, graph-replay counters. 'bench gemm-ar': the fused FP8 GEMM + all-reduce, throttled vs unthrottled vs torch + NCCL.",
     subcommands = {BenchCommand.Gpu.class, BenchCommand.GemmAr.class})
 final class BenchCommand implements Runnable {
 
