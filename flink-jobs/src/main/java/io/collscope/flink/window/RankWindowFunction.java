@@ -64,8 +64,8 @@ public final class RankWindowFunction
     w.setPeerArrivedLast(RankTotals.boxed(t.peerArrivedLast()));
     w.setCtaLeadMaxRounds(Histograms.leadQuantileRounds(a.leadHistogram, 1.0));
     w.setCtaLeadP99Rounds(Histograms.leadQuantileRounds(a.leadHistogram, 0.99));
-    w.setThrottleStallsPerCall(a.throttleStalls * per);
-    w.setTilesPerCall(a.tiles * per);
+    w.setThrottleStallsPerCall(calls == 0 ? 0 : (double) a.throttleStalls / calls);
+    w.setTilesPerCall(calls == 0 ? 0 : (double) a.tiles / calls);
     return w;
   }
 }
