@@ -173,6 +173,13 @@ public final class AttributionJob {
           .sinkTo(history.attributions())
           .name("attribution history")
           .uid("attribution-history");
+      attributions
+          .flatMap(new io.collscope.flink.history.WindowFindings())
+          .name("findings of attributions")
+          .uid("window-findings")
+          .sinkTo(history.findings())
+          .name("findings history")
+          .uid("findings-history");
       alerts.sinkTo(history.alerts()).name("alert history").uid("alert-history");
     }
   }

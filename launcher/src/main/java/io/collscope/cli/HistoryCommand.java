@@ -27,7 +27,8 @@ import picocli.CommandLine.Option;
       HistoryCommand.Culprits.class,
       HistoryCommand.Latency.class,
       HistoryCommand.Compare.class,
-      HistoryCommand.Generate.class
+      HistoryCommand.Generate.class,
+      HistoryCommand.Compact.class
     })
 final class HistoryCommand implements Runnable {
 
@@ -283,8 +284,9 @@ final class HistoryCommand implements Runnable {
         names = "--tables",
         split = ",",
         description =
-            "Only these tables (rank_windows, attributions, alerts); e.g. attributions,alerts for"
-                + " a load that culprits and compare read. Default: all.")
+            "Only these tables (rank_windows, attributions, findings, alerts); e.g."
+                + " attributions,findings,alerts for a load that culprits and compare read."
+                + " Default: all.")
     java.util.List<String> tables;
 
     @Override
@@ -320,6 +322,72 @@ final class HistoryCommand implements Runnable {
           s.bytes() / 1024.0 / (ranks * config.span().toMillis() / 86_400_000.0),
           out,
           secs);
+      err.flush();
+      return Defaults.EXIT_OK;
+    }
+  }
+
+  @Command(
+      name = "compact",
+      mixinStandardHelpOptions = true,
+      description =
+          "Rewrite each closed hour of the history into one file per table (the job commits one"
+              + " file per table, hour, subtask and checkpoint). Safe beside a running job and"
+              + " readers: hours still being written are left alone, and an hour is swapped in"
+              + " whole (docs/HISTORY.md). Run it from cron, e.g. hourly.")
+  static final class Compact implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin Common common;
+
+    @Option(
+        names = "--older-than",
+        defaultValue = "2h",
+        converter = DurationConverter.class,
+        description =
+            "Only hours that ended at least this long ago: the job no longer writes them."
+                + " Default: ${DEFAULT-VALUE}")
+    Duration olderThan;
+
+    @Option(
+        names = "--dry-run",
+        description = "Say which hours would be compacted; change nothing.")
+    boolean dryRun;
+
+    @Override
+    public Integer call() throws Exception {
+      common.format.check();
+      if (olderThan.isNegative()) throw new IllegalArgumentException("--older-than must be >= 0");
+      io.collscope.history.HistoryCompactor.Result r =
+          new io.collscope.history.HistoryCompactor(common.history, common.now(), olderThan, dryRun)
+              .run();
+      java.util.List<java.util.List<Object>> rows = new java.util.ArrayList<>();
+      for (var c : r.compacted()) {
+        rows.add(
+            java.util.List.of(
+                c.table(),
+                c.partition(),
+                c.filesBefore(),
+                dryRun ? "(dry run)" : Long.toString(c.records()),
+                ""));
+      }
+      for (var k : r.skipped()) {
+        if (k.reason().startsWith("younger")) continue; // every recent hour: noise
+        rows.add(java.util.List.of(k.table(), k.partition(), "", "", "skipped: " + k.reason()));
+      }
+      print(
+          new Table(
+              java.util.List.of("table", "partition", "files_before", "records", "note"), rows),
+          common,
+          spec);
+      PrintWriter err = spec.commandLine().getErr();
+      err.printf(
+          Locale.ROOT,
+          "collscope history compact: %d hour(s) %s, %d files into %d%s%n",
+          r.compacted().size(),
+          dryRun ? "to compact" : "compacted",
+          r.filesBefore(),
+          r.compacted().size(),
+          r.recovered() > 0 ? ", " + r.recovered() + " interrupted compaction(s) mended" : "");
       err.flush();
       return Defaults.EXIT_OK;
     }

@@ -18,10 +18,10 @@ import org.apache.avro.Schema;
 
 /**
  * DuckDB (in memory, through JDBC) over a history base path, with one view per table of {@link
- * HistoryLayout}: {@code rank_windows}, {@code attributions}, {@code alerts}. Each view reads the
- * table's committed Parquet files with Hive partitioning ({@code dt} DATE and {@code hour} INTEGER
- * columns from the path, so a filter on them skips whole folders) and {@code union_by_name} (files
- * of older schema versions lack newer columns: those read as NULL).
+ * HistoryLayout}: {@code rank_windows}, {@code attributions}, {@code findings}, {@code alerts}.
+ * Each view reads the table's committed Parquet files with Hive partitioning ({@code dt} DATE and
+ * {@code hour} INTEGER columns from the path, so a filter on them skips whole folders) and {@code
+ * union_by_name} (files of older schema versions lack newer columns: those read as NULL).
  *
  * <p>A table with no file yet (no alert ever fired) is still a view, with the columns of the
  * current Avro schema and no rows: DuckDB cannot read an empty glob, and a query must not fail
@@ -35,6 +35,7 @@ public final class HistoryDb implements AutoCloseable {
       Map.of(
           HistoryLayout.RANK_WINDOWS, RankWindow.getClassSchema(),
           HistoryLayout.ATTRIBUTIONS, Attribution.getClassSchema(),
+          HistoryLayout.FINDINGS, io.collscope.avro.WindowFinding.getClassSchema(),
           HistoryLayout.ALERTS, Alert.getClassSchema());
 
   private final Path base;
@@ -65,6 +66,11 @@ public final class HistoryDb implements AutoCloseable {
 
   /** The SELECT a table's view is defined as. */
   static String viewQuery(Path base, String table) {
+    if (table.equals(HistoryLayout.FINDINGS)
+        && !hasFiles(base, table)
+        && hasFiles(base, HistoryLayout.ATTRIBUTIONS)) {
+      return FINDINGS_OF_ATTRIBUTIONS;
+    }
     if (!hasFiles(base, table)) return DuckDbTypes.emptySelect(SCHEMAS.get(table));
     String glob = base.toAbsolutePath().resolve(HistoryLayout.glob(table)).toString();
     return "SELECT * FROM read_parquet("
@@ -76,6 +82,27 @@ public final class HistoryDb implements AutoCloseable {
         + HistoryLayout.HOUR_COLUMN
         + "': INTEGER})";
   }
+
+  /**
+   * The findings view of a history written before the job wrote a findings table (it has
+   * attributions but no {@code findings} folder): the same rows, unnested from the attributions —
+   * the same answers, at the cost the findings table exists to save. A history with a findings
+   * folder reads only that folder: findings of hours written before the upgrade are not in it
+   * (docs/HISTORY.md).
+   */
+  static final String FINDINGS_OF_ATTRIBUTIONS =
+      """
+      SELECT cluster, job, communicator, collective, window_start, window_end, world_size,
+             present_ranks, calls, CAST(verdict AS VARCHAR) AS verdict, finding_index,
+             CAST(f.kind AS VARCHAR) AS kind, f.rank AS rank, f.from_rank AS from_rank,
+             CAST(f.cause AS VARCHAR) AS cause, f.confidence AS confidence,
+             f.excess_wait_us AS excess_wait_us, f.evidence AS evidence, dt, hour
+      FROM (SELECT *, len(ranks) AS present_ranks,
+                   coalesce(list_max(list_transform(ranks, r -> r.calls)), 0) AS calls,
+                   generate_subscripts(findings, 1) - 1 AS finding_index,
+                   unnest(findings) AS f
+            FROM attributions WHERE len(findings) > 0)
+      """;
 
   /** Whether a table has a committed file (one matching its glob). */
   static boolean hasFiles(Path base, String table) {
@@ -90,10 +117,10 @@ public final class HistoryDb implements AutoCloseable {
   }
 
   private static boolean isCommitted(Path tableDir, Path p, boolean regular) {
-    return regular
-        && tableDir.relativize(p).getNameCount() == 3
-        && p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX)
-        && !p.getFileName().toString().startsWith(".");
+    Path relative = tableDir.relativize(p);
+    if (!regular || relative.getNameCount() != 3) return false;
+    for (Path name : relative) if (name.toString().startsWith(".")) return false;
+    return p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX);
   }
 
   public Path base() {

@@ -11,10 +11,12 @@ import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankPhases;
 import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
+import io.collscope.avro.WindowFinding;
 import io.collscope.flink.alert.AlertFunction;
 import io.collscope.flink.alert.Streak;
 import io.collscope.flink.history.HistoryLayout;
 import io.collscope.flink.history.ParquetFormat;
+import io.collscope.flink.history.WindowFindings;
 import io.collscope.model.CommunicatorKey;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -308,6 +310,8 @@ public final class HistoryGenerator {
     String partition = HistoryLayout.partition(hourStart);
     boolean writeWindows = config.tables().contains(HistoryLayout.RANK_WINDOWS);
     boolean writeAttributions = config.tables().contains(HistoryLayout.ATTRIBUTIONS);
+    boolean writeFindings = config.tables().contains(HistoryLayout.FINDINGS);
+    List<WindowFinding> findings = new ArrayList<>();
     long rw = 0;
     long at = 0;
     try (ParquetWriter<RankWindow> rwOut =
@@ -336,11 +340,17 @@ public final class HistoryGenerator {
             atOut.write(win.attribution);
             at++;
           }
+          if (writeFindings) findings.addAll(WindowFindings.of(win.attribution));
         }
       }
     }
     if (writeWindows) commit(base, HistoryLayout.RANK_WINDOWS, partition);
     if (writeAttributions) commit(base, HistoryLayout.ATTRIBUTIONS, partition);
+    // As the job's sink: an hour without a finding has no findings file.
+    if (!findings.isEmpty()) {
+      write(base, HistoryLayout.FINDINGS, partition, WindowFinding.class, findings);
+      files.incrementAndGet();
+    }
     files.addAndGet((writeWindows ? 1 : 0) + (writeAttributions ? 1 : 0));
     rankWindows.addAndGet(rw);
     attributions.addAndGet(at);

@@ -32,37 +32,39 @@ public final class HistoryQueries {
    * rank for a slowdown), in rank-seconds. Most costly first.
    */
   public static Table culprits(HistoryDb db, TimeRange range, int limit) throws SQLException {
+    // Two reads: the findings table (a row per culprit per window: few) for what was blamed, and
+    // the attributions' window counts per communicator for the share. Reading the culprits out of
+    // the attributions instead decodes every window's findings and phase table: 3.3 s against
+    // (docs/BENCHMARKS.md, "History").
     String sql =
         """
-        WITH totals AS (
-          SELECT cluster, job, communicator, count(*) AS all_windows
-          FROM attributions WHERE %1$s GROUP BY cluster, job, communicator
-        ), blamed AS (
-          -- verdict first: a plain comparison whose statistics skip every row group without a
-          -- finding before the wide ranks column is read (two scans: a shared one would carry
-          -- ranks for every window)
-          SELECT cluster, job, communicator, window_end,
-                 list_max(list_transform(ranks, r -> r.calls)) AS calls,
-                 len(ranks) AS present,
-                 unnest(findings) AS f
-          FROM attributions WHERE %1$s AND verdict <> 'NONE' AND len(findings) > 0
+        WITH blamed AS (
+          SELECT * FROM findings WHERE %1$s
+        ), totals AS (
+          -- only the blamed communicators' windows are counted: the semi join's keys reach the
+          -- scan, and far fewer rows are grouped
+          SELECT a.cluster, a.job, a.communicator, count(*) AS all_windows
+          FROM attributions a
+          SEMI JOIN (SELECT DISTINCT cluster, job, communicator FROM blamed) k
+            ON a.cluster = k.cluster AND a.job = k.job AND a.communicator = k.communicator
+          WHERE %1$s GROUP BY a.cluster, a.job, a.communicator
         )
         SELECT b.cluster, b.job, b.communicator,
-               b.f.kind AS kind,
-               CASE b.f.kind
-                 WHEN 'SLOW_LINK' THEN b.f.from_rank || '->' || b.f.rank
+               b.kind AS kind,
+               CASE b.kind
+                 WHEN 'SLOW_LINK' THEN b.from_rank || '->' || b.rank
                  WHEN 'UNIFORM_SLOWDOWN' THEN 'all'
-                 ELSE CAST(b.f.rank AS VARCHAR) END AS culprit,
-               mode(b.f.cause) AS cause,
+                 ELSE CAST(b.rank AS VARCHAR) END AS culprit,
+               mode(b.cause) AS cause,
                count(*) AS windows,
                round(100.0 * count(*) / any_value(t.all_windows), 1) AS pct_windows,
                min(b.window_end) AS first_seen,
                max(b.window_end) AS last_seen,
-               round(avg(b.f.excess_wait_us), 1) AS mean_excess_us,
-               round(sum(b.f.excess_wait_us * b.calls * CASE b.f.kind
+               round(avg(b.excess_wait_us), 1) AS mean_excess_us,
+               round(sum(b.excess_wait_us * b.calls * CASE b.kind
                    WHEN 'SLOW_LINK' THEN 1
-                   WHEN 'UNIFORM_SLOWDOWN' THEN b.present
-                   ELSE greatest(b.present - 1, 1) END) / 1e6, 2) AS wait_cost_rank_s
+                   WHEN 'UNIFORM_SLOWDOWN' THEN b.present_ranks
+                   ELSE greatest(b.present_ranks - 1, 1) END) / 1e6, 2) AS wait_cost_rank_s
         FROM blamed b JOIN totals t
           ON b.cluster = t.cluster AND b.job = t.job AND b.communicator = t.communicator
         GROUP BY b.cluster, b.job, b.communicator, kind, culprit

@@ -51,37 +51,53 @@ public final class ParquetHistoryReader {
     try (Stream<Path> s = Files.walk(dir)) {
       files =
           s.filter(Files::isRegularFile)
-              .filter(p -> !p.getFileName().toString().startsWith("."))
+              // hidden files (in-progress parts) and hidden folders (a compaction's new or old
+              // copy of an hour, HistoryCompactor) are not part of the history
+              .filter(p -> noHiddenName(dir.relativize(p)))
               .filter(p -> p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX))
               .filter(p -> inRange(dir.relativize(p.getParent()).toString(), range))
               .sorted()
               .toList();
     }
-    PlainParquetConfiguration conf = new PlainParquetConfiguration();
     for (Path f : files) {
-      // ParquetFileReader and the Avro read support directly: ParquetReader (and so
-      // AvroParquetReader) needs Hadoop's MapReduce classes, which the launcher does not ship.
-      try (ParquetFileReader r =
-          ParquetFileReader.open(
-              new LocalInputFile(f), org.apache.parquet.ParquetReadOptions.builder(conf).build())) {
-        MessageType schema = r.getFooter().getFileMetaData().getSchema();
-        Map<String, String> meta = r.getFooter().getFileMetaData().getKeyValueMetaData();
-        AvroReadSupport<T> support = new AvroReadSupport<>(SpecificData.getForClass(type));
-        ReadSupport.ReadContext ctx = support.init(conf, meta, schema);
-        RecordMaterializer<T> materializer = support.prepareForRead(conf, meta, schema, ctx);
-        MessageColumnIO io = new ColumnIOFactory().getColumnIO(ctx.getRequestedSchema(), schema);
-        for (PageReadStore pages = r.readNextRowGroup();
-            pages != null;
-            pages = r.readNextRowGroup()) {
-          RecordReader<T> rows = io.getRecordReader(pages, materializer);
-          for (long i = 0; i < pages.getRowCount(); i++) {
-            T rec = rows.read();
+      forEach(
+          f,
+          type,
+          rec -> {
             if (range.contains(Instant.ofEpochMilli(eventTime.apply(rec)))) out.add(rec);
-          }
-        }
-      }
+          });
     }
     return out;
+  }
+
+  /** Every record of one history file, as {@code type} (older schema versions resolved to it). */
+  public static <T extends SpecificRecord> void forEach(
+      Path file, Class<T> type, java.util.function.Consumer<T> each) throws IOException {
+    PlainParquetConfiguration conf = new PlainParquetConfiguration();
+    // ParquetFileReader and the Avro read support directly: ParquetReader (and so
+    // AvroParquetReader) needs Hadoop's MapReduce classes, which the launcher does not ship.
+    try (ParquetFileReader r =
+        ParquetFileReader.open(
+            new LocalInputFile(file),
+            org.apache.parquet.ParquetReadOptions.builder(conf).build())) {
+      MessageType schema = r.getFooter().getFileMetaData().getSchema();
+      Map<String, String> meta = r.getFooter().getFileMetaData().getKeyValueMetaData();
+      AvroReadSupport<T> support = new AvroReadSupport<>(SpecificData.getForClass(type));
+      ReadSupport.ReadContext ctx = support.init(conf, meta, schema);
+      RecordMaterializer<T> materializer = support.prepareForRead(conf, meta, schema, ctx);
+      MessageColumnIO io = new ColumnIOFactory().getColumnIO(ctx.getRequestedSchema(), schema);
+      for (PageReadStore pages = r.readNextRowGroup();
+          pages != null;
+          pages = r.readNextRowGroup()) {
+        RecordReader<T> rows = io.getRecordReader(pages, materializer);
+        for (long i = 0; i < pages.getRowCount(); i++) each.accept(rows.read());
+      }
+    }
+  }
+
+  private static boolean noHiddenName(Path relative) {
+    for (Path name : relative) if (name.toString().startsWith(".")) return false;
+    return true;
   }
 
   private static final java.util.regex.Pattern PARTITION =

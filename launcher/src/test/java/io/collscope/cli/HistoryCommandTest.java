@@ -91,6 +91,47 @@ class HistoryCommandTest {
   }
 
   @Test
+  void aHistoryWithoutAFindingsTableGetsTheSameCulpritsFromItsAttributions(@TempDir Path old)
+      throws Exception {
+    // A history written before the job wrote findings: the same files but that folder.
+    for (String table : List.of("rank_windows", "attributions", "alerts")) {
+      copyTree(history.resolve(table), old.resolve(table));
+    }
+    CliRun fromFindings = run("history", "culprits", "--since", "7d", "--json", "--limit", "100");
+    CliRun fromAttributions =
+        CliRun.of(
+            "history",
+            "culprits",
+            "--since",
+            "7d",
+            "--json",
+            "--limit",
+            "100",
+            "--history",
+            old.toString(),
+            "--now",
+            END.toString());
+    assertThat(json(fromFindings)).hasSizeGreaterThan(4);
+    assertThat(fromAttributions.out()).isEqualTo(fromFindings.out());
+    // and the view's columns are the table's, so any SQL over findings reads both alike
+    String sql = "SELECT * FROM findings ORDER BY communicator, window_end, finding_index";
+    CliRun rowsFromFiles = run("query", "--csv", sql);
+    CliRun rowsDerived = CliRun.of("query", "--csv", sql, "--history", old.toString());
+    assertThat(rowsDerived.exitCode()).as(rowsDerived.err()).isZero();
+    assertThat(rowsDerived.out()).isEqualTo(rowsFromFiles.out());
+  }
+
+  private static void copyTree(Path from, Path to) throws java.io.IOException {
+    try (var s = java.nio.file.Files.walk(from)) {
+      for (Path p : s.toList()) {
+        Path t = to.resolve(from.relativize(p).toString());
+        if (java.nio.file.Files.isDirectory(p)) java.nio.file.Files.createDirectories(t);
+        else java.nio.file.Files.copy(p, t);
+      }
+    }
+  }
+
+  @Test
   void theTableIsAlignedAndCsvIsQuotedWithAHeader() {
     CliRun table = run("history", "culprits", "--limit", "3");
     assertThat(table.exitCode()).as(table.err()).isZero();

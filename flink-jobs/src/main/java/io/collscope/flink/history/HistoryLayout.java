@@ -10,11 +10,11 @@ import java.time.format.DateTimeFormatter;
 
 /**
  * Where the history lives under its base path: one folder per table ({@value #RANK_WINDOWS},
- * {@value #ATTRIBUTIONS}, {@value #ALERTS}), Hive-style partitions {@code dt=YYYY-MM-DD/hour=HH} of
- * each record's event time in UTC, and Parquet files named {@code part-*.parquet} whose columns are
- * the fields of the current Avro schema. The writers (the job's FileSinks, the generator) and the
- * readers (DuckDB views) all go by this class; docs/HISTORY.md describes it for readers without
- * collscope code.
+ * {@value #ATTRIBUTIONS}, {@value #FINDINGS}, {@value #ALERTS}), Hive-style partitions {@code
+ * dt=YYYY-MM-DD/hour=HH} of each record's event time in UTC, and Parquet files named {@code
+ * part-*.parquet} whose columns are the fields of the current Avro schema. The writers (the job's
+ * FileSinks, the generator) and the readers (DuckDB views) all go by this class; docs/HISTORY.md
+ * describes it for readers without collscope code.
  */
 public final class HistoryLayout {
 
@@ -22,9 +22,14 @@ public final class HistoryLayout {
   public static final String ATTRIBUTIONS = "attributions";
   public static final String ALERTS = "alerts";
 
+  /**
+   * One row per finding of an attribution ({@link WindowFindings}): what culprit questions read.
+   */
+  public static final String FINDINGS = "findings";
+
   /** Every table, in the order the docs list them. */
   public static final java.util.List<String> TABLES =
-      java.util.List.of(RANK_WINDOWS, ATTRIBUTIONS, ALERTS);
+      java.util.List.of(RANK_WINDOWS, ATTRIBUTIONS, FINDINGS, ALERTS);
 
   /** Partition columns that the path adds to every table. */
   public static final String DATE_COLUMN = "dt";
@@ -59,6 +64,11 @@ public final class HistoryLayout {
 
   public static long eventTime(Attribution a) {
     return a.getWindowEnd().toEpochMilli();
+  }
+
+  /** A finding's event time: its window's end, the same partition as its attribution. */
+  public static long eventTime(io.collscope.avro.WindowFinding f) {
+    return f.getWindowEnd().toEpochMilli();
   }
 
   /**

@@ -3,6 +3,7 @@ package io.collscope.flink.history;
 import io.collscope.avro.Alert;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.RankWindow;
+import io.collscope.avro.WindowFinding;
 import org.apache.avro.specific.SpecificRecordBase;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -20,7 +21,10 @@ import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.
  * truncates a visible file.
  */
 public record HistorySinks(
-    Sink<RankWindow> rankWindows, Sink<Attribution> attributions, Sink<Alert> alerts) {
+    Sink<RankWindow> rankWindows,
+    Sink<Attribution> attributions,
+    Sink<WindowFinding> findings,
+    Sink<Alert> alerts) {
 
   /** FileSinks under {@code basePath} (a path or URI). */
   public static HistorySinks files(String basePath) {
@@ -30,6 +34,8 @@ public record HistorySinks(
             base, HistoryLayout.RANK_WINDOWS, RankWindow.class, w -> HistoryLayout.eventTime(w)),
         fileSink(
             base, HistoryLayout.ATTRIBUTIONS, Attribution.class, a -> HistoryLayout.eventTime(a)),
+        fileSink(
+            base, HistoryLayout.FINDINGS, WindowFinding.class, f -> HistoryLayout.eventTime(f)),
         fileSink(base, HistoryLayout.ALERTS, Alert.class, a -> HistoryLayout.eventTime(a)));
   }
 

@@ -145,6 +145,24 @@ class HistoryExactlyOnceITCase {
           attributions.received(),
           a -> a.getCommunicator() + "@" + a.getWindowEnd().toEpochMilli(),
           Attribution::getMaxWaitMeanUs);
+      // Each finding of each attribution once, as WindowFindings derives it.
+      List<io.collscope.avro.WindowFinding> findings = new java.util.ArrayList<>();
+      for (Attribution a : attributions.received()) findings.addAll(WindowFindings.of(a));
+      assertThat(findings).as("the slow rank is found").isNotEmpty();
+      assertExactlyOnce(
+          c,
+          history,
+          HistoryLayout.FINDINGS,
+          "communicator || '@' || epoch_ms(window_end) || '#' || finding_index",
+          "excess_wait_us",
+          findings,
+          f ->
+              f.getCommunicator()
+                  + "@"
+                  + f.getWindowEnd().toEpochMilli()
+                  + "#"
+                  + f.getFindingIndex(),
+          io.collscope.avro.WindowFinding::getExcessWaitUs);
       assertThat(alerts.received()).as("the slow rank alerts").isNotEmpty();
       assertExactlyOnce(
           c,
