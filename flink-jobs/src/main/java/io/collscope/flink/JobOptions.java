@@ -104,16 +104,33 @@ public final class JobOptions {
     return new JobOptions(new TreeMap<>(DEFAULTS));
   }
 
-  /** Parses {@code --name value} pairs over the defaults. */
+  /**
+   * The argument naming collscope's configuration file ({@code conf/collscope.properties}, see
+   * docs/CONFIG.md): its {@code attribution.NAME} keys, and its unqualified {@code NAME} keys that
+   * are options of this job, lie between the defaults and the arguments.
+   */
+  public static final String CONFIG = "config";
+
+  /** The prefix of the job's own keys in collscope's configuration file. */
+  public static final String CONFIG_PREFIX = "attribution.";
+
+  /** Parses {@code --name value} pairs over the configuration file's values and the defaults. */
   public static JobOptions parse(String... args) {
     Map<String, String> v = new TreeMap<>(DEFAULTS);
     Set<String> known = DEFAULTS.keySet();
+    for (int i = 0; i + 1 < args.length; i++) {
+      if (args[i].equals("--" + CONFIG)) v.putAll(fromConfigFile(java.nio.file.Path.of(args[++i])));
+    }
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (!a.startsWith("--")) {
         throw new IllegalArgumentException("unexpected argument '" + a + "'");
       }
       String name = a.substring(2);
+      if (name.equals(CONFIG) && i + 1 < args.length) {
+        i++;
+        continue;
+      }
       if (!known.contains(name)) {
         throw new IllegalArgumentException("unknown option '" + a + "' (known: " + known + ")");
       }
@@ -130,6 +147,35 @@ public final class JobOptions {
     o.minExcessUs();
     o.stateTtl();
     return o;
+  }
+
+  /**
+   * The job's values in a collscope configuration file: {@code attribution.NAME} (an unknown NAME
+   * is an error) over the unqualified {@code NAME} keys this job has (the others are other
+   * commands').
+   */
+  public static Map<String, String> fromConfigFile(java.nio.file.Path file) {
+    java.util.Properties p = new java.util.Properties();
+    try (java.io.Reader r =
+        java.nio.file.Files.newBufferedReader(file, java.nio.charset.StandardCharsets.UTF_8)) {
+      p.load(r);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("--" + CONFIG + " " + file + ": " + e.getMessage());
+    }
+    Map<String, String> v = new TreeMap<>();
+    for (String key : p.stringPropertyNames()) {
+      if (!key.contains(".") && DEFAULTS.containsKey(key)) v.put(key, p.getProperty(key).trim());
+    }
+    for (String key : p.stringPropertyNames()) {
+      if (!key.startsWith(CONFIG_PREFIX)) continue;
+      String name = key.substring(CONFIG_PREFIX.length());
+      if (!DEFAULTS.containsKey(name)) {
+        throw new IllegalArgumentException(
+            file + ": unknown key '" + key + "' (known: " + DEFAULTS.keySet() + ")");
+      }
+      v.put(name, p.getProperty(key).trim());
+    }
+    return v;
   }
 
   public JobOptions with(String name, String value) {

@@ -2,6 +2,9 @@ package io.collscope.cli;
 
 import io.collscope.collective.BackendUnavailableException;
 import io.collscope.collective.ConfigException;
+import io.collscope.config.AttributionConfig;
+import io.collscope.config.Config;
+import io.collscope.config.ConfigDefaultProvider;
 import java.io.PrintWriter;
 import java.util.Map;
 import picocli.CommandLine;
@@ -28,7 +31,10 @@ import picocli.CommandLine.Command;
       QueryCommand.class,
       HistoryCommand.class,
       ExporterCommand.class,
-      ReportCommand.class
+      ReportCommand.class,
+      ConfigCommand.class,
+      ClusterCommand.class,
+      JobCommand.class
     })
 public final class Collscope implements Runnable {
 
@@ -52,7 +58,9 @@ public final class Collscope implements Runnable {
 
   /** Runs the command line and returns its exit code (tests call this directly). */
   public static int execute(String... args) {
-    return commandLine().execute(args);
+    CommandLine cl = commandLine();
+    int rc = checkConfig(cl, true);
+    return rc != Defaults.EXIT_OK ? rc : cl.execute(args);
   }
 
   /** Runs with the given output and error writers (for tests and embedding). */
@@ -60,15 +68,53 @@ public final class Collscope implements Runnable {
     CommandLine cl = commandLine();
     cl.setOut(out);
     cl.setErr(err);
-    return cl.execute(args);
+    int rc = checkConfig(cl, true);
+    return rc != Defaults.EXIT_OK ? rc : cl.execute(args);
   }
 
-  static CommandLine commandLine() {
-    return configure(new CommandLine(new Collscope()));
+  /** The whole command tree, configured as {@link #execute} runs it (for tools and tests). */
+  public static CommandLine commandLine() {
+    CommandLine cl = configure(new CommandLine(new Collscope()));
+    ConfigCommand.configure(cl);
+    return cl;
+  }
+
+  /**
+   * The configuration file's problems (unknown keys when {@code rejectUnknown}, values that are no
+   * values of their option), one line each on stderr, and exit code 2; else 0 (docs/CONFIG.md).
+   */
+  static int checkConfig(CommandLine cl, boolean rejectUnknown) {
+    if (!(cl.getDefaultValueProvider() instanceof ConfigDefaultProvider provider)) {
+      return Defaults.EXIT_OK;
+    }
+    java.util.List<String> problems =
+        new java.util.ArrayList<>(
+            Config.problems(
+                cl,
+                provider,
+                rejectUnknown ? AttributionConfig.keys() : java.util.Set.of(),
+                rejectUnknown));
+    if (rejectUnknown) problems.addAll(AttributionConfig.problems(provider.file()));
+    if (problems.isEmpty()) return Defaults.EXIT_OK;
+    for (String p : problems) cl.getErr().println(cl.getCommandName() + ": " + oneLine(p));
+    cl.getErr().flush();
+    return Defaults.EXIT_USAGE;
+  }
+
+  /** What is wrong with a configuration file for this command line, one line each. */
+  public static java.util.List<String> configProblems(io.collscope.config.ConfigFile file) {
+    CommandLine cl = commandLine();
+    ConfigDefaultProvider provider = Config.install(cl, file, java.util.Map.of());
+    java.util.List<String> problems =
+        new java.util.ArrayList<>(Config.problems(cl, provider, AttributionConfig.keys(), true));
+    problems.addAll(AttributionConfig.problems(file));
+    return problems;
   }
 
   /** One-line usage errors with exit code 2, for every collscope command line. */
   static CommandLine configure(CommandLine cl) {
+    // Every option: flag > environment > conf/collscope.properties > default.
+    Config.install(cl, System.getenv());
     cl.setParameterExceptionHandler(
         (ex, args) -> {
           PrintWriter err = ex.getCommandLine().getErr();

@@ -30,6 +30,10 @@ final class Defaults {
   static final String EXPORTER_PORT = "${env:COLLSCOPE_EXPORTER_PORT:-9464}";
   static final String SERIES_TTL = "${env:COLLSCOPE_SERIES_TTL:-2m}";
 
+  static final String CLUSTER_DIR = "${env:COLLSCOPE_CLUSTER_DIR:-.run/cluster}";
+  static final String FLINK_REST_PORT = "${env:COLLSCOPE_FLINK_REST_PORT:-8081}";
+  static final String FLINK_REST = "${env:COLLSCOPE_FLINK_REST:-}";
+
   /** Exit codes, documented in the README. */
   static final int EXIT_OK = 0;
 

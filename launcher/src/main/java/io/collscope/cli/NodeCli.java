@@ -17,7 +17,10 @@ public final class NodeCli implements Runnable {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(Collscope.configure(new picocli.CommandLine(new NodeCli())).execute(args));
+    picocli.CommandLine cl = Collscope.configure(new picocli.CommandLine(new NodeCli()));
+    // The node has a few of the commands: keys of the others are the full CLI's to check.
+    int rc = Collscope.checkConfig(cl, false);
+    System.exit(rc != Defaults.EXIT_OK ? rc : cl.execute(args));
   }
 
   @Override

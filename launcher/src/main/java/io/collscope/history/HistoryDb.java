@@ -109,7 +109,12 @@ public final class HistoryDb implements AutoCloseable {
     Path dir = base.resolve(table);
     if (!Files.isDirectory(dir)) return false;
     try (Stream<Path> files =
-        Files.find(dir, 3, (p, a) -> isCommitted(dir, p, a.isRegularFile()))) {
+        // links followed, as DuckDB's glob follows them: a table folder may live elsewhere
+        Files.find(
+            dir,
+            3,
+            (p, a) -> isCommitted(dir, p, a.isRegularFile()),
+            java.nio.file.FileVisitOption.FOLLOW_LINKS)) {
       return files.findAny().isPresent();
     } catch (IOException e) {
       throw new UncheckedIOException(e);

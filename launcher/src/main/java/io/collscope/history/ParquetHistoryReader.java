@@ -48,7 +48,7 @@ public final class ParquetHistoryReader {
     List<T> out = new ArrayList<>();
     if (!Files.isDirectory(dir)) return out;
     List<Path> files;
-    try (Stream<Path> s = Files.walk(dir)) {
+    try (Stream<Path> s = Files.walk(dir, java.nio.file.FileVisitOption.FOLLOW_LINKS)) {
       files =
           s.filter(Files::isRegularFile)
               // hidden files (in-progress parts) and hidden folders (a compaction's new or old

@@ -1,0 +1,213 @@
+package io.collscope.cli;
+
+import io.collscope.cluster.FlinkRest;
+import io.collscope.cluster.LocalCluster;
+import io.collscope.config.ConfigDefaultProvider;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code collscope cluster start|stop|status}: a Flink session cluster (a JobManager and N
+ * TaskManagers) and, when no Kafka is configured, a broker, as processes on this machine from the
+ * installation's lib/ (LocalCluster).
+ */
+@Command(
+    name = "cluster",
+    mixinStandardHelpOptions = true,
+    description = "A Flink session cluster (and a Kafka broker) as processes on this machine.",
+    subcommands = {
+      ClusterCommand.Start.class,
+      ClusterCommand.Stop.class,
+      ClusterCommand.Status.class
+    })
+final class ClusterCommand implements Runnable {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(
+        spec.commandLine(), "start, stop or status is required");
+  }
+
+  /** The folder every cluster command works in. */
+  static final class DirOption {
+    @Option(
+        names = "--dir",
+        defaultValue = Defaults.CLUSTER_DIR,
+        description =
+            "The cluster's folder: Flink configuration, logs, pids, checkpoints, savepoints,"
+                + " the broker's data. Default: ${DEFAULT-VALUE}")
+    Path dir;
+
+    LocalCluster cluster() {
+      return new LocalCluster(dir);
+    }
+  }
+
+  @Command(
+      name = "start",
+      mixinStandardHelpOptions = true,
+      description =
+          "Start a JobManager, N TaskManagers and (unless --bootstrap, COLLSCOPE_BOOTSTRAP or the"
+              + " file's bootstrap names a Kafka) a broker; wait until the TaskManagers registered.")
+  static final class Start implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @Mixin DirOption dir;
+
+    @Option(
+        names = "--taskmanagers",
+        defaultValue = "1",
+        description = "TaskManager processes. Default: ${DEFAULT-VALUE}")
+    int taskManagers;
+
+    @Option(
+        names = "--slots",
+        defaultValue = "2",
+        description = "Task slots per TaskManager. Default: ${DEFAULT-VALUE}")
+    int slots;
+
+    @Option(
+        names = "--rest-port",
+        defaultValue = Defaults.FLINK_REST_PORT,
+        description = "The JobManager's REST port (web UI). Default: ${DEFAULT-VALUE}")
+    int restPort;
+
+    @Option(
+        names = "--rpc-port",
+        defaultValue = "6123",
+        description = "The JobManager's RPC port. Default: ${DEFAULT-VALUE}")
+    int rpcPort;
+
+    @Option(
+        names = "--bootstrap",
+        defaultValue = Defaults.BOOTSTRAP,
+        description =
+            "A Kafka the cluster uses; when it is only the default, a broker is started on"
+                + " --kafka-port. Default: ${DEFAULT-VALUE}")
+    String bootstrap;
+
+    @Option(
+        names = "--kafka-port",
+        defaultValue = Defaults.KAFKA_PORT,
+        description = "The started broker's port. Default: ${DEFAULT-VALUE}")
+    int kafkaPort;
+
+    @Option(
+        names = "--timeout",
+        defaultValue = "120s",
+        converter = DurationConverter.class,
+        description = "How long to wait for the TaskManagers. Default: ${DEFAULT-VALUE}")
+    Duration timeout;
+
+    @Override
+    public Integer call() throws Exception {
+      CommandLine.ParseResult pr = spec.commandLine().getParseResult();
+      CommandLine.Model.OptionSpec b = spec.findOption("--bootstrap");
+      boolean configured =
+          pr.hasMatchedOption(b)
+              || ConfigCommand.provider(spec).resolve(b).source()
+                  != ConfigDefaultProvider.Source.DEFAULT;
+      LocalCluster cluster = dir.cluster();
+      URI rest;
+      try {
+        rest =
+            cluster.start(
+                new LocalCluster.Settings(
+                    taskManagers,
+                    slots,
+                    restPort,
+                    rpcPort,
+                    configured ? bootstrap : null,
+                    kafkaPort),
+                timeout);
+      } catch (java.io.IOException e) {
+        cluster.stop();
+        throw e;
+      }
+      var out = spec.commandLine().getOut();
+      out.println("Flink at " + rest + " (" + taskManagers + " TaskManagers)");
+      out.println("Kafka at " + cluster.state().getProperty("bootstrap"));
+      out.println("folder " + cluster.dir() + " (logs in " + cluster.logDir() + ")");
+      out.flush();
+      return Defaults.EXIT_OK;
+    }
+  }
+
+  @Command(
+      name = "stop",
+      mixinStandardHelpOptions = true,
+      description = "Stop every process of the cluster (TaskManagers, JobManager, broker).")
+  static final class Stop implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @Mixin DirOption dir;
+
+    @Override
+    public Integer call() throws Exception {
+      List<String> stopped = dir.cluster().stop();
+      var out = spec.commandLine().getOut();
+      out.println(stopped.isEmpty() ? "nothing running" : "stopped " + String.join(", ", stopped));
+      out.flush();
+      return Defaults.EXIT_OK;
+    }
+  }
+
+  @Command(
+      name = "status",
+      mixinStandardHelpOptions = true,
+      description =
+          "The cluster's processes, its TaskManagers, slots and jobs; exit 0 when it runs, 1 when"
+              + " not.")
+  static final class Status implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @Mixin DirOption dir;
+
+    @Override
+    public Integer call() throws Exception {
+      LocalCluster cluster = dir.cluster();
+      Map<String, Long> running = cluster.running();
+      var out = spec.commandLine().getOut();
+      if (running.isEmpty()) {
+        out.println("not running (" + cluster.dir() + ")");
+        out.flush();
+        return Defaults.EXIT_FAILURE;
+      }
+      running.forEach((name, pid) -> out.println(name + " pid " + pid));
+      var rest = cluster.restUrl();
+      if (rest.isPresent()) {
+        FlinkRest flink = new FlinkRest(rest.get());
+        var overview = flink.overview();
+        out.println(
+            "Flink at "
+                + rest.get()
+                + overview
+                    .map(
+                        o ->
+                            ": "
+                                + o.path("taskmanagers").asInt()
+                                + " TaskManagers, "
+                                + o.path("slots-available").asInt()
+                                + "/"
+                                + o.path("slots-total").asInt()
+                                + " slots free")
+                    .orElse(": not answering"));
+        if (overview.isPresent()) {
+          for (FlinkRest.Job j : flink.jobs()) {
+            out.println("job " + j.id() + " " + j.name() + " " + j.state());
+          }
+        }
+      }
+      out.println("Kafka at " + cluster.state().getProperty("bootstrap"));
+      out.flush();
+      return Defaults.EXIT_OK;
+    }
+  }
+}
