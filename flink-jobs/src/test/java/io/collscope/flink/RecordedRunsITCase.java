@@ -82,6 +82,10 @@ class RecordedRunsITCase {
           // sleeping 2 ms before each one (runs 41 and 42: arrival from kernel starts, then
           // from kernel lengths; run 43: the lost-event fix)
           Map.entry("nccl-slow-rank-1.snapshots", List.of("SLOW_RANK(1,ARRIVED_LATE)")),
+          // the fused FP8 GEMM + all-reduce on two H200s, drifting (off) and throttled (on): no
+          // culprit, whatever the drift
+          Map.entry("gemm-ar-throttle-off.snapshots", List.of()),
+          Map.entry("gemm-ar-throttle-on.snapshots", List.of()),
           Map.entry("cpu-clean.snapshots", List.of()),
           Map.entry("cpu-slow-rank-2.snapshots", List.of("SLOW_RANK(2,ARRIVED_LATE)")),
           Map.entry("cpu-slow-link-1-3.snapshots", List.of("SLOW_LINK(1->3)")),
@@ -164,6 +168,33 @@ class RecordedRunsITCase {
     attributions = verdicts.received();
     rankWindows = windows.received();
     deadLetters = dead.received();
+  }
+
+  @Test
+  void theFusedGemmsDriftShowsInItsWindowsAndTheThrottleBoundsIt() {
+    List<RankWindow> off =
+        rankWindows.stream().filter(w -> w.getJob().equals("gemm-ar-throttle-off")).toList();
+    List<RankWindow> on =
+        rankWindows.stream().filter(w -> w.getJob().equals("gemm-ar-throttle-on")).toList();
+    assertThat(off).isNotEmpty();
+    assertThat(on).isNotEmpty();
+    for (RankWindow w : off) {
+      assertThat(w.getCollective()).isEqualTo("gemm_ar_fp8_bf16");
+      // CTAs 8 rounds and more ahead of the grid (the histogram's last bucket), no throttle
+      assertThat(w.getCtaLeadMaxRounds()).as("unthrottled lead max").isEqualTo(8.0);
+      assertThat(w.getThrottleStallsPerCall()).isZero();
+      assertThat(w.getTilesPerCall()).isEqualTo(32768.0);
+    }
+    for (RankWindow w : on) {
+      assertThat(w.getCollective()).isEqualTo("gemm_ar_fp8_bf16_throttled");
+      assertThat(w.getCtaLeadMaxRounds()).as("throttled lead max").isLessThanOrEqualTo(2.0);
+      // the throttle held back thousands of tiles a call: its wait is the guard phase
+      assertThat(w.getThrottleStallsPerCall()).isGreaterThan(1000);
+      assertThat(w.getGuardMeanUs()).isGreaterThan(500);
+    }
+    // the other collectives carry no drift
+    assertThat(rankWindows.stream().filter(w -> !w.getCollective().startsWith("gemm_ar")))
+        .allMatch(w -> w.getCtaLeadMaxRounds() == 0 && w.getTilesPerCall() == 0);
   }
 
   @Test

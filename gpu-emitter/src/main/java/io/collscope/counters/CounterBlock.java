@@ -25,7 +25,7 @@ import java.util.Map;
 public final class CounterBlock {
 
   public static final int MAGIC = 0x42435343; // "CSCB" little-endian
-  public static final int LAYOUT_VERSION = 3;
+  public static final int LAYOUT_VERSION = 4;
   public static final int DEFAULT_HISTOGRAM_BUCKETS = 40;
 
   // Header: immutable after creation.
@@ -48,6 +48,29 @@ public final class CounterBlock {
   static final int OFF_PHASES = OFF_COUNTERS + 8 * Counter.COUNT;
   static final int OFF_PEER_WAIT = OFF_PHASES + 8 * Phase.COUNT;
 
+  // Extension words after the histogram (layout 4): kernels with persistent CTAs (gemm_ar.cu)
+  // publish their grid's drift here; zero for every other writer.
+  /** Max lead of any CTA over the grid's begun tiles, in 1/1000 persistent round. */
+  public static final int EXT_LEAD_MAX = 0;
+
+  /** Tiles whose start the lockstep throttle held back. */
+  public static final int EXT_THROTTLE_STALLS = 1;
+
+  /** Output tiles computed. */
+  public static final int EXT_TILES = 2;
+
+  /** Per call, max - min tiles per CTA, summed over calls. */
+  public static final int EXT_TILE_SPREAD = 3;
+
+  /** First of {@link #EXT_LEAD_BUCKETS} counts: tiles begun with a lead in bucket b. */
+  public static final int EXT_LEAD_HIST = 4;
+
+  /** Lead histogram buckets: b holds leads in [b, b+1) / {@link #EXT_LEAD_PER_ROUND} rounds. */
+  public static final int EXT_LEAD_BUCKETS = 32;
+
+  public static final int EXT_LEAD_PER_ROUND = 4;
+  public static final int EXT_WORDS = EXT_LEAD_HIST + EXT_LEAD_BUCKETS;
+
   static final VarHandle LONGS =
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
@@ -63,7 +86,7 @@ public final class CounterBlock {
 
   /** Bytes needed for a block of this shape, rounded up to 128 (one block per cache line pair). */
   public static int sizeOf(int worldSize, int buckets) {
-    int raw = OFF_PEER_WAIT + 8 * ((3 + RankTotals.LATE_BUCKETS) * worldSize + buckets);
+    int raw = OFF_PEER_WAIT + 8 * ((3 + RankTotals.LATE_BUCKETS) * worldSize + buckets + EXT_WORDS);
     return (raw + 127) & ~127;
   }
 
@@ -86,6 +109,14 @@ public final class CounterBlock {
     m.put("CB_OFF_PEER_WAIT", (long) OFF_PEER_WAIT);
     m.put("CB_LATE_BUCKETS", (long) RankTotals.LATE_BUCKETS);
     m.put("CB_LATE_SHIFT", (long) RankTotals.LATE_SHIFT);
+    m.put("CB_EXT_LEAD_MAX", (long) EXT_LEAD_MAX);
+    m.put("CB_EXT_THROTTLE_STALLS", (long) EXT_THROTTLE_STALLS);
+    m.put("CB_EXT_TILES", (long) EXT_TILES);
+    m.put("CB_EXT_TILE_SPREAD", (long) EXT_TILE_SPREAD);
+    m.put("CB_EXT_LEAD_HIST", (long) EXT_LEAD_HIST);
+    m.put("CB_EXT_LEAD_BUCKETS", (long) EXT_LEAD_BUCKETS);
+    m.put("CB_EXT_LEAD_PER_ROUND", (long) EXT_LEAD_PER_ROUND);
+    m.put("CB_EXT_WORDS", (long) EXT_WORDS);
     return m;
   }
 
@@ -166,6 +197,10 @@ public final class CounterBlock {
 
   int offHistogram(int i) {
     return OFF_PEER_WAIT + 8 * ((3 + RankTotals.LATE_BUCKETS) * worldSize + i);
+  }
+
+  int offExt(int i) {
+    return OFF_PEER_WAIT + 8 * ((3 + RankTotals.LATE_BUCKETS) * worldSize + buckets + i);
   }
 
   /**

@@ -11,8 +11,27 @@ import io.collscope.model.RankTotals;
  *     publication, so version/2 publications had happened
  * @param cyclesPerSecond the start-up clock rate the writer published
  * @param totals every counter of the block
+ * @param ext the block's extension words ({@link CounterBlock#EXT_WORDS}: persistent-CTA drift;
+ *     zero for kernels without persistent CTAs)
  */
-public record Counters(long version, long cyclesPerSecond, RankTotals totals) {
+public record Counters(long version, long cyclesPerSecond, RankTotals totals, long[] ext) {
+
+  public Counters(long version, long cyclesPerSecond, RankTotals totals) {
+    this(version, cyclesPerSecond, totals, new long[CounterBlock.EXT_WORDS]);
+  }
+
+  /** Extension word {@code i} ({@link CounterBlock#EXT_LEAD_MAX} ...). */
+  public long ext(int i) {
+    return ext[i];
+  }
+
+  /** The lead histogram ({@link CounterBlock#EXT_LEAD_BUCKETS} quarter-round buckets). */
+  public long[] leadHistogram() {
+    return java.util.Arrays.copyOfRange(
+        ext,
+        CounterBlock.EXT_LEAD_HIST,
+        CounterBlock.EXT_LEAD_HIST + CounterBlock.EXT_LEAD_BUCKETS);
+  }
 
   public long get(Counter c) {
     return totals.get(c);

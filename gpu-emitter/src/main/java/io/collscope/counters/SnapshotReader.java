@@ -72,11 +72,15 @@ public final class SnapshotReader {
       for (int i = 0; i < h; i++) {
         hist[i] = b.getLong(block.offHistogram(i));
       }
+      long[] ext = new long[CounterBlock.EXT_WORDS];
+      for (int i = 0; i < ext.length; i++) {
+        ext[i] = b.getLong(block.offExt(i));
+      }
       // The copies above must complete before the lock is read again.
       VarHandle.acquireFence();
       long s2 = (long) CounterBlock.LONGS.getOpaque(b, CounterBlock.OFF_SEQLOCK);
       if (s1 == s2) {
-        return new Counters(s1, cps, t);
+        return new Counters(s1, cps, t, ext);
       }
     }
     throw new TornSnapshotException(

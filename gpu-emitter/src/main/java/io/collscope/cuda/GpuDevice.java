@@ -122,6 +122,12 @@ final class GpuDevice implements AutoCloseable {
     }
   }
 
+  /** The SM clock now (clock64 against %globaltimer over ~20 ms), in Hz. */
+  long clockNow() {
+    makeCurrent();
+    return calibrate(module);
+  }
+
   /** Makes this GPU's context the calling thread's current one. */
   void makeCurrent() {
     cuCtxSetCurrent(ctx);

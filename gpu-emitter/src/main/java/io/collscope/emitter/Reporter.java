@@ -2,6 +2,7 @@ package io.collscope.emitter;
 
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.collective.CollectiveBackend;
+import io.collscope.counters.CounterBlock;
 import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
 import io.collscope.counters.TornSnapshotException;
@@ -99,6 +100,15 @@ public final class Reporter {
     s.setEventTime(now);
     s.setCyclesPerSecond(c.cyclesPerSecond());
     s.setReadRetries(readers[r].retries());
+    if (c.ext(CounterBlock.EXT_TILES) > 0) { // a persistent-CTA kernel: its grid's drift
+      s.setCtaLeadMaxMilliRounds(c.ext(CounterBlock.EXT_LEAD_MAX));
+      List<Long> lead = new ArrayList<>();
+      for (long v : c.leadHistogram()) lead.add(v);
+      s.setCtaLeadHistogram(lead);
+      s.setThrottleStalls(c.ext(CounterBlock.EXT_THROTTLE_STALLS));
+      s.setTiles(c.ext(CounterBlock.EXT_TILES));
+      s.setTileSpread(c.ext(CounterBlock.EXT_TILE_SPREAD));
+    }
     return s;
   }
 

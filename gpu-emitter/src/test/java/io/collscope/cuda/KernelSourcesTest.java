@@ -35,6 +35,45 @@ class KernelSourcesTest {
   }
 
   @Test
+  void theCommittedGemmArFatbinWasBuiltFromTheseSources() throws Exception {
+    MessageDigest sha = MessageDigest.getInstance("SHA-256");
+    for (String f : new String[] {"gemm_ar.cu", "gemm_ar_params.h", "counter_block.h"}) {
+      sha.update(Files.readAllBytes(CUDA.resolve(f)));
+    }
+    String recorded =
+        Files.readString(Path.of("src/main/resources/collscope/cuda/gemm_ar.fatbin.sha256")).trim();
+    assertThat(HexFormat.of().formatHex(sha.digest()))
+        .as(
+            "gemm_ar.fatbin is stale: run gpu-emitter/src/main/cuda/build-fatbin.sh with nvcc and commit it")
+        .isEqualTo(recorded);
+    assertThat(GemmArModule.fatbin().length).isGreaterThan(10_000);
+  }
+
+  @Test
+  void gemmArLayoutMirrorsTheHeader() throws Exception {
+    Map<String, Long> header = new HashMap<>();
+    Matcher m =
+        Pattern.compile("#define\\s+(\\w+)\\s+(\\d+)")
+            .matcher(Files.readString(CUDA.resolve("gemm_ar_params.h")));
+    while (m.find()) header.put(m.group(1), Long.parseLong(m.group(2)));
+    int checked = 0;
+    for (Field f : GemmArLayout.class.getDeclaredFields()) {
+      if (!Modifier.isStatic(f.getModifiers()) || f.getType() != int.class) continue;
+      String name = f.getName();
+      if (name.equals("SMEM_BYTES")
+          || name.equals("TILE_BYTES")
+          || name.equals("GT_WORDS")
+          || name.equals("GS_WORDS")) continue;
+      String cName = name.startsWith("G") ? name : "GA_" + name;
+      f.setAccessible(true);
+      assertThat(header).as(cName).containsKey(cName);
+      assertThat((long) f.getInt(null)).as(cName).isEqualTo(header.get(cName));
+      checked++;
+    }
+    assertThat(checked).isGreaterThan(30);
+  }
+
+  @Test
   void osarLayoutMirrorsTheHeader() throws Exception {
     Map<String, Long> header = new HashMap<>();
     Matcher m =

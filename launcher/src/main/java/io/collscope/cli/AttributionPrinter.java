@@ -184,13 +184,29 @@ final class AttributionPrinter implements Consumer<Attribution> {
     for (Phase p : Phase.values()) {
       sb.append(String.format(Locale.ROOT, " %10s", p.fieldName() + "_us"));
     }
-    sb.append(String.format(Locale.ROOT, " %9s%n", "p99_us"));
+    // persistent-CTA kernels: the grid's drift (lead over the begun tiles, rounds) and throttle
+    boolean drift = a.getRanks().stream().anyMatch(r -> r.getCtaLeadMaxRounds() > 0);
+    sb.append(String.format(Locale.ROOT, " %9s", "p99_us"));
+    if (drift) {
+      sb.append(String.format(Locale.ROOT, " %9s %9s %9s", "lead_max", "lead_p99", "stalls"));
+    }
+    sb.append(String.format("%n"));
     for (RankPhases r : a.getRanks()) {
       sb.append(String.format(Locale.ROOT, "%6d %9d", r.getRank(), r.getCalls()));
       for (Phase p : Phase.values()) {
         sb.append(String.format(Locale.ROOT, " %10.1f", (Double) r.get(p.meanUsField())));
       }
-      sb.append(String.format(Locale.ROOT, " %9.0f%n", r.getP99Us()));
+      sb.append(String.format(Locale.ROOT, " %9.0f", r.getP99Us()));
+      if (drift) {
+        sb.append(
+            String.format(
+                Locale.ROOT,
+                " %9.2f %9.2f %9.0f",
+                r.getCtaLeadMaxRounds(),
+                r.getCtaLeadP99Rounds(),
+                r.getThrottleStallsPerCall()));
+      }
+      sb.append(String.format("%n"));
     }
     return sb.toString().stripTrailing();
   }

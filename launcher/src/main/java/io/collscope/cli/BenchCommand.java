@@ -1,6 +1,8 @@
 package io.collscope.cli;
 
 import io.collscope.cuda.DType;
+import io.collscope.cuda.GemmAllReduce;
+import io.collscope.cuda.GemmArBench;
 import io.collscope.cuda.NcclBaseline;
 import io.collscope.cuda.OsarBench;
 import java.io.IOException;
@@ -19,9 +21,10 @@ import picocli.CommandLine.Option;
     name = "bench",
     mixinStandardHelpOptions = true,
     description =
-        "Benchmarks. 'bench gpu': one-shot all-reduce device time per collective, instrumented vs uninstrumented (and vs NCCL with --baseline), classified FASTER/PARITY/SLOWER/INCONCLUSIVE; reporter cost, graph-replay counters.",
+        "Benchmarks. 'bench gpu': one-shot all-reduce device time per collective, instrumented vs uninstrumented (and vs NCCL with --baseline), classified FASTER/PARITY/SLOWER/INCONCLUSIVE; reporter cost, graph-replay counters. 'bench gemm-ar': the fused FP8 GEMM + all-reduce, throttled vs unthrottled vs torch + NCCL.",
     subcommands = {
       BenchCommand.Gpu.class,
+      BenchCommand.GemmAr.class,
       BenchCommand.NcclOverheadTable.class,
       BenchCommand.Worlds.class,
       PipelineBenchCommand.class
@@ -33,7 +36,7 @@ final class BenchCommand implements Runnable {
   @Override
   public void run() {
     throw new picocli.CommandLine.ParameterException(
-        spec.commandLine(), "name a benchmark: gpu, nccl-overhead, worlds or pipeline");
+        spec.commandLine(), "name a benchmark: gpu, gemm-ar, nccl-overhead, worlds or pipeline");
   }
 
   @Command(
@@ -165,6 +168,68 @@ final class BenchCommand implements Runnable {
       io.collscope.benchmarks.WorldCostBench.run(
           ranks.stream().mapToInt(Integer::intValue).toArray(), compactFrom, repeats, System.out);
       return 0;
+    }
+  }
+
+  @Command(
+      name = "gemm-ar",
+      mixinStandardHelpOptions = true,
+      description =
+          "Fused FP8 GEMM + all-reduce (one rank per GPU of this process): throttled vs unthrottled in interleaved rounds, the dispatched program vs torch._scaled_mm + NCCL (--torch), SM clock floor checked, each classified FASTER/PARITY/SLOWER/INCONCLUSIVE; drift and phases per program.")
+  static final class GemmAr implements Callable<Integer> {
+    @Option(names = "--ranks", defaultValue = "2", description = "Default: ${DEFAULT-VALUE}")
+    int ranks;
+
+    @Option(
+        names = "--shapes",
+        split = ",",
+        defaultValue = "4096x6144x4096,16384x6144x4096,32768x6144x4096,65536x8192x4096",
+        description = "MxNxK, K per rank. Default: ${DEFAULT-VALUE}")
+    List<String> shapes;
+
+    @Option(
+        names = "--rounds",
+        defaultValue = "" + GemmArBench.DEFAULT_ROUNDS,
+        description =
+            "Interleaved rounds per program; fewer than 5 classify as INCONCLUSIVE. Default: ${DEFAULT-VALUE}")
+    int rounds;
+
+    @Option(
+        names = "--min-effect-pct",
+        defaultValue = "" + GemmArBench.DEFAULT_MIN_EFFECT_PCT,
+        description =
+            "Smallest difference that counts, in percent of the baseline's median. Default: ${DEFAULT-VALUE}")
+    double minEffectPct;
+
+    @Option(
+        names = "--clock-floor-mhz",
+        defaultValue = "" + GemmArBench.DEFAULT_CLOCK_FLOOR_MHZ,
+        description =
+            "A case with any round's SM clock below this is INCONCLUSIVE. Default: ${DEFAULT-VALUE}")
+    int clockFloorMhz;
+
+    @Option(
+        names = "--torch",
+        paramLabel = "FILE",
+        description =
+            "Output of dev/gemm_ar_torch_bench.py (its torch-rounds lines): adds torch + NCCL's time and a class against it")
+    Path torch;
+
+    @Override
+    public Integer call() throws Exception {
+      if (rounds < 1) throw new IllegalArgumentException("--rounds must be >= 1");
+      List<GemmAllReduce.Shape> parsed = new java.util.ArrayList<>();
+      for (String s : shapes) parsed.add(GemmArBench.shape(s));
+      for (GemmAllReduce.Shape s : parsed) GemmAllReduce.checkShape(s);
+      java.util.Map<String, double[]> base = java.util.Map.of();
+      if (torch != null) {
+        try {
+          base = GemmArBench.readTorch(torch, ranks);
+        } catch (IOException e) {
+          throw new IllegalArgumentException("--torch " + torch + ": cannot read (" + e + ")", e);
+        }
+      }
+      return GemmArBench.run(System.out, ranks, parsed, rounds, minEffectPct, clockFloorMhz, base);
     }
   }
 }

@@ -161,6 +161,20 @@ final class EmitCommand implements Callable<Integer> {
       description = "Job name. Default: ${DEFAULT-VALUE}")
   String job;
 
+  @Option(
+      names = "--gemm-ar",
+      paramLabel = "MxNxK",
+      description =
+          "Run the fused FP8 GEMM + all-reduce (collective gemm_ar_fp8_bf16[_throttled]) of this shape (K per rank) instead of the one-shot all-reduce: one rank per GPU of this process, CUDA only")
+  String gemmAr;
+
+  @Option(
+      names = "--throttle",
+      defaultValue = "dispatch",
+      description =
+          "With --gemm-ar: dispatch (the program the routing table chooses), on or off. Default: ${DEFAULT-VALUE}")
+  String throttle;
+
   @Override
   public Integer call() throws Exception {
     if (seconds < 0) throw usage("--seconds must be >= 0");
@@ -181,6 +195,18 @@ final class EmitCommand implements Callable<Integer> {
     FaultPlan plan = rankOptions.faults();
     CollectiveConfig cfg = rankOptions.config();
 
+    if (gemmAr != null) {
+      if (kind == Backends.Kind.CPU || onlyRank != null || !plan.equals(FaultPlan.NONE)) {
+        throw usage(
+            "--gemm-ar runs every rank in this process on CUDA, without --rank or --inject");
+      }
+      try {
+        io.collscope.cuda.GemmAllReduce.checkShape(io.collscope.cuda.GemmArBench.shape(gemmAr));
+      } catch (IllegalArgumentException e) {
+        throw usage("--gemm-ar " + gemmAr + ": " + e.getMessage());
+      }
+      throttleChoice();
+    }
     if (onlyRank != null && (rendezvous == null || kind == Backends.Kind.CPU)) {
       throw usage("--rank runs one process per GPU: it needs --rendezvous DIR and --backend cuda");
     }
@@ -230,10 +256,17 @@ final class EmitCommand implements Callable<Integer> {
     CountDownLatch finished = new CountDownLatch(1);
     try (sink;
         CollectiveBackend b =
-            onlyRank == null
-                ? Backends.create(kind, cfg, plan)
-                : Backends.createProcessRank(
-                    kind, cfg, plan, onlyRank, device, rendezvous, rendezvousTimeout)) {
+            gemmAr != null
+                ? new io.collscope.cuda.GemmArCollective(
+                    rankOptions.ranks,
+                    io.collscope.cuda.GemmArBench.shape(gemmAr),
+                    throttleChoice(),
+                    cfg.histogramBuckets(),
+                    cfg.waitBudgetNanos())
+                : onlyRank == null
+                    ? Backends.create(kind, cfg, plan)
+                    : Backends.createProcessRank(
+                        kind, cfg, plan, onlyRank, device, rendezvous, rendezvousTimeout)) {
       Emitter emitter = new Emitter(b, id, sink, rankOptions.interval);
       Thread hook =
           new Thread(
@@ -383,5 +416,15 @@ final class EmitCommand implements Callable<Integer> {
 
   private CommandLine.ParameterException usage(String message) {
     return new CommandLine.ParameterException(spec.commandLine(), message);
+  }
+
+  /** --throttle: null for the dispatcher's choice. */
+  private Boolean throttleChoice() {
+    return switch (throttle) {
+      case "dispatch" -> null;
+      case "on" -> Boolean.TRUE;
+      case "off" -> Boolean.FALSE;
+      default -> throw usage("--throttle must be dispatch, on or off, got '" + throttle + "'");
+    };
   }
 }

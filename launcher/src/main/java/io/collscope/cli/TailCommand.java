@@ -95,7 +95,7 @@ final class TailCommand implements Callable<Integer> {
       c.subscribe(List.of(topic));
       while (System.nanoTime() < deadline && (max == 0 || seen < max)) {
         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-          out.println(json ? jsonLine(r) : textLine(r));
+          out.println(json ? KafkaLines.json(r) : KafkaLines.text(r));
           if (++seen == max) break;
         }
         out.flush();
@@ -109,35 +109,44 @@ final class TailCommand implements Callable<Integer> {
     return Defaults.EXIT_OK;
   }
 
-  static String jsonLine(ConsumerRecord<byte[], byte[]> r) {
-    StringBuilder sb = new StringBuilder(512);
-    sb.append("{\"topic\":");
-    RecordJson.string(r.topic(), sb);
-    sb.append(",\"partition\":").append(r.partition());
-    sb.append(",\"offset\":").append(r.offset());
-    sb.append(",\"timestamp\":").append(r.timestamp());
-    sb.append(",\"key\":");
-    if (r.key() == null) sb.append("null");
-    else RecordJson.string(new String(r.key(), StandardCharsets.UTF_8), sb);
-    try {
-      SpecificRecord v = RecordTypes.decodeAny(r.value());
-      sb.append(",\"type\":");
-      RecordJson.string(v.getSchema().getName(), sb);
-      sb.append(",\"value\":");
-      RecordJson.write(v, sb);
-    } catch (DecodeException e) {
-      sb.append(",\"type\":null,\"error\":");
-      RecordJson.string(e.getMessage(), sb);
-    }
-    return sb.append('}').toString();
-  }
+  /**
+   * The lines of Kafka records, apart from the command's own methods: picocli reflects over those,
+   * and a GPU node's runtime has no Kafka client (dev/gpu-carry.sh leaves it out), so no method of
+   * the command may name a Kafka type.
+   */
+  static final class KafkaLines {
+    private KafkaLines() {}
 
-  static String textLine(ConsumerRecord<byte[], byte[]> r) {
-    String where = r.topic() + "/" + r.partition() + "@" + r.offset();
-    try {
-      return format(RecordTypes.decodeAny(r.value())) + "  [" + where + "]";
-    } catch (DecodeException e) {
-      return "UNDECODABLE " + e.getMessage() + "  [" + where + "]";
+    static String json(ConsumerRecord<byte[], byte[]> r) {
+      StringBuilder sb = new StringBuilder(512);
+      sb.append("{\"topic\":");
+      RecordJson.string(r.topic(), sb);
+      sb.append(",\"partition\":").append(r.partition());
+      sb.append(",\"offset\":").append(r.offset());
+      sb.append(",\"timestamp\":").append(r.timestamp());
+      sb.append(",\"key\":");
+      if (r.key() == null) sb.append("null");
+      else RecordJson.string(new String(r.key(), StandardCharsets.UTF_8), sb);
+      try {
+        SpecificRecord v = RecordTypes.decodeAny(r.value());
+        sb.append(",\"type\":");
+        RecordJson.string(v.getSchema().getName(), sb);
+        sb.append(",\"value\":");
+        RecordJson.write(v, sb);
+      } catch (DecodeException e) {
+        sb.append(",\"type\":null,\"error\":");
+        RecordJson.string(e.getMessage(), sb);
+      }
+      return sb.append('}').toString();
+    }
+
+    static String text(ConsumerRecord<byte[], byte[]> r) {
+      String where = r.topic() + "/" + r.partition() + "@" + r.offset();
+      try {
+        return format(RecordTypes.decodeAny(r.value())) + "  [" + where + "]";
+      } catch (DecodeException e) {
+        return "UNDECODABLE " + e.getMessage() + "  [" + where + "]";
+      }
     }
   }
 

@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The compact per-peer form of a counter snapshot (version 5) for large communicators: entries for
+ * The compact per-peer form of a counter snapshot (version 6) for large communicators: entries for
  * a few listed peers — the rank itself and the peers that stood out — and one "others" sum per
  * per-peer counter for everyone else. A dense 1,024-rank record carries 19 × 1,024 per-peer longs
  * (about 30 KB); a compact one about 40 bytes per listed peer.

@@ -427,6 +427,8 @@ public final class RankTotals {
     s.setOthersArrivedLast(0L);
     s.setOthersLateCycles(0L);
     s.setOthersLateHistogram(new ArrayList<>());
+    // persistent-CTA drift (version 5): empty unless the writer's kernel has persistent CTAs
+    if (s.getCtaLeadHistogram() == null) s.setCtaLeadHistogram(new ArrayList<>());
     return s;
   }
 

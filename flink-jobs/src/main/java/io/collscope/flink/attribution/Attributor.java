@@ -140,6 +140,9 @@ public final class Attributor {
       row.setCalls(w.getCalls());
       for (Phase p : Phase.values()) row.put(p.meanUsField(), meanUs(w, p));
       row.setP99Us(w.getP99Us());
+      row.setCtaLeadMaxRounds(w.getCtaLeadMaxRounds());
+      row.setCtaLeadP99Rounds(w.getCtaLeadP99Rounds());
+      row.setThrottleStallsPerCall(w.getThrottleStallsPerCall());
       table.add(row);
       if (maxWaitRank < 0 || w.getWaitMeanUs() > maxWait) {
         maxWait = w.getWaitMeanUs();

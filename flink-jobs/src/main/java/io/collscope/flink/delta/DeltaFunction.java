@@ -11,6 +11,7 @@ import io.collscope.model.RankTotals;
 import io.collscope.schema.Snapshots;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -197,6 +198,15 @@ public final class DeltaFunction
     if (a != null && (CompactPeers.isCompact(a) || CompactPeers.isCompact(b))) {
       d.totals.clampPeersAtZero();
     }
+    List<Long> lb = b.getCtaLeadHistogram();
+    List<Long> la = a == null ? null : a.getCtaLeadHistogram();
+    d.leadHistogram = new long[lb == null ? 0 : lb.size()];
+    for (int i = 0; i < d.leadHistogram.length; i++) {
+      long earlier = la != null && la.size() == lb.size() ? la.get(i) : 0;
+      d.leadHistogram[i] = lb.get(i) - earlier;
+    }
+    d.throttleStalls = b.getThrottleStalls() - (a == null ? 0 : a.getThrottleStalls());
+    d.tiles = b.getTiles() - (a == null ? 0 : a.getTiles());
     return d;
   }
 }

@@ -21,6 +21,15 @@ public class SnapshotDelta {
   public long cyclesPerSecond;
   public RankTotals totals;
 
+  /**
+   * Persistent-CTA kernels (CounterSnapshot version 5): tiles begun per quarter-round lead bucket,
+   * throttle stalls and tiles, as differences; empty / 0 for other collectives.
+   */
+  public long[] leadHistogram = new long[0];
+
+  public long throttleStalls;
+  public long tiles;
+
   public SnapshotDelta() {}
 
   public RankKey key() {

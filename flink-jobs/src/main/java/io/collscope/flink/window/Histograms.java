@@ -52,4 +52,24 @@ public final class Histograms {
     }
     return 0; // not reached: the last bucket returns
   }
+
+  /** Quarter-round buckets of the CTA lead histogram (CounterSnapshot.cta_lead_histogram). */
+  public static final int LEAD_PER_ROUND = 4;
+
+  /**
+   * Upper edge, in persistent rounds, of the quarter-round bucket holding quantile q of a CTA lead
+   * histogram; 0 when it is empty (no persistent-CTA kernel, or no tile in the window).
+   */
+  public static double leadQuantileRounds(long[] hist, double q) {
+    long total = 0;
+    for (long h : hist) total += h;
+    if (total == 0) return 0;
+    long need = (long) Math.ceil(q * total);
+    long seen = 0;
+    for (int b = 0; b < hist.length; b++) {
+      seen += hist[b];
+      if (seen >= need) return (b + 1) / (double) LEAD_PER_ROUND;
+    }
+    return hist.length / (double) LEAD_PER_ROUND;
+  }
 }

@@ -30,5 +30,11 @@ public class RankWindowAccumulator {
   /** Empty when the window's snapshots predate per-peer lateness (version 4). */
   public double[] peerLateUs;
 
+  /** Persistent-CTA kernels: the window's tiles per quarter-round lead bucket (else empty). */
+  public long[] leadHistogram = new long[0];
+
+  public long throttleStalls;
+  public long tiles;
+
   public RankWindowAccumulator() {}
 }

@@ -37,12 +37,22 @@ public final class RankWindowAggregate
     a.host = d.host;
     a.cyclesPerSecond = d.cyclesPerSecond;
     a.totals.addAll(t);
+    a.leadHistogram = addInto(a.leadHistogram, d.leadHistogram);
+    a.throttleStalls += d.throttleStalls;
+    a.tiles += d.tiles;
     double usPerCycle = 1e6 / t.clockRate(d.cyclesPerSecond);
     for (Phase p : Phase.values()) a.phaseUs[p.ordinal()] += t.cycles(p) * usPerCycle;
     long[] peerWait = t.peerWaitCycles();
     for (int p = 0; p < peerWait.length; p++) a.peerWaitUs[p] += peerWait[p] * usPerCycle;
     long[] peerLate = t.peerLateCycles();
     for (int p = 0; p < peerLate.length; p++) a.peerLateUs[p] += peerLate[p] * usPerCycle;
+    return a;
+  }
+
+  /** a + b element-wise; the longer one's length (an empty histogram is no histogram). */
+  static long[] addInto(long[] a, long[] b) {
+    if (b.length > a.length) a = java.util.Arrays.copyOf(a, b.length);
+    for (int i = 0; i < b.length; i++) a[i] += b[i];
     return a;
   }
 
@@ -56,6 +66,9 @@ public final class RankWindowAggregate
     if (a.rank < 0) return b;
     if (b.rank < 0) return a;
     a.totals.addAll(b.totals);
+    a.leadHistogram = addInto(a.leadHistogram, b.leadHistogram);
+    a.throttleStalls += b.throttleStalls;
+    a.tiles += b.tiles;
     for (int i = 0; i < a.phaseUs.length; i++) a.phaseUs[i] += b.phaseUs[i];
     for (int p = 0; p < a.peerWaitUs.length; p++) a.peerWaitUs[p] += b.peerWaitUs[p];
     for (int p = 0; p < a.peerLateUs.length; p++) a.peerLateUs[p] += b.peerLateUs[p];

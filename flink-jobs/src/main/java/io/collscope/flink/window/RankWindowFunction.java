@@ -62,6 +62,10 @@ public final class RankWindowFunction
     w.setPeerLateMeanUs(peerLate);
     w.setPeerLateP99Us(peerLateP99);
     w.setPeerArrivedLast(RankTotals.boxed(t.peerArrivedLast()));
+    w.setCtaLeadMaxRounds(Histograms.leadQuantileRounds(a.leadHistogram, 1.0));
+    w.setCtaLeadP99Rounds(Histograms.leadQuantileRounds(a.leadHistogram, 0.99));
+    w.setThrottleStallsPerCall(calls == 0 ? 0 : (double) a.throttleStalls / calls);
+    w.setTilesPerCall(calls == 0 ? 0 : (double) a.tiles / calls);
     return w;
   }
 }

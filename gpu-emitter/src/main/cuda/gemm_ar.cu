@@ -1,0 +1,544 @@
+// collscope: a fused FP8 GEMM + all-reduce, OUT = sum over ranks of (A_r . W_r^T) (.) (sa_r x sw_r),
+// BF16 on every rank (the second seed's kernel, instrumented in the counter model).
+//
+// Persistent CTAs walk the output tiles in a static order (tile t = blockIdx.x + k * grid, raster
+// groups of G_GROUP_M tile rows). Per tile:
+//   guard    (throttled variant) the CTA begins tile t only while t - begun < 2 * grid, begun
+//            being the grid's count of tiles begun this call: never 2 persistent rounds ahead
+//   copy     the GEMM: cp.async pipeline of GA_STAGES stages, mma.sync m16n8k32 e4m3 -> f32,
+//            scaled by sa (rows) and sw (columns)
+//   publish  the partial tile, rounded to BF16, pushed into every peer's receive buffer over
+//            NVLink, then a per-(tile, source) flag released at system scope
+//   wait     until every peer's partial of the tile has arrived (the local flags)
+//   reduce   the partials summed in rank order (so every rank writes the same bits), BF16 stored
+// Every interval is one SM's clock64. Each CTA accumulates in registers and adds to the rank's
+// totals once at its end (red.global); gemm_ar_publish, a kernel of its own, copies the totals
+// into the counter block under its seqlock, as osar_publish does.
+// Drift: at every tile start the CTA's lead over the grid, (t - begun) / grid rounds, goes into a
+// histogram of quarter rounds and a running maximum (counter block extension words).
+// Every wait backs off (hot spins, then __nanosleep 128 ns doubling to 4096 ns) and is bounded
+// by G_BUDGET_NS: past it the CTA counts a timeout, raises the rank's sticky abort and its abort
+// word (which the peers' waits watch) and stops; later launches return at entry. Never a hang.
+//
+// Receive buffers are double-buffered by the epoch's parity: a rank may begin call e+1 while a
+// peer still reads call e's partials, but it can only begin call e+2 after every peer published
+// every tile of e+1, hence after the peer finished call e.
+//
+// What is left on the table (docs/BENCHMARKS.md): mma.sync instead of wgmma, cp.async instead of
+// TMA, no warp-specialized producer, and the epilogue (push, wait, reduce) not overlapped with
+// the next tile's main loop within a CTA (only across the 2 CTAs of an SM).
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include "counter_block.h"
+#include "gemm_ar_params.h"
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+
+static_assert(GA_BM == 128 && GA_BN == 128 && GA_BK == 64 && GA_THREADS == 256, "the warp layout below");
+static_assert(GT_WORDS <= 256, "gemm_ar_publish: one word per thread pair");
+
+__device__ __forceinline__ u64 globaltimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ u64 ld_volatile(const u64* p) { return *(volatile const u64*)p; }
+__device__ __forceinline__ void st_volatile(u64* p, u64 v) { *(volatile u64*)p = v; }
+__device__ __forceinline__ u64 ld_acquire_sys(const u64* p) {
+  u64 v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ u64 ld_relaxed_sys(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ u64 ld_relaxed_gpu(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release_sys(u64* p, u64 v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ u64 atom_add_relaxed_gpu(u64* p, u64 v) {
+  u64 old;
+  asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ u64 atom_add_acq_rel_gpu(u64* p, u64 v) {
+  u64 old;
+  asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ void red_add(u64* p, u64 v) {
+  if (v) asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+
+struct Backoff {
+  static constexpr unsigned HOT_SPINS = 32;
+  unsigned spins = 0;
+  unsigned sleep = 128;
+  __device__ __forceinline__ bool pause(u64 deadline) {
+    if (spins < HOT_SPINS) {
+      ++spins;
+    } else {
+      __nanosleep(sleep);
+      sleep = sleep < 4096 ? sleep * 2 : 4096;
+    }
+    return globaltimer() <= deadline;
+  }
+  __device__ __forceinline__ bool cold() const { return spins >= HOT_SPINS; }
+};
+
+// Whether this rank (another CTA) or any peer aborted: a wait on such a communicator cannot end.
+__device__ __forceinline__ bool any_abort(const u64* P, const u64* st, int world) {
+  if (ld_volatile(st + GS_ABORT) != 0) return true;
+  for (int p = 0; p < world; ++p)
+    if (ld_relaxed_sys((const u64*)P[G_ABORT_PTR + p]) != 0) return true;
+  return false;
+}
+
+__device__ __forceinline__ int bucket_of(u64 cycles, int buckets) {
+  int b = cycles <= 1 ? 0 : 63 - __clzll((long long)cycles);
+  return b < buckets ? b : buckets - 1;
+}
+
+// ---- shared-memory tiles: 128 rows x 64 bytes per stage, 16-byte chunks XOR-swizzled by row so
+// that ldmatrix's 8 row addresses of a phase fall in distinct banks
+__device__ __forceinline__ u32 swz(int row, int chunk) {
+  return (u32)(row * GA_BK + ((chunk ^ ((row >> 1) & 3)) << 4));
+}
+__device__ __forceinline__ void cp_async16(u32 smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(smem), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" : : : "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory"); }
+__device__ __forceinline__ void ldmatrix_x4(u32 addr, u32& r0, u32& r1, u32& r2, u32& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+__device__ __forceinline__ void mma_e4m3(float* c, const u32* a, u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Tile t's (row, column) of tiles: raster groups of group_m tile rows, walked column by column
+// inside a group, so CTAs working at the same time share A rows and W rows in L2.
+__device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int group_m, int* tm, int* tn) {
+  const int per_group = group_m * tiles_n;
+  const int g = t / per_group;
+  const int first = g * group_m;
+  const int rows = min(tiles_m - first, group_m);
+  const int r = t - g * per_group;
+  *tm = first + r % rows;
+  *tn = r / rows;
+}
+
+// One stage: 128 x 64 bytes of A and of W, two 16-byte chunks per thread each.
+__device__ __forceinline__ void load_stage(u32 sA, u32 sW, const uint8_t* A, const uint8_t* W, long long K,
+                                           int kt) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int c = threadIdx.x + i * GA_THREADS;  // 0..511
+    const int row = c >> 2, chunk = c & 3;
+    cp_async16(sA + swz(row, chunk), A + row * K + kt * GA_BK + chunk * 16);
+    cp_async16(sW + swz(row, chunk), W + row * K + kt * GA_BK + chunk * 16);
+  }
+}
+
+template <bool THROTTLE, bool INSTR>
+__device__ void gemm_ar(const u64* __restrict__ P) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  const int rank = (int)P[G_RANK];
+  const int world = (int)P[G_WORLD];
+  const int M = (int)P[G_M], N = (int)P[G_N];
+  const long long K = (long long)P[G_K];
+  const int group_m = (int)P[G_GROUP_M];
+  const int tiles = (int)P[G_TILES];
+  const int grid = (int)gridDim.x;
+  const u64 budget = P[G_BUDGET_NS];
+  const uint8_t* A = (const uint8_t*)P[G_A];
+  const uint8_t* W = (const uint8_t*)P[G_W];
+  const float* sa = (const float*)P[G_SA];
+  const float* sw = (const float*)P[G_SW];
+  __nv_bfloat16* out = (__nv_bfloat16*)P[G_OUT];
+  u64* st = (u64*)P[G_STATE];
+  u64* tot = st + GS_TOT;
+  const int buckets = INSTR ? (int)P[G_HIST_BUCKETS] : 0;
+  const int tiles_m = M / GA_BM, tiles_n = N / GA_BN;
+  const int k_tiles = (int)(K / GA_BK);
+
+  __shared__ u64 s_epoch;
+  __shared__ int s_abort;
+  __shared__ u32 s_lead_hist[CB_EXT_LEAD_BUCKETS];
+  // thread 0's per-peer sums, in shared memory rather than registers the GEMM needs
+  __shared__ u64 s_peer_wait[GA_MAX_RANKS], s_peer_last[GA_MAX_RANKS], s_peer_late[GA_MAX_RANKS];
+  if (threadIdx.x == 0) {
+    s_epoch = ld_volatile(st + GS_EPOCH);
+    s_abort = ld_volatile(st + GS_ABORT) != 0;
+  }
+  if (threadIdx.x < CB_EXT_LEAD_BUCKETS) s_lead_hist[threadIdx.x] = 0;
+  if (threadIdx.x < GA_MAX_RANKS) s_peer_wait[threadIdx.x] = s_peer_last[threadIdx.x] = s_peer_late[threadIdx.x] = 0;
+  __syncthreads();
+  if (s_abort) return;  // an earlier call aborted (sticky); it was counted then
+  const u64 epoch = s_epoch;
+  const u64 begun_base = (epoch - 1) * (u64)tiles;
+  const int parity = (int)(epoch & 1);
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp_m = warp >> 2, warp_n = warp & 3;  // 2 x 4 warps: 64 rows x 32 columns each
+  const int g = lane >> 2, tq = lane & 3;
+  const u32 smem_base = (u32)__cvta_generic_to_shared(smem);
+  constexpr u32 STAGE_BYTES = 2 * GA_BM * GA_BK;  // A then W
+
+  // thread 0's accumulators (the CTA's clocks)
+  u64 c_guard = 0, c_gemm = 0, c_publish = 0, c_wait = 0, c_reduce = 0;
+  u64 lead_max = 0, stalls = 0, n_tiles = 0;
+  const u64 k0 = INSTR ? clock64() : 0;
+  const u64 g0 = INSTR ? globaltimer() : 0;
+
+  for (int t = blockIdx.x; t < tiles; t += grid) {
+    u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+    // ---- guard: the throttle, and the drift measurement --------------------------------------
+    if (threadIdx.x == 0) {
+      if (THROTTLE) {
+        const u64 limit = (u64)GA_THROTTLE_ROUNDS * grid;
+        u64 begun = ld_relaxed_gpu(st + GS_BEGUN) - begun_base;
+        if ((u64)t >= begun + limit) {
+          ++stalls;
+          const u64 deadline = globaltimer() + budget;
+          Backoff bo;
+          do {
+            const bool give_up = !bo.pause(deadline) || (bo.cold() && any_abort(P, st, world));
+            if (give_up) { s_abort = 1; break; }
+            begun = ld_relaxed_gpu(st + GS_BEGUN) - begun_base;
+          } while ((u64)t >= begun + limit);
+        }
+      }
+      const u64 before = atom_add_relaxed_gpu(st + GS_BEGUN, 1ull) - begun_base;
+      if (INSTR) {
+        const long long lead = (long long)t - (long long)before;  // tiles ahead of the grid
+        if (lead > 0) {
+          const u64 milli = (u64)lead * 1000ull / (u64)grid;
+          lead_max = milli > lead_max ? milli : lead_max;
+          const u64 b = (u64)lead * CB_EXT_LEAD_PER_ROUND / (u64)grid;
+          s_lead_hist[b < CB_EXT_LEAD_BUCKETS ? b : CB_EXT_LEAD_BUCKETS - 1]++;
+        } else {
+          s_lead_hist[0]++;
+        }
+      }
+    }
+    __syncthreads();
+    if (s_abort) break;
+    if (INSTR) t1 = clock64();
+
+    // ---- copy: the GEMM of the tile ---------------------------------------------------------
+    int tm, tn;
+    tile_coords(t, tiles_m, tiles_n, group_m, &tm, &tn);
+    const uint8_t* At = A + (long long)tm * GA_BM * K;
+    const uint8_t* Wt = W + (long long)tn * GA_BN * K;
+    float acc[4][4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+#pragma unroll
+    for (int s = 0; s < GA_STAGES - 1; ++s) {
+      if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<GA_STAGES - 2>();
+      __syncthreads();
+      {
+        const int nk = kt + GA_STAGES - 1;
+        const int ns = nk % GA_STAGES;
+        if (nk < k_tiles) load_stage(smem_base + ns * STAGE_BYTES, smem_base + ns * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, nk);
+        cp_async_commit();
+      }
+      const int cs = kt % GA_STAGES;
+      const u32 sA = smem_base + cs * STAGE_BYTES;
+      const u32 sW = sA + GA_BM * GA_BK;
+#pragma unroll
+      for (int ks = 0; ks < 2; ++ks) {  // two k32 steps per 64-byte stage
+        u32 a[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          // matrices: rows 0-7 / 8-15 of the m16 tile x k bytes 0-15 / 16-31 -> a0, a1, a2, a3
+          const int row = warp_m * 64 + i * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+          const int chunk = ks * 2 + (lane >> 4);
+          ldmatrix_x4(sA + swz(row, chunk), a[i][0], a[i][1], a[i][2], a[i][3]);
+        }
+        u32 b[4][2];
+#pragma unroll
+        for (int j = 0; j < 4; j += 2) {
+          // matrices: n8 tile j (k 0-15, 16-31), then n8 tile j+1 (k 0-15, 16-31)
+          const int mi = lane >> 3;
+          const int row = warp_n * 32 + j * 8 + (lane & 7) + (mi >> 1) * 8;
+          const int chunk = ks * 2 + (mi & 1);
+          ldmatrix_x4(sW + swz(row, chunk), b[j][0], b[j][1], b[j + 1][0], b[j + 1][1]);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) mma_e4m3(acc[i][j], a[i], b[j][0], b[j][1]);
+      }
+    }
+    cp_async_wait<0>();
+    // the scales, and this rank's partial rounded to BF16 (what the peers receive)
+    u32 mine[GA_FRAG / 2];
+    {
+      float sr[4][2], sc[4][2];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = tm * GA_BM + warp_m * 64 + i * 16 + g;
+        sr[i][0] = __ldg(sa + r);
+        sr[i][1] = __ldg(sa + r + 8);
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int c = tn * GA_BN + warp_n * 32 + j * 8 + tq * 2;
+        sc[j][0] = __ldg(sw + c);
+        sc[j][1] = __ldg(sw + c + 1);
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            __nv_bfloat162 v = __floats2bfloat162_rn(acc[i][j][2 * h] * sr[i][h] * sc[j][0],
+                                                     acc[i][j][2 * h + 1] * sr[i][h] * sc[j][1]);
+            mine[(i * 4 + j) * 2 + h] = *reinterpret_cast<u32*>(&v);
+          }
+    }
+    if (INSTR) t2 = clock64();
+
+    // ---- publish: push the partial into every peer's receive buffer, then its flag ----------
+    const long long slot_bytes = (long long)tiles * GA_TILE_BYTES;  // one source's tiles
+    for (int p = 0; p < world; ++p) {
+      if (p == rank) continue;
+      uint4* dst = (uint4*)((uint8_t*)P[G_RECV_PTR + p] + ((long long)parity * world + rank) * slot_bytes +
+                            (long long)t * GA_TILE_BYTES + threadIdx.x * (GA_FRAG * 2));
+#pragma unroll
+      for (int v = 0; v < GA_FRAG / 8; ++v)
+        dst[v] = make_uint4(mine[4 * v], mine[4 * v + 1], mine[4 * v + 2], mine[4 * v + 3]);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      // release, cumulative over the barrier: every thread's pushes before the flag
+      for (int p = 0; p < world; ++p)
+        if (p != rank) st_release_sys((u64*)P[G_FLAG_PTR + p] + (long long)t * world + rank, epoch);
+    }
+    if (INSTR) t3 = clock64();
+
+    // ---- wait: every peer's partial of this tile is here --------------------------------------
+    if (threadIdx.x == 0 && world > 1) {
+      const u64* flags = (const u64*)P[G_FLAG_PTR + rank] + (long long)t * world;
+      u32 pending = ((1u << world) - 1) & ~(1u << rank);
+      const u64 deadline = globaltimer() + budget;
+      Backoff bo;
+      int last = rank;
+      bool first_round = true;
+      for (;;) {
+        const u64 now = INSTR ? clock64() : 0;
+        u32 left = pending;
+        while (left) {
+          const int p = __ffs(left) - 1;
+          left &= left - 1;
+          if (ld_acquire_sys(flags + p) >= epoch) {
+            pending &= ~(1u << p);
+            if (INSTR) s_peer_late[p] += now - t3;
+            if (!first_round) last = p;
+          }
+        }
+        if (!pending) break;
+        first_round = false;
+        const bool give_up = !bo.pause(deadline) || (bo.cold() && any_abort(P, st, world));
+        if (give_up) {
+          s_abort = 1;
+          break;
+        }
+      }
+      if (INSTR) {
+        s_peer_last[last]++;
+        if (last != rank) s_peer_wait[last] += clock64() - t3;
+      }
+    }
+    __syncthreads();
+    if (s_abort) break;
+    if (INSTR) t4 = clock64();
+
+    // ---- reduce: the partials in rank order, BF16 out ------------------------------------------
+    {
+      float sum[GA_FRAG];
+#pragma unroll
+      for (int e = 0; e < GA_FRAG; ++e) sum[e] = 0.f;
+      for (int p = 0; p < world; ++p) {
+        const uint4* src = (const uint4*)((const uint8_t*)P[G_RECV_PTR + rank] +
+                                          ((long long)parity * world + p) * slot_bytes +
+                                          (long long)t * GA_TILE_BYTES + threadIdx.x * (GA_FRAG * 2));
+#pragma unroll
+        for (int v = 0; v < GA_FRAG / 8; ++v) {
+          uint4 x;
+          if (p == rank) x = make_uint4(mine[4 * v], mine[4 * v + 1], mine[4 * v + 2], mine[4 * v + 3]);
+          else x = __ldcg(src + v);
+          const u32 w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w[q]));
+            sum[8 * v + 2 * q] += f.x;
+            sum[8 * v + 2 * q + 1] += f.y;
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = tm * GA_BM + warp_m * 64 + i * 16 + g + 8 * h;
+            const int c = tn * GA_BN + warp_n * 32 + j * 8 + tq * 2;
+            const int e = ((i * 4 + j) * 2 + h) * 2;
+            *reinterpret_cast<__nv_bfloat162*>(out + (long long)r * N + c) =
+                __floats2bfloat162_rn(sum[e], sum[e + 1]);
+          }
+    }
+    // The next tile's first loads overwrite stages this tile's main loop read: every warp passed
+    // the publish barrier after its last ldmatrix, so they may.
+    if (INSTR) {
+      const u64 t5 = clock64();
+      c_guard += t1 - t0;
+      c_gemm += t2 - t1;
+      c_publish += t3 - t2;
+      c_wait += t4 - t3;
+      c_reduce += t5 - t4;
+      ++n_tiles;
+    }
+  }
+
+  // ---- finish ---------------------------------------------------------------------------------
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (s_abort) {
+      if (atomicCAS(st + GS_ABORT, 0ull, epoch) == 0ull) {
+        red_add(tot + CB_C_TIMEOUTS, 1ull);
+        red_add(tot + CB_C_CALLS, 1ull);
+        st_relaxed_sys(st + GS_ABORT_WORD, epoch);  // for the peers' waits
+      }
+    }
+    if (INSTR && !s_abort) {
+      red_add(tot + GT_PHASES + CB_PH_GUARD, c_guard);
+      red_add(tot + GT_PHASES + CB_PH_COPY, c_gemm);
+      red_add(tot + GT_PHASES + CB_PH_PUBLISH, c_publish);
+      red_add(tot + GT_PHASES + CB_PH_WAIT, c_wait);
+      red_add(tot + GT_PHASES + CB_PH_REDUCE, c_reduce);
+      for (int p = 0; p < world; ++p) {
+        red_add(tot + GT_PEER_WAIT + p, s_peer_wait[p]);
+        red_add(tot + GT_PEER_LAST + p, s_peer_last[p]);
+        red_add(tot + GT_PEER_LATE + p, s_peer_late[p]);
+      }
+      red_add(tot + GT_EXT + CB_EXT_THROTTLE_STALLS, stalls);
+      red_add(tot + GT_EXT + CB_EXT_TILES, n_tiles);
+      if (lead_max) atomicMax(tot + GT_EXT + CB_EXT_LEAD_MAX, lead_max);
+      for (int b = 0; b < CB_EXT_LEAD_BUCKETS; ++b) red_add(tot + GT_EXT + CB_EXT_LEAD_HIST + b, s_lead_hist[b]);
+      if (blockIdx.x == 0) {
+        red_add(tot + CB_C_CLOCK_NS, globaltimer() - g0);
+        red_add(tot + CB_C_CLOCK_CYCLES, clock64() - k0);
+      }
+    }
+    __threadfence();
+    if (atom_add_acq_rel_gpu(st + GS_DONE, 1ull) + 1 == epoch * (u64)grid && !s_abort) {
+      if (INSTR) {
+        red_add(tot + CB_C_CALLS, 1ull);
+        red_add(tot + CB_C_BYTES, (u64)M * (u64)N * 2ull);
+        red_add(tot + GT_HIST + bucket_of(clock64() - k0, buckets), 1ull);
+        const u64 lo = (u64)tiles / grid, hi = lo + ((u64)tiles % grid ? 1 : 0);
+        red_add(tot + GT_EXT + CB_EXT_TILE_SPREAD, hi - lo);
+      }
+      st_volatile(st + GS_EPOCH, epoch + 1);  // read by the next launch only
+    }
+  }
+}
+
+#define GA_KERNEL(name, thr, instr)                                                   \
+  extern "C" __global__ void __launch_bounds__(GA_THREADS, 2) name(const u64* P) { \
+    gemm_ar<thr, instr>(P);                                                           \
+  }
+GA_KERNEL(gemm_ar_fp8_bf16, false, true)
+GA_KERNEL(gemm_ar_fp8_bf16_throttled, true, true)
+GA_KERNEL(gemm_ar_fp8_bf16_plain, false, false)
+GA_KERNEL(gemm_ar_fp8_bf16_throttled_plain, true, false)
+
+// Copies the totals into the counter block under its seqlock (one block of GA_PUBLISH_THREADS,
+// a kernel of its own on the rank's stream, so the totals hold still). Published words, from
+// CB_OFF_COUNTERS: counters, phases (mean over CTAs: time), peer wait / last / late (world each;
+// wait and late as the mean over CTAs), the per-peer late histogram (zero: not measured here),
+// the latency histogram, then the extension words.
+__device__ __forceinline__ int published_source(int d, int world, int buckets, bool* per_cta) {
+  *per_cta = false;
+  if (d < GT_PEER_WAIT) { *per_cta = d >= GT_PHASES; return d; }
+  d -= GT_PEER_WAIT;
+  if (d < world) { *per_cta = true; return GT_PEER_WAIT + d; }
+  d -= world;
+  if (d < world) return GT_PEER_LAST + d;
+  d -= world;
+  if (d < world) { *per_cta = true; return GT_PEER_LATE + d; }
+  d -= world;
+  if (d < CB_LATE_BUCKETS * world) return -2;  // published as zero
+  d -= CB_LATE_BUCKETS * world;
+  if (d < buckets) return GT_HIST + d;
+  d -= buckets;
+  if (d < CB_EXT_WORDS) return GT_EXT + d;
+  return -1;
+}
+
+extern "C" __global__ void __launch_bounds__(GA_PUBLISH_THREADS) gemm_ar_publish(const u64* P, int grid) {
+  const u64* st = (const u64*)P[G_STATE];
+  u64* stw = (u64*)P[G_STATE];
+  const int world = (int)P[G_WORLD];
+  const int buckets = (int)P[G_HIST_BUCKETS];
+  u64* cb = (u64*)P[G_COUNTER_BLOCK];
+  u64* lock = cb + CB_OFF_SEQLOCK / 8;
+  constexpr int PER = 8;
+  int src[PER];
+  bool per_cta[PER];
+  u64 v[PER];
+#pragma unroll
+  for (int j = 0; j < PER; ++j) {
+    src[j] = published_source(threadIdx.x + GA_PUBLISH_THREADS * j, world, buckets, &per_cta[j]);
+    v[j] = src[j] >= 0 ? __ldcg(st + GS_TOT + src[j]) : 0;
+    if (per_cta[j]) v[j] /= (u64)grid;
+  }
+  const u64 s = ld_volatile(st + GS_LOCK);
+  const u64 cps = ld_volatile(st + GS_CPS);
+  if (threadIdx.x == 0) st_volatile(lock, s + 1);
+  __syncthreads();
+  fence_acq_rel_sys();
+  if (threadIdx.x == 0) cb[CB_OFF_CPS / 8] = cps;
+#pragma unroll
+  for (int j = 0; j < PER; ++j)
+    if (src[j] != -1) cb[CB_OFF_COUNTERS / 8 + threadIdx.x + GA_PUBLISH_THREADS * j] = v[j];
+  fence_acq_rel_sys();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    st_volatile(lock, s + 2);
+    st_volatile(stw + GS_LOCK, s + 2);
+  }
+}
