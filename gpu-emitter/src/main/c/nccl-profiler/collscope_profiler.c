@@ -154,7 +154,9 @@ static size_t typeSize(const char* t) {
 }
 
 static size_t blockSizeOf(int w) {
-  size_t raw = CB_OFF_PEER_WAIT + 8 * ((size_t)(3 + CB_LATE_BUCKETS) * w + CSN_HIST_BUCKETS);
+  // As CounterBlock.sizeOf: the persistent-CTA extension words (layout 4) stay zero here.
+  size_t raw =
+      CB_OFF_PEER_WAIT + 8 * ((size_t)(3 + CB_LATE_BUCKETS) * w + CSN_HIST_BUCKETS + CB_EXT_WORDS);
   return (raw + 127) & ~(size_t)127;
 }
 
