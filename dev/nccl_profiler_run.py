@@ -133,7 +133,9 @@ def read_blocks(rank):
         b = open(f, "rb").read()
         w = struct.unpack_from("<I", b, 8)[0]
         q = lambda o: struct.unpack_from("<Q", b, o)[0]
-        size = (112 + 8 * (19 * w + 40) + 127) & ~127
+        # CounterBlock.sizeOf: header and counters, per-peer arrays, 40 histogram buckets and the
+        # 36 persistent-CTA extension words of layout 4; the plugin's extension region follows
+        size = (112 + 8 * (19 * w + 40 + 36) + 127) & ~127
         stats = [q(size + 128 + 8 * i) for i in range(9)]
         out.append(
             f"block,{rank},{os.path.basename(os.path.dirname(f))},calls={q(32)},bytes={q(40)},"
