@@ -15,4 +15,28 @@ public interface SnapshotSink extends AutoCloseable {
 
   @Override
   void close();
+
+  /**
+   * An in-memory sink that hands every record to {@code each} and never fails: simulations,
+   * benchmarks and tests that look at records rather than deliver them.
+   */
+  static SnapshotSink to(java.util.function.Consumer<CounterSnapshot> each) {
+    return new SnapshotSink() {
+      @Override
+      public void send(CounterSnapshot snapshot) {
+        each.accept(snapshot);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public long failed() {
+        return 0;
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
 }

@@ -268,18 +268,7 @@ final class EmitCommand implements Callable<Integer> {
                     : Backends.createProcessRank(
                         kind, cfg, plan, onlyRank, device, rendezvous, rendezvousTimeout)) {
       Emitter emitter = new Emitter(b, id, sink, rankOptions.interval);
-      Thread hook =
-          new Thread(
-              () -> {
-                emitter.requestStop();
-                try {
-                  finished.await();
-                } catch (InterruptedException ignored) {
-                  Thread.currentThread().interrupt();
-                }
-              },
-              "collscope-emit-sigterm");
-      Runtime.getRuntime().addShutdownHook(hook);
+      stopOnSigterm(emitter::requestStop, finished);
       err()
           .printf(
               "collscope emit: %d %s ranks of %s, boot %s, faults %s -> %s %s%n",
@@ -348,18 +337,7 @@ final class EmitCommand implements Callable<Integer> {
             true);
     CountDownLatch stop = new CountDownLatch(1);
     CountDownLatch finished = new CountDownLatch(1);
-    Thread hook =
-        new Thread(
-            () -> {
-              stop.countDown();
-              try {
-                finished.await();
-              } catch (InterruptedException ignored) {
-                Thread.currentThread().interrupt();
-              }
-            },
-            "collscope-emit-sigterm");
-    Runtime.getRuntime().addShutdownHook(hook);
+    stopOnSigterm(stop::countDown, finished);
     err()
         .printf(
             "collscope emit: NCCL sidecar on %s, boot %s -> %s %s%n",
@@ -426,5 +404,25 @@ final class EmitCommand implements Callable<Integer> {
       case "off" -> Boolean.FALSE;
       default -> throw usage("--throttle must be dispatch, on or off, got '" + throttle + "'");
     };
+  }
+
+  /**
+   * A shutdown hook (SIGTERM, Ctrl-C) that asks the emitter to stop and holds the JVM until {@code
+   * finished} counts down, so the last snapshots are published or spooled before the exit (after a
+   * normal end {@code finished} is already down and the hook returns at once).
+   */
+  private static void stopOnSigterm(Runnable requestStop, CountDownLatch finished) {
+    Thread hook =
+        new Thread(
+            () -> {
+              requestStop.run();
+              try {
+                finished.await();
+              } catch (InterruptedException ignored) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "collscope-emit-sigterm");
+    Runtime.getRuntime().addShutdownHook(hook);
   }
 }

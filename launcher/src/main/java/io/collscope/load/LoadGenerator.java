@@ -218,6 +218,8 @@ public final class LoadGenerator {
     s.setEventTime(Instant.ofEpochMilli(roundTimeMs(j) + (r * 7919L) % SKEW_MS));
     s.setCyclesPerSecond(OneShotSimulator.CYCLES_PER_SECOND);
     s.setReadRetries(0L);
+    // a simulated one-shot all-reduce: no persistent-CTA drift (version 5's fields, empty)
+    s.setCtaLeadHistogram(java.util.List.of());
     t.writeCounters(s, r, t.cumulative(r, c.phase(), c.phase() + j));
     return s;
   }

@@ -82,7 +82,8 @@ final class SnapshotTemplate {
     int[][] listed = new int[worldSize][];
     if (compact) {
       RankTotals[] last = new RankTotals[worldSize];
-      OneShotSimulator.run(spec, faults, id, sink(s -> last[s.getRank()] = RankTotals.of(s)));
+      OneShotSimulator.run(
+          spec, faults, id, SnapshotSink.to(s -> last[s.getRank()] = RankTotals.of(s)));
       for (int r = 0; r < worldSize; r++) {
         listed[r] =
             last[r] == null
@@ -98,7 +99,7 @@ final class SnapshotTemplate {
         spec,
         faults,
         id,
-        sink(
+        SnapshotSink.to(
             s -> {
               int r = s.getRank();
               if (count[r] >= intervals) return;
@@ -236,29 +237,5 @@ final class SnapshotTemplate {
     int[] a = new int[n];
     for (int i = 0; i < n; i++) a[i] = i;
     return a;
-  }
-
-  private interface OnRecord {
-    void accept(CounterSnapshot s);
-  }
-
-  private static SnapshotSink sink(OnRecord f) {
-    return new SnapshotSink() {
-      @Override
-      public void send(CounterSnapshot snapshot) {
-        f.accept(snapshot);
-      }
-
-      @Override
-      public void flush() {}
-
-      @Override
-      public long failed() {
-        return 0;
-      }
-
-      @Override
-      public void close() {}
-    };
   }
 }

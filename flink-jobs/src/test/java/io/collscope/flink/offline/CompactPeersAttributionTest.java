@@ -45,7 +45,7 @@ class CompactPeersAttributionTest {
         spec,
         FaultPlanModel.of(plan),
         SimIdentity.of("cl", "job", "dp0", Instant.parse("2026-01-01T00:00:00Z")),
-        new Collect(
+        SnapshotSink.to(
             s -> {
               int r = s.getRank();
               if (selectors[r] == null) {
@@ -91,23 +91,5 @@ class CompactPeersAttributionTest {
 
   private static String culprit(Finding f) {
     return f.getKind() + " " + f.getRank() + " " + f.getFromRank();
-  }
-
-  private record Collect(java.util.function.Consumer<CounterSnapshot> f) implements SnapshotSink {
-    @Override
-    public void send(CounterSnapshot snapshot) {
-      f.accept(snapshot);
-    }
-
-    @Override
-    public void flush() {}
-
-    @Override
-    public long failed() {
-      return 0;
-    }
-
-    @Override
-    public void close() {}
   }
 }
