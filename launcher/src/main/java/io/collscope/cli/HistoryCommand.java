@@ -1,6 +1,7 @@
 package io.collscope.cli;
 
 import io.collscope.flink.alert.RegressionRule;
+import io.collscope.history.HistoryCompactor;
 import io.collscope.history.HistoryDb;
 import io.collscope.history.HistoryGenerator;
 import io.collscope.history.HistoryQueries;
@@ -10,6 +11,8 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -287,7 +290,7 @@ final class HistoryCommand implements Runnable {
             "Only these tables (rank_windows, attributions, findings, alerts); e.g."
                 + " attributions,findings,alerts for a load that culprits and compare read."
                 + " Default: all.")
-    java.util.List<String> tables;
+    List<String> tables;
 
     @Override
     public Integer call() throws Exception {
@@ -357,13 +360,12 @@ final class HistoryCommand implements Runnable {
     public Integer call() throws Exception {
       common.format.check();
       if (olderThan.isNegative()) throw new IllegalArgumentException("--older-than must be >= 0");
-      io.collscope.history.HistoryCompactor.Result r =
-          new io.collscope.history.HistoryCompactor(common.history, common.now(), olderThan, dryRun)
-              .run();
-      java.util.List<java.util.List<Object>> rows = new java.util.ArrayList<>();
+      HistoryCompactor.Result r =
+          new HistoryCompactor(common.history, common.now(), olderThan, dryRun).run();
+      List<List<Object>> rows = new ArrayList<>();
       for (var c : r.compacted()) {
         rows.add(
-            java.util.List.of(
+            List.of(
                 c.table(),
                 c.partition(),
                 c.filesBefore(),
@@ -372,11 +374,10 @@ final class HistoryCommand implements Runnable {
       }
       for (var k : r.skipped()) {
         if (k.reason().startsWith("younger")) continue; // every recent hour: noise
-        rows.add(java.util.List.of(k.table(), k.partition(), "", "", "skipped: " + k.reason()));
+        rows.add(List.of(k.table(), k.partition(), "", "", "skipped: " + k.reason()));
       }
       print(
-          new Table(
-              java.util.List.of("table", "partition", "files_before", "records", "note"), rows),
+          new Table(List.of("table", "partition", "files_before", "records", "note"), rows),
           common,
           spec);
       PrintWriter err = spec.commandLine().getErr();

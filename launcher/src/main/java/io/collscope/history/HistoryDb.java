@@ -123,9 +123,18 @@ public final class HistoryDb implements AutoCloseable {
 
   private static boolean isCommitted(Path tableDir, Path p, boolean regular) {
     Path relative = tableDir.relativize(p);
-    if (!regular || relative.getNameCount() != 3) return false;
-    for (Path name : relative) if (name.toString().startsWith(".")) return false;
+    if (!regular || relative.getNameCount() != 3 || !visible(relative)) return false;
     return p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX);
+  }
+
+  /**
+   * Whether a path under a table folder is part of the history: no hidden name on the way, neither
+   * a file (FileSink's in-progress parts) nor a folder (a compaction's new or old copy of an hour,
+   * {@link HistoryCompactor}). DuckDB's glob, pyarrow and Spark skip the same.
+   */
+  static boolean visible(Path relative) {
+    for (Path name : relative) if (name.toString().startsWith(".")) return false;
+    return true;
   }
 
   public Path base() {

@@ -51,9 +51,7 @@ public final class ParquetHistoryReader {
     try (Stream<Path> s = Files.walk(dir, java.nio.file.FileVisitOption.FOLLOW_LINKS)) {
       files =
           s.filter(Files::isRegularFile)
-              // hidden files (in-progress parts) and hidden folders (a compaction's new or old
-              // copy of an hour, HistoryCompactor) are not part of the history
-              .filter(p -> noHiddenName(dir.relativize(p)))
+              .filter(p -> HistoryDb.visible(dir.relativize(p)))
               .filter(p -> p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX))
               .filter(p -> inRange(dir.relativize(p.getParent()).toString(), range))
               .sorted()
@@ -93,11 +91,6 @@ public final class ParquetHistoryReader {
         for (long i = 0; i < pages.getRowCount(); i++) each.accept(rows.read());
       }
     }
-  }
-
-  private static boolean noHiddenName(Path relative) {
-    for (Path name : relative) if (name.toString().startsWith(".")) return false;
-    return true;
   }
 
   private static final java.util.regex.Pattern PARTITION =
