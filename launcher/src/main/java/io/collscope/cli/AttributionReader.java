@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -28,6 +29,7 @@ final class AttributionReader implements AutoCloseable {
   private static final AvroCodec<Alert> ALERTS = AvroCodec.of(Alert.class);
 
   private final String bootstrap;
+  private final Map<String, String> client;
   private final String topic;
   private final Set<CommunicatorKey> communicators;
   private final Consumer<Attribution> onWindow;
@@ -40,6 +42,7 @@ final class AttributionReader implements AutoCloseable {
 
   private AttributionReader(
       String bootstrap,
+      Map<String, String> client,
       String topic,
       Set<CommunicatorKey> communicators,
       Consumer<Attribution> onWindow,
@@ -47,6 +50,7 @@ final class AttributionReader implements AutoCloseable {
       Consumer<Alert> onAlert,
       PrintWriter err) {
     this.bootstrap = bootstrap;
+    this.client = Map.copyOf(client);
     this.topic = topic;
     this.communicators = Set.copyOf(communicators);
     this.onWindow = onWindow;
@@ -64,12 +68,16 @@ final class AttributionReader implements AutoCloseable {
       Set<CommunicatorKey> communicators,
       Consumer<Attribution> onWindow,
       PrintWriter err) {
-    return start(bootstrap, topic, communicators, onWindow, null, a -> {}, err);
+    return start(bootstrap, Map.of(), topic, communicators, onWindow, null, a -> {}, err);
   }
 
-  /** As above, and the alert transitions of {@code alertTopic} to {@code onAlert}. */
+  /**
+   * As above with the client properties {@code client} (TLS, SASL, a group id), and the alert
+   * transitions of {@code alertTopic} to {@code onAlert}.
+   */
   static AttributionReader start(
       String bootstrap,
+      Map<String, String> client,
       String topic,
       Set<CommunicatorKey> communicators,
       Consumer<Attribution> onWindow,
@@ -77,7 +85,8 @@ final class AttributionReader implements AutoCloseable {
       Consumer<Alert> onAlert,
       PrintWriter err) {
     AttributionReader r =
-        new AttributionReader(bootstrap, topic, communicators, onWindow, alertTopic, onAlert, err);
+        new AttributionReader(
+            bootstrap, client, topic, communicators, onWindow, alertTopic, onAlert, err);
     r.thread.start();
     return r;
   }
@@ -102,7 +111,7 @@ final class AttributionReader implements AutoCloseable {
   }
 
   private void read() {
-    try (KafkaConsumer<byte[], byte[]> c = TopicDrainer.consumer(bootstrap, true)) {
+    try (KafkaConsumer<byte[], byte[]> c = TopicDrainer.consumer(bootstrap, true, client)) {
       c.subscribe(alertTopic == null ? List.of(topic) : List.of(topic, alertTopic));
       while (!stop) {
         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {

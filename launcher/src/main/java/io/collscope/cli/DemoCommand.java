@@ -5,6 +5,7 @@ import io.collscope.alerts.AlertmanagerClient;
 import io.collscope.backend.Backends;
 import io.collscope.broker.TopicDrainer;
 import io.collscope.collective.FaultPlan;
+import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.Emitter;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.model.CommunicatorKey;
@@ -22,9 +23,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code collscope demo}: the whole pipeline on one machine. An embedded Kafka broker, N ranks
- * emitting snapshots, the attribution job on a local MiniCluster (web UI on 8081), and a live view
- * of the attribution topic — a table per window, or one JSON object per window.
+ * {@code collscope demo}: the whole pipeline on one machine. An embedded Kafka broker (or, with
+ * {@code --kafka}, topics of the run's own on an existing cluster, reached with {@code
+ * --kafka-config}), N ranks emitting snapshots, the attribution job on a local MiniCluster (web UI
+ * on 8081), and a live view of the attribution topic — a table per window, or one JSON object per
+ * window.
  */
 @Command(
     name = "demo",
@@ -37,12 +40,30 @@ final class DemoCommand implements Callable<Integer> {
   private static final String CLUSTER = "local";
   private static final String JOB = "demo";
 
+  /** How long an existing cluster (--kafka) has to answer and accept the demo's login. */
+  private static final Duration KAFKA_TIMEOUT = Duration.ofSeconds(10);
+
   /** How long after the feed stopped the last full window may take to show. */
   private static final Duration LAST_WINDOW_TIMEOUT = Duration.ofSeconds(20);
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @CommandLine.Mixin RankOptions rankOptions;
+
+  // Not named --bootstrap on purpose: emit's --bootstrap takes COLLSCOPE_BOOTSTRAP and the
+  // configuration file's `bootstrap`, and an installation that sets those for its emitters must
+  // not turn every demo into a run on its production cluster. The demo uses a cluster only when
+  // asked on its command line (or by demo.kafka in the file).
+  @Option(
+      names = "--kafka",
+      paramLabel = "HOST:PORT",
+      description =
+          "Run on this existing Kafka cluster instead of a temporary broker of its own: the demo"
+              + " creates topics named collscope-demo-<run>.* there and deletes them at the end"
+              + " (the ACLs it needs: docs/RELIABILITY.md).")
+  String kafka;
+
+  @CommandLine.Mixin KafkaClientOptions kafkaClient;
 
   @Option(
       names = "--seconds",
@@ -113,6 +134,15 @@ final class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     checkOptions();
     PrintWriter err = spec.commandLine().getErr();
+    if (kafka != null) {
+      try {
+        kafkaClient.checkAccepted(kafka, KAFKA_TIMEOUT);
+      } catch (BrokerUnreachableException e) {
+        err.println("collscope demo: " + e.getMessage());
+        err.flush();
+        return Defaults.EXIT_BROKER_UNREACHABLE;
+      }
+    }
     err.println("collscope demo: starting the ranks and Kafka...");
     err.flush();
     AttributionPrinter printer = new AttributionPrinter(spec.commandLine().getOut(), json);
@@ -120,10 +150,18 @@ final class DemoCommand implements Callable<Integer> {
     try (SnapshotFeed feed = feed();
         DemoPipeline pipeline =
             DemoPipeline.start(
-                window, minExcessUs, absFloorUs, uiPort, noHistory ? null : history);
+                kafka == null
+                    ? DemoKafka.embedded()
+                    : DemoKafka.existing(kafka, kafkaClient.config(), err),
+                window,
+                minExcessUs,
+                absFloorUs,
+                uiPort,
+                noHistory ? null : history);
         AttributionReader reader =
             AttributionReader.start(
                 pipeline.bootstrapServers(),
+                pipeline.readerProperties("view"),
                 pipeline.attributionTopic(),
                 feed.communicators(),
                 printer,
@@ -170,7 +208,8 @@ final class DemoCommand implements Callable<Integer> {
           new Thread(
               () -> {
                 try (KafkaConsumer<byte[], byte[]> c =
-                    TopicDrainer.consumer(pipeline.bootstrapServers(), true)) {
+                    TopicDrainer.consumer(
+                        pipeline.bootstrapServers(), true, pipeline.readerProperties("alerts"))) {
                   f.run(c, pipeline.alertTopic());
                 }
               },
@@ -199,6 +238,10 @@ final class DemoCommand implements Callable<Integer> {
       } catch (IllegalArgumentException e) {
         throw usage("--alertmanager " + e.getMessage());
       }
+    }
+    if (kafka == null && spec.commandLine().getParseResult().hasMatchedOption("--kafka-config")) {
+      // (a file from the environment or the configuration file is for the other commands)
+      throw usage("--kafka-config needs --kafka: the demo's own broker takes plain connections");
     }
     if (seconds < 1) throw usage("--seconds must be >= 1");
     if (window.toMillis() < 1000) throw usage("--window must be at least 1s");

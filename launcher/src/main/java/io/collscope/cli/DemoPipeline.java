@@ -1,6 +1,5 @@
 package io.collscope.cli;
 
-import io.collscope.broker.EmbeddedKafka;
 import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.flink.AttributionJob;
@@ -11,6 +10,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -23,19 +24,20 @@ import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
- * The demo's pipeline on this machine: a temporary Kafka broker with the job's topics, and the
- * attribution job on a local MiniCluster with its web UI. Closing it cancels the job and removes
- * the broker and its data.
+ * The demo's pipeline on this machine: the job's topics on a {@link DemoKafka} (a temporary broker
+ * of its own, or the run's topics on an existing cluster), and the attribution job on a local
+ * MiniCluster with its web UI. Closing it stops the job and removes the broker and its data, or the
+ * run's topics.
  */
 final class DemoPipeline implements AutoCloseable {
 
   private static final int PARTITIONS = 4;
 
-  private final EmbeddedKafka kafka;
+  private final DemoKafka kafka;
   private final JobOptions options;
   private final JobClient job;
 
-  private DemoPipeline(EmbeddedKafka kafka, JobOptions options, JobClient job) {
+  private DemoPipeline(DemoKafka kafka, JobOptions options, JobClient job) {
     this.kafka = kafka;
     this.options = options;
     this.job = job;
@@ -50,26 +52,41 @@ final class DemoPipeline implements AutoCloseable {
     return start(window, minExcessUs, absFloorUs, uiPort, null);
   }
 
-  /** As above, with the job's history written under {@code history} unless it is null. */
+  /**
+   * As above on a temporary broker of its own, with the job's history written under {@code history}
+   * unless it is null.
+   */
   static DemoPipeline start(
       Duration window, double minExcessUs, double absFloorUs, int uiPort, Path history)
       throws Exception {
-    EmbeddedKafka kafka = EmbeddedKafka.startTemporary();
+    return start(DemoKafka.embedded(), window, minExcessUs, absFloorUs, uiPort, history);
+  }
+
+  /** As above on {@code kafka}, which the pipeline owns from now on (and closes on failure). */
+  static DemoPipeline start(
+      DemoKafka kafka,
+      Duration window,
+      double minExcessUs,
+      double absFloorUs,
+      int uiPort,
+      Path history)
+      throws Exception {
     try {
       JobOptions options =
-          jobOptions(window, minExcessUs)
-              .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs))
-              .with(JobOptions.BOOTSTRAP, kafka.bootstrapServers())
-              .with(
-                  JobOptions.HISTORY_PATH,
-                  history == null ? "" : history.toAbsolutePath().toUri().toString());
+          kafka.configure(
+              jobOptions(window, minExcessUs)
+                  .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs))
+                  .with(
+                      JobOptions.HISTORY_PATH,
+                      history == null ? "" : history.toAbsolutePath().toUri().toString()));
       kafka.createTopics(
           PARTITIONS,
-          options.get(JobOptions.SNAPSHOT_TOPIC),
-          options.get(JobOptions.RANK_WINDOW_TOPIC),
-          options.get(JobOptions.ATTRIBUTION_TOPIC),
-          options.get(JobOptions.DEADLETTER_TOPIC),
-          options.get(JobOptions.ALERT_TOPIC));
+          List.of(
+              options.get(JobOptions.SNAPSHOT_TOPIC),
+              options.get(JobOptions.RANK_WINDOW_TOPIC),
+              options.get(JobOptions.ATTRIBUTION_TOPIC),
+              options.get(JobOptions.DEADLETTER_TOPIC),
+              options.get(JobOptions.ALERT_TOPIC)));
       Configuration conf = new Configuration();
       conf.set(RestOptions.BIND_PORT, uiPort + "-" + (uiPort + 20));
       StreamExecutionEnvironment env =
@@ -102,6 +119,14 @@ final class DemoPipeline implements AutoCloseable {
     return kafka.bootstrapServers();
   }
 
+  /**
+   * Client properties for {@code reader}, a reader of the job's outputs (TLS, SASL, a group of its
+   * own on a cluster).
+   */
+  Map<String, String> readerProperties(String reader) {
+    return kafka.readerProperties(reader);
+  }
+
   String attributionTopic() {
     return options.get(JobOptions.ATTRIBUTION_TOPIC);
   }
@@ -118,6 +143,7 @@ final class DemoPipeline implements AutoCloseable {
   KafkaSnapshotSink snapshotSink() throws BrokerUnreachableException {
     return KafkaSnapshotSink.connect(
         kafka.bootstrapServers(),
+        kafka.client(),
         options.get(JobOptions.SNAPSHOT_TOPIC),
         PARTITIONS,
         Duration.ofSeconds(30));

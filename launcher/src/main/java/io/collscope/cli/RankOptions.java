@@ -35,7 +35,7 @@ final class RankOptions {
               + " slow-publish=R:D, slow-ack=R:D, slow-copy=R:D, slow-all=D, dead-rank=R,"
               + " reboot-rank=R@T (cpu only). Each takes [@START[-END]][~PERCENT]: active from"
               + " START to END of the run, on PERCENT of the collectives, e.g."
-              + " slow-rank=2:1ms@5s-15s~25%")
+              + " slow-rank=2:1ms@5s-15s~25%%")
   List<String> inject = new ArrayList<>();
 
   @Option(

@@ -214,6 +214,94 @@ class SecureKafkaITCase {
     }
   }
 
+  /**
+   * {@code demo --kafka --kafka-config} on the secured cluster, as a principal allowed only names
+   * prefixed {@code collscope-demo-}: the demo makes its run's topics, names the slow rank, and
+   * deletes the topics at the end. Before that, its flags: --kafka-config alone is refused (the
+   * demo's own broker is plaintext), and without credentials the demo stops with one line.
+   */
+  @Test
+  void theDemoRunsOnASecuredClusterWithinPrefixedAclsAndRemovesItsTopics() throws Exception {
+    EmbeddedKafka.Security security = TestCertificates.brokerSecurity(dir);
+    String password = UUID.randomUUID().toString();
+    try (EmbeddedKafka kafka = EmbeddedKafka.startSecure(dir.resolve("kafka"), security)) {
+      kafka.addScramUser("demo", password);
+      String prefix = DemoKafka.RUN_PREFIX;
+      kafka.allow(
+          "demo",
+          ResourceType.TOPIC,
+          prefix,
+          true,
+          AclOperation.CREATE,
+          AclOperation.DELETE,
+          AclOperation.READ,
+          AclOperation.WRITE,
+          AclOperation.DESCRIBE);
+      kafka.allow("demo", ResourceType.GROUP, prefix, true, AclOperation.READ);
+      kafka.allow(
+          "demo",
+          ResourceType.TRANSACTIONAL_ID,
+          prefix,
+          true,
+          AclOperation.WRITE,
+          AclOperation.DESCRIBE);
+      Path config = clientFile("demo", security.scramClient("demo", password));
+
+      CliRun lone = CliRun.of("demo", "--kafka-config", config.toString());
+      assertThat(lone.exitCode()).isEqualTo(Defaults.EXIT_USAGE);
+      assertThat(lone.err().strip().lines()).hasSize(1);
+      assertThat(lone.err()).contains("--kafka-config needs --kafka");
+
+      CliRun anonymous = CliRun.of("demo", "--kafka", kafka.bootstrapServers(), "--seconds", "2");
+      System.out.println("demo without credentials: exit " + anonymous.exitCode());
+      assertThat(anonymous.exitCode()).isEqualTo(Defaults.EXIT_BROKER_UNREACHABLE);
+      assertThat(anonymous.err().strip().lines()).hasSize(1);
+
+      CliRun demo =
+          CliRun.of(
+              "demo",
+              "--kafka",
+              kafka.bootstrapServers(),
+              "--kafka-config",
+              config.toString(),
+              "--ranks",
+              "2",
+              "--seconds",
+              "12",
+              "--window",
+              "2s",
+              "--interval",
+              "250ms",
+              "--backend",
+              "cpu",
+              "--inject",
+              "slow-rank=1:5ms",
+              "--json",
+              "--no-history",
+              "--ui-port",
+              "18281");
+      System.out.println(
+          "demo on the secured cluster: exit " + demo.exitCode() + "\n" + demo.err());
+      assertThat(demo.exitCode()).as(demo.err()).isZero();
+      List<String> full =
+          demo.out().lines().filter(l -> l.contains("\"full_window\":true")).toList();
+      assertThat(full).as(demo.out()).isNotEmpty();
+      assertThat(full.get(full.size() - 1)).contains("\"verdict\":\"SLOW_RANK\"", "\"rank\":1");
+      assertThat(demo.err()).contains("deleted its topics " + prefix);
+      Map<String, Object> asDemo = new java.util.HashMap<>(security.scramClient("demo", password));
+      asDemo.put("bootstrap.servers", kafka.bootstrapServers());
+      try (org.apache.kafka.clients.admin.Admin admin =
+          org.apache.kafka.clients.admin.Admin.create(asDemo)) {
+        assertThat(admin.listTopics().names().get())
+            .as("the demo's topics are gone")
+            .noneMatch(t -> t.startsWith(prefix));
+      }
+      for (CliRun r : List.of(lone, anonymous, demo)) {
+        assertThat(r.out() + r.err()).as("output with no secret").doesNotContain(password);
+      }
+    }
+  }
+
   private CliRun emit(EmbeddedKafka kafka, String topic, Path config, String seconds, Path spool) {
     List<String> args =
         new java.util.ArrayList<>(

@@ -96,6 +96,11 @@ public final class KafkaClientConfig implements Serializable {
     return path == null || path.isBlank() ? none() : load(Path.of(path));
   }
 
+  /** The file the properties came from, or "" for {@link #none}: what the job's option takes. */
+  public String file() {
+    return source == null ? "" : source;
+  }
+
   public boolean isEmpty() {
     return properties.isEmpty();
   }
