@@ -2,6 +2,9 @@
 // profiler context of one communicator, then per collective the events NCCL sends (CollApi, Coll
 // on the user thread; KernelCh start and KernelChStop per channel) with made-up %globaltimer
 // values, so a test can check the counter blocks the plugin fills (NcclProfilerPluginTest).
+// As NCCL, it reads the plugin's event mask at each collective's enqueue and sends only the
+// events enabled in it (CollApi, Coll, KernelCh: the plugin times 1 collective in
+// COLLSCOPE_NCCL_KERNEL_SAMPLING).
 //   nccl_profiler_driver LIB VERSION(5|6) RANKS COLLECTIVES LATE_RANK LATE_NS [CAPTURED [LOSE]]
 // Run with COLLSCOPE_SHM_DIR=dir and COLLSCOPE_NCCL_NO_THREAD=1: it polls the publisher itself.
 // Rank LATE_RANK's kernels start LATE_NS after the others' and take LATE_NS less (the others
@@ -58,9 +61,12 @@ int main(int argc, char** argv) {
   printf("mask %d\n", mask);
   unsigned long long t = 1700000000000000000ULL;
   const int nch = 2;
+  int kernelColls = 0;  // (collective, rank) pairs enqueued with KernelCh in the mask
   for (int i = 0; i < n + captured; i++) {
     int isCaptured = i >= n;
     for (int r = 0; r < ranks; r++) {
+      int m = __atomic_load_n(&mask, __ATOMIC_RELAXED);  // NCCL: at the collective's enqueue
+      if (!(m & (ncclProfileCollApi | ncclProfileColl | ncclProfileKernelCh))) continue;
       ncclProfilerEventDescr_v6_t d;
       memset(&d, 0, sizeof d);
       void* api = NULL;
@@ -83,8 +89,10 @@ int main(int argc, char** argv) {
       void* coll = NULL;
       if (p6) p6->startEvent(ctx[r], &coll, &d);
       else p5->startEvent(ctx[r], &coll, (ncclProfilerEventDescr_v5_t*)&d);
-      if (p6) p6->stopEvent(coll);
-      else p5->stopEvent(coll);
+      if (coll && p6) p6->stopEvent(coll);
+      else if (coll) p5->stopEvent(coll);
+      if (!(m & ncclProfileKernelCh)) continue;  // no profiler proxy op: no channel events
+      kernelColls++;
       // Rank lateRank starts late; everybody ends together, 10 us after the last start.
       unsigned long long start = t + (r == lateRank ? lateNs : 0);
       unsigned long long stop = t + lateNs + 10000;
@@ -97,6 +105,7 @@ int main(int argc, char** argv) {
         void* ch = NULL;
         if (p6) p6->startEvent(ctx[r], &ch, &d);
         else p5->startEvent(ctx[r], &ch, (ncclProfilerEventDescr_v5_t*)&d);
+        if (!ch) continue;  // NCCL records and stops only a channel that has a handle
         ncclProfilerEventStateArgs_v6_t a;
         memset(&a, 0, sizeof a);
         a.kernelCh.pTimer = stop;
@@ -121,6 +130,7 @@ int main(int argc, char** argv) {
     if (p6) p6->finalize(ctx[r]);
     else p5->finalize(ctx[r]);
   }
+  printf("kernel-channel collectives %d\n", kernelColls);
   printf("done %d collectives on %d ranks\n", n, ranks);
   return 0;
 }

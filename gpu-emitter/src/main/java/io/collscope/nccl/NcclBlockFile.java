@@ -59,7 +59,14 @@ public final class NcclBlockFile {
     UNMATCHED,
     STALE,
     PEERS_SEEN,
-    CLOCK_LAG_MIN;
+    CLOCK_LAG_MIN,
+    /** Collectives timed by their kernel-channel events (1 in {@link #SAMPLING}). */
+    TIMED,
+    /**
+     * The sampling period: the timed collectives' kernel time, wait, lateness and histograms are
+     * weighted by it; calls and bytes count every collective.
+     */
+    SAMPLING;
 
     public static final int COUNT = values().length;
   }

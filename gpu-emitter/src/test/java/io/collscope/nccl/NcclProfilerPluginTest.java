@@ -58,8 +58,14 @@ class NcclProfilerPluginTest {
   }
 
   static String run(Path shm, boolean noFinalize, String... cmd) throws Exception {
+    return run(shm, noFinalize, 1, cmd);
+  }
+
+  /** sampling: COLLSCOPE_NCCL_KERNEL_SAMPLING (1: every collective timed, exact totals). */
+  static String run(Path shm, boolean noFinalize, int sampling, String... cmd) throws Exception {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     if (noFinalize) pb.environment().put("COLLSCOPE_DRIVER_NO_FINALIZE", "1");
+    pb.environment().put("COLLSCOPE_NCCL_KERNEL_SAMPLING", "" + sampling);
     if (shm != null) {
       pb.environment().put("COLLSCOPE_SHM_DIR", shm.toString());
       pb.environment().put("COLLSCOPE_NCCL_NO_THREAD", "1");
@@ -146,6 +152,52 @@ class NcclProfilerPluginTest {
   }
 
   @Test
+  void sampledKernelEventsStandForEveryCollectiveAndAreEnabledOnlyForTheTimedOnes(
+      @TempDir Path shm) throws Exception {
+    // 1 collective in 10 timed: the same straggler totals as timing every one (1000 = 100 x 10),
+    // NCCL asked for KernelCh on few collectives, and calls and bytes still count every one
+    String out =
+        run(
+            shm,
+            false,
+            10,
+            driver.toString(),
+            LIB.toAbsolutePath().toString(),
+            "5",
+            "2",
+            "1000",
+            "1",
+            "2000000",
+            "0");
+    int kernelColls =
+        Integer.parseInt(
+            out.lines()
+                .filter(l -> l.startsWith("kernel-channel collectives "))
+                .findFirst()
+                .orElseThrow()
+                .substring("kernel-channel collectives ".length()));
+    // each rank's own 100, and (one mask per process) the other rank's choice the collective
+    // before: at most 300 of the 2000 enqueues, against 2000 without sampling
+    assertThat(kernelColls).isBetween(200, 300);
+    NcclBlockFile r0 = NcclBlockFile.open(block(shm, 0));
+    NcclBlockFile r1 = NcclBlockFile.open(block(shm, 1));
+    Counters c0 = new SnapshotReader(r0.block()).read();
+    Counters c1 = new SnapshotReader(r1.block()).read();
+    assertThat(c0.calls()).isEqualTo(1000);
+    assertThat(c0.totals().get(io.collscope.model.Counter.BYTES)).isEqualTo(4096L * 1000);
+    assertThat(c0.totals().peerLateCycles()).containsExactly(0, 2_000_000_000L);
+    assertThat(c0.peerArrivedLast()).containsExactly(0, 1000);
+    assertThat(c0.cycles(Phase.WAIT)).isEqualTo(2_000_000_000L);
+    assertThat(c1.cycles(Phase.REDUCE)).isEqualTo(10_000L * 1000);
+    NcclBlockFile.Extension x0 = r0.readExtension(100);
+    assertThat(x0.stat(NcclBlockFile.Stat.TIMED)).isEqualTo(100);
+    assertThat(x0.stat(NcclBlockFile.Stat.SAMPLING)).isEqualTo(10);
+    assertThat(x0.stat(NcclBlockFile.Stat.UNMATCHED)).isZero();
+    assertThat(x0.stat(NcclBlockFile.Stat.STALE)).isZero();
+    assertThat(x0.funcs()[0][0]).as("AllReduce calls").isEqualTo(1000);
+  }
+
+  @Test
   void graphCapturedCollectivesAreRefusedAndCountedNotCountedAsCollectives(@TempDir Path shm)
       throws Exception {
     drive(shm, 5, 2, 100, 1, 1_000_000, 7);
@@ -174,7 +226,10 @@ class NcclProfilerPluginTest {
         "50");
     NcclBlockFile r0 = NcclBlockFile.open(block(shm, 0));
     NcclBlockFile r1 = NcclBlockFile.open(block(shm, 1));
-    assertThat(new SnapshotReader(r0.block()).read().calls()).isEqualTo(980);
+    // calls count every collective at its enqueue; the 980 whose channels all ended were timed
+    // (a publisher stuck on the first lost one would have timed 24)
+    assertThat(new SnapshotReader(r0.block()).read().calls()).isEqualTo(1000);
+    assertThat(r0.readExtension(100).stat(NcclBlockFile.Stat.TIMED)).isEqualTo(980);
     assertThat(r0.readExtension(100).stat(NcclBlockFile.Stat.STALE)).isEqualTo(20);
     Counters c1 = new SnapshotReader(r1.block()).read();
     assertThat(c1.calls()).isEqualTo(1000);
