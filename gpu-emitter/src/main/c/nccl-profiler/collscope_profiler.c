@@ -92,6 +92,8 @@ struct ctx {
   uint64_t head;           // next slot to claim (user thread)
   uint64_t apiCount;       // collective API calls seen on this communicator (user thread)
   int wantKernel;          // the next API call is timed: g_wanting counts this one
+  int capture;             // CAPTURE_*: the graph capture this communicator is in, if any
+  int kernelOff;           // no more KernelCh for this communicator (see graphCapture)
   // every collective's call and bytes, by type (user thread, relaxed atomics)
   uint64_t funcCalls[CSN_N_FUNCS], funcBytes[CSN_N_FUNCS];
   uint64_t tail;           // next slot to publish (publisher)
@@ -111,6 +113,7 @@ struct ctx {
   uint64_t lastPublishNs;  // CLOCK_MONOTONIC (publisher)
   int64_t clockLagMin;     // written by the proxy thread (atomic min)
   uint64_t graphRefused, dropped; // atomics, user thread
+  uint64_t graphMixed;      // captured collectives whose KernelCh differed from the capture's first
   struct peer* peers;
   int warnedGraph;
 };
@@ -124,6 +127,9 @@ static int g_active = 1;
 static uint64_t g_periodUs = CSN_PERIOD_US;
 static uint64_t g_sampling = CSN_KERNEL_SAMPLING_DEFAULT;
 static int g_wanting;     // contexts whose next collective is timed: KernelCh in the mask while > 0
+static int g_veto;        // contexts capturing collectives without KernelCh: none in the mask
+
+enum { CAPTURE_NONE = 0, CAPTURE_WITH_KERNEL = 1, CAPTURE_WITHOUT_KERNEL = 2 };
 // CollApi handles: their address says whether the collective is graph-captured, timed or neither.
 static char g_eagerApi, g_capturedApi, g_timedApi;
 
@@ -237,6 +243,8 @@ static void publish(struct ctx* c, int finalized) {
   c->stats[CSN_S_DROPPED] = LD(&c->dropped);
   c->stats[CSN_S_CLOCK_LAG_MIN] = (uint64_t)LD(&c->clockLagMin);
   c->stats[CSN_S_SAMPLING] = __atomic_load_n(&g_sampling, __ATOMIC_RELAXED);
+  c->stats[CSN_S_KERNEL_OFF] = (uint64_t)c->kernelOff;
+  c->stats[CSN_S_GRAPH_MIXED] = LD(&c->graphMixed);
   for (int i = 0; i < CSN_S_N; i++) put64(x, CSN_X_STATS + 8 * i, c->stats[i]);
   for (int f = 0; f < CSN_N_FUNCS; f++) {
     put64(x, CSN_X_FUNCS + CSN_FUNC_STRIDE * f, fc[f]);
@@ -501,10 +509,17 @@ static void* publisherMain(void* arg) {
 
 // Whether the communicator's collective number k (its k-th collective API call, the same on every
 // rank: NCCL requires all ranks to call a communicator's collectives in the same order) is timed.
-// Deterministic, so every rank times the same collectives and their arrivals join.
+// Deterministic, so every rank times the same collectives and their arrivals join; chosen by a
+// hash of k (splitmix64's finalizer), not k % n: a training step repeats the same sequence of
+// collectives, and a period would time the same one of them every step (run 60 cycled through
+// 4 sizes and timed only the 16 MB all-reduces).
 static int chosen(uint64_t k) {
   uint64_t n = __atomic_load_n(&g_sampling, __ATOMIC_RELAXED);
-  return n <= 1 || k % n == 0;
+  if (n <= 1) return 1;
+  uint64_t z = k + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) % n == 0;
 }
 
 // NCCL's mask is one per process: KernelCh is in it while any communicator's next collective is
@@ -514,18 +529,65 @@ static void storeMask(void) {
   if (!g_mask) return;
   for (int i = 0; i < 2; i++) {
     int m = !__atomic_load_n(&g_active, __ATOMIC_RELAXED) ? 0
-            : __atomic_load_n(&g_wanting, __ATOMIC_RELAXED) > 0 ? CSN_MASK
-                                                                 : CSN_BASE_MASK;
+            : __atomic_load_n(&g_wanting, __ATOMIC_RELAXED) > 0 &&
+                    __atomic_load_n(&g_veto, __ATOMIC_RELAXED) == 0
+                ? CSN_MASK
+                : CSN_BASE_MASK;
     if (__atomic_load_n(g_mask, __ATOMIC_RELAXED) == m) return;
     __atomic_store_n(g_mask, m, __ATOMIC_RELAXED);
   }
 }
 
 static void setWant(struct ctx* c, int want) {
+  want = want && !c->kernelOff;
   if (want == c->wantKernel) return;
   c->wantKernel = want;
   __atomic_fetch_add(&g_wanting, want ? 1 : -1, __ATOMIC_RELAXED);
   storeMask();
+}
+
+static void setCapture(struct ctx* c, int state) {
+  if (state == c->capture) return;
+  if (c->capture == CAPTURE_WITHOUT_KERNEL) __atomic_fetch_sub(&g_veto, 1, __ATOMIC_RELAXED);
+  if (state == CAPTURE_WITHOUT_KERNEL) __atomic_fetch_add(&g_veto, 1, __ATOMIC_RELAXED);
+  c->capture = state;
+  storeMask();
+}
+
+// Graph capture under sampling. NCCL 2.28.9 keeps two counters per channel that its profiler
+// proxy operations match: the kernel's (one more per work item it runs: at every replay of a
+// captured collective) and the proxy's (one more per collective when it is planned, except that a
+// captured one with KernelCh counts at each replay instead, src/proxy.cc SaveProxyProfiler). A
+// captured collective without KernelCh therefore moves them apart at every replay after the
+// first, and from then on a KernelCh proxy operation of that communicator waits for a counter
+// that never comes: channel events stop and ncclCommDestroy hangs (run 60: one captured
+// collective of 20 had KernelCh). Counters stay together only if every captured collective of the
+// communicator has KernelCh, or none has and no KernelCh collective follows. The mask for a
+// collective is read before the plugin hears of it, so the first captured collective decides:
+// with KernelCh, the rest of the capture gets it too; without, KernelCh is vetoed for the whole
+// process while the capture lasts and never enabled again on this communicator (timing stops
+// there, calls and bytes go on; said once). COLLSCOPE_NCCL_KERNEL_SAMPLING=1 (every collective
+// has KernelCh) keeps timing jobs that capture collectives.
+static void graphCapture(struct ctx* c, int captured, int hadKernel) {
+  if (!captured) {
+    setCapture(c, CAPTURE_NONE);
+    return;
+  }
+  if (c->capture == CAPTURE_NONE) {
+    setCapture(c, hadKernel ? CAPTURE_WITH_KERNEL : CAPTURE_WITHOUT_KERNEL);
+  } else if ((c->capture == CAPTURE_WITH_KERNEL) != hadKernel) {
+    __atomic_fetch_add(&c->graphMixed, 1, __ATOMIC_RELAXED);  // another context's veto or want
+    setCapture(c, CAPTURE_WITHOUT_KERNEL);
+  }
+  if (c->capture == CAPTURE_WITHOUT_KERNEL && !c->kernelOff) {
+    c->kernelOff = 1;
+    logf_(c, NCCL_LOG_WARN,
+          "comm %016llx rank %d: collectives captured in a CUDA graph without kernel-channel "
+          "events: timing stops on this communicator (NCCL's profiler counters would disagree); "
+          "set COLLSCOPE_NCCL_KERNEL_SAMPLING=1 to time jobs that capture collectives",
+          (unsigned long long)c->commId, c->rank);
+  }
+  setWant(c, c->capture == CAPTURE_WITH_KERNEL);
 }
 
 // ---- the plugin interface --------------------------------------------------------------------
@@ -662,10 +724,12 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
     // collective chosen means its channel events will come.
     uint64_t k = c->apiCount++;
     int kernel = (__atomic_load_n(g_mask, __ATOMIC_RELAXED) & ncclProfileKernelCh) != 0;
-    *eHandle = d->collApi.graphCaptured ? &g_capturedApi
-               : kernel && chosen(k)    ? &g_timedApi
-                                        : &g_eagerApi;
-    setWant(c, chosen(k + 1));
+    int captured = d->collApi.graphCaptured != 0;
+    if (captured || c->capture != CAPTURE_NONE) graphCapture(c, captured, kernel);
+    *eHandle = captured                              ? &g_capturedApi
+               : kernel && chosen(k) && !c->kernelOff ? &g_timedApi
+                                                      : &g_eagerApi;
+    if (!captured) setWant(c, chosen(k + 1));
     return ncclSuccess;
   }
   if (d->type == ncclProfileColl) {
@@ -760,6 +824,7 @@ static ncclResult_t csFinalize(void* context) {
   if (!c) return ncclSuccess;
   pthread_mutex_lock(&g_lock);
   setWant(c, 0);
+  setCapture(c, CAPTURE_NONE);
   drain(c, 1);
   publish(c, 1);
   for (struct ctx** pp = &g_ctxs; *pp; pp = &(*pp)->next) {
