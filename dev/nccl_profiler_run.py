@@ -136,7 +136,7 @@ def read_blocks(rank):
         # CounterBlock.sizeOf: header and counters, per-peer arrays, 40 histogram buckets and the
         # 36 persistent-CTA extension words of layout 4; the plugin's extension region follows
         size = (112 + 8 * (19 * w + 40 + 36) + 127) & ~127
-        stats = [q(size + 128 + 8 * i) for i in range(9)]
+        stats = [q(size + 128 + 8 * i) for i in range(13)]
         out.append(
             f"block,{rank},{os.path.basename(os.path.dirname(f))},calls={q(32)},bytes={q(40)},"
             f"kernel_ns={q(56)},wait_ns={q(96)},rest_ns={q(104)},"
@@ -144,7 +144,8 @@ def read_blocks(rank):
             f"arrived_last={[q(112 + 8 * w + 8 * p) for p in range(w)]},"
             f"launch_ns={stats[0]},launch_n={stats[1]},graph_refused={stats[3]},dropped={stats[4]},"
             f"unmatched={stats[5]},stale={stats[6]},peers_seen={stats[7]},"
-            f"clock_lag_min_ns={struct.unpack('<q', struct.pack('<Q', stats[8]))[0]}"
+            f"clock_lag_min_ns={struct.unpack('<q', struct.pack('<Q', stats[8]))[0]},"
+            f"timed={stats[9]},sampling={stats[10]},kernel_off={stats[11]},graph_mixed={stats[12]}"
         )
     return out
 

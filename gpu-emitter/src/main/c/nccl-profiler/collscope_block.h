@@ -29,8 +29,9 @@
 // Statistics (u64, cumulative), from CSN_X_STATS:
 #define CSN_X_STATS 128
 #define CSN_S_LAUNCH_NS 0        // host enqueue (Coll start) -> first channel start, summed
-#define CSN_S_LAUNCH_N 1         // collectives in CSN_S_LAUNCH_NS
+#define CSN_S_LAUNCH_N 1         // collectives in CSN_S_LAUNCH_NS (timed ones, not weighted)
 #define CSN_S_KERNEL_NS 2        // max over channels (stop) - min over channels (start), summed
+                                 // (timed collectives, weighted)
 #define CSN_S_GRAPH_REFUSED 3    // graph-captured collectives seen at capture: not counted
 #define CSN_S_DROPPED 4          // collectives not counted: the in-flight pool was full
 #define CSN_S_UNMATCHED 5        // (collective, local peer) pairs whose arrival was not found
@@ -39,7 +40,14 @@
 #define CSN_S_CLOCK_LAG_MIN 8    // min over channels of host CLOCK_REALTIME at the start event
                                  // - the channel's GPU start (ns, signed): upper bound of the
                                  // GPU clock's offset from the host's plus the proxy's delay
-#define CSN_S_N 9
+#define CSN_S_TIMED 9            // collectives timed by their kernel-channel events (sampled)
+#define CSN_S_SAMPLING 10        // 1 collective in this many is timed; the timed ones' kernel
+                                 // time, wait, lateness and histograms are weighted by it
+#define CSN_S_KERNEL_OFF 11       // 1: timing stopped for good (collectives were graph-captured
+                                 // without KernelCh under sampling; the plugin's README)
+#define CSN_S_GRAPH_MIXED 12     // captured collectives whose KernelCh differed from their
+                                 // capture's first (NCCL may hang on that communicator)
+#define CSN_S_N 13
 // Per collective type: calls, bytes, kernel ns, from CSN_X_FUNCS, CSN_FUNC_STRIDE bytes apart.
 #define CSN_X_FUNCS (CSN_X_STATS + 8 * 16)
 #define CSN_N_FUNCS 8            // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,

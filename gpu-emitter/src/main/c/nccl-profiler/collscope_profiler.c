@@ -3,10 +3,13 @@
 // nccl`. Design and the meaning of every field: gpu-emitter/src/main/c/nccl-profiler/README.md.
 //
 // Threads and what they do (nothing but a few stores and atomics on NCCL's own threads):
-//   user thread   Coll start: claims a slot of the in-flight pool (or counts a drop), notes the
-//                 host time and the collective's key; CollApi start: notes graph capture.
-//   proxy thread  KernelCh start/stop: atomic min of the channels' GPU starts, max of their
-//                 stops, one more channel done.
+//   user thread   CollApi start: notes graph capture, decides whether the communicator's next
+//                 collective is timed (1 in COLLSCOPE_NCCL_KERNEL_SAMPLING) and sets NCCL's event
+//                 mask for it; Coll start: counts the call and its bytes, and for a timed
+//                 collective claims a slot of the in-flight pool (or counts a drop) and notes the
+//                 host time and the collective's key.
+//   proxy thread  KernelCh start/stop (timed collectives only): atomic min of the channels' GPU
+//                 starts, max of their stops, one more channel done.
 //   publisher     one thread per process, every CSN_PERIOD_US: takes the completed slots in
 //                 order, writes each one's GPU start into this rank's arrival ring, joins it with
 //                 the node's other ranks' rings (their blocks in the same directory), accumulates
@@ -38,6 +41,11 @@
 #define CSN_ORDER_GRACE_NS 20000000ull  // see drain: a later collective done, this one not
 #define CSN_HEARTBEAT_NS 1000000000ull  // publish at least this often (heartbeat, drop counts)
 #define CSN_STALE_NS 10000000000ull  // a slot whose channels stopped reporting is closed
+// Kernel-channel events for 1 collective in this many per communicator (the others: calls and
+// bytes only). KernelCh events are NCCL's own largest cost: for each collective that has them it
+// adds a profiler proxy operation per channel, wakes the proxy thread and polls host memory the
+// kernel writes (docs/BENCHMARKS.md, runs 58-62). COLLSCOPE_NCCL_KERNEL_SAMPLING overrides it.
+#define CSN_KERNEL_SAMPLING_DEFAULT 64
 
 #define EXPORT __attribute__((visibility("default")))
 #define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -53,7 +61,6 @@ struct slot {
   uint32_t started;       // channels whose start arrived
   uint32_t done;          // channels whose stop arrived
   uint64_t key;
-  uint64_t bytes;
   uint64_t hostStartNs;   // CLOCK_REALTIME at Coll start (enqueue)
   uint64_t gpuStart;      // min over channels, %globaltimer ns (UINT64_MAX: none yet)
   uint64_t gpuStop;       // max over channels
@@ -62,6 +69,7 @@ struct slot {
   uint64_t completedAt;   // CLOCK_MONOTONIC ns when it first saw it complete (0: not yet)
   uint64_t doneSeenAt;    // CLOCK_MONOTONIC ns when the publisher first saw it complete while an
                           // earlier slot was still open (0: not seen so)
+  uint64_t weight;        // collectives this timed one stands for (the sampling period)
   int func;
 };
 
@@ -82,22 +90,30 @@ struct ctx {
   ncclDebugLogger_t log;
   struct slot pool[CSN_POOL];
   uint64_t head;           // next slot to claim (user thread)
+  uint64_t apiCount;       // collective API calls seen on this communicator (user thread)
+  int wantKernel;          // the next API call is timed: g_wanting counts this one
+  int capture;             // CAPTURE_*: the graph capture this communicator is in, if any
+  int kernelOff;           // no more KernelCh for this communicator (see graphCapture)
+  // every collective's call and bytes, by type (user thread, relaxed atomics)
+  uint64_t funcCalls[CSN_N_FUNCS], funcBytes[CSN_N_FUNCS];
   uint64_t tail;           // next slot to publish (publisher)
   uint64_t written;        // slots before this one have their arrival in the ring (publisher)
   int finalizing;
-  // totals, owned by the publisher (published into the block)
-  uint64_t calls, bytes, kernelNs, waitNs, reduceNs;
+  // totals, owned by the publisher (published into the block); timed collectives' values are
+  // weighted by the collectives each stands for
+  uint64_t kernelNs, waitNs, reduceNs;
   uint64_t* peerWait;
   uint64_t* peerLast;
   uint64_t* peerLate;
   uint64_t* peerLateHist;
   uint64_t hist[CSN_HIST_BUCKETS];
   uint64_t stats[CSN_S_N];
-  uint64_t funcs[CSN_N_FUNCS][3];
+  uint64_t funcKernelNs[CSN_N_FUNCS];
   uint64_t seqlock;
   uint64_t lastPublishNs;  // CLOCK_MONOTONIC (publisher)
   int64_t clockLagMin;     // written by the proxy thread (atomic min)
   uint64_t graphRefused, dropped; // atomics, user thread
+  uint64_t graphMixed;      // captured collectives whose KernelCh differed from the capture's first
   struct peer* peers;
   int warnedGraph;
 };
@@ -106,13 +122,19 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ctx* g_ctxs;
 static pthread_t g_thread;
 static int g_threadStarted;
-static int* g_mask;       // NCCL's event mask (one per process)
+static int* g_mask;       // NCCL's event mask (one per process, read at each collective's enqueue)
 static int g_active = 1;
 static uint64_t g_periodUs = CSN_PERIOD_US;
-// CollApi handles: their address says whether the collective is being graph-captured.
-static char g_eagerApi, g_capturedApi;
+static uint64_t g_sampling = CSN_KERNEL_SAMPLING_DEFAULT;
+static int g_wanting;     // contexts whose next collective is timed: KernelCh in the mask while > 0
+static int g_veto;        // contexts capturing collectives without KernelCh: none in the mask
 
-#define CSN_MASK (ncclProfileColl | ncclProfileKernelCh | ncclProfileCollApi)
+enum { CAPTURE_NONE = 0, CAPTURE_WITH_KERNEL = 1, CAPTURE_WITHOUT_KERNEL = 2 };
+// CollApi handles: their address says whether the collective is graph-captured, timed or neither.
+static char g_eagerApi, g_capturedApi, g_timedApi;
+
+#define CSN_BASE_MASK (ncclProfileColl | ncclProfileCollApi)
+#define CSN_MASK (CSN_BASE_MASK | ncclProfileKernelCh)
 
 static uint64_t nowNs(clockid_t c) {
   struct timespec ts;
@@ -191,8 +213,13 @@ static void publish(struct ctx* c, int finalized) {
   __atomic_store_n((uint64_t*)(m + CB_OFF_SEQLOCK), s + 1, __ATOMIC_RELAXED);
   __atomic_thread_fence(__ATOMIC_RELEASE);
   put64(m, CB_OFF_CPS, 1000000000ull);
-  put64(m, CB_OFF_COUNTERS + 8 * CB_C_CALLS, c->calls);
-  put64(m, CB_OFF_COUNTERS + 8 * CB_C_BYTES, c->bytes);
+  uint64_t calls = 0, bytes = 0, fc[CSN_N_FUNCS], fb[CSN_N_FUNCS];
+  for (int f = 0; f < CSN_N_FUNCS; f++) {
+    calls += fc[f] = __atomic_load_n(&c->funcCalls[f], __ATOMIC_RELAXED);
+    bytes += fb[f] = __atomic_load_n(&c->funcBytes[f], __ATOMIC_RELAXED);
+  }
+  put64(m, CB_OFF_COUNTERS + 8 * CB_C_CALLS, calls);
+  put64(m, CB_OFF_COUNTERS + 8 * CB_C_BYTES, bytes);
   put64(m, CB_OFF_COUNTERS + 8 * CB_C_TIMEOUTS, 0);
   put64(m, CB_OFF_COUNTERS + 8 * CB_C_CLOCK_NS, c->kernelNs);
   put64(m, CB_OFF_COUNTERS + 8 * CB_C_CLOCK_CYCLES, c->kernelNs);
@@ -215,9 +242,15 @@ static void publish(struct ctx* c, int finalized) {
   c->stats[CSN_S_GRAPH_REFUSED] = LD(&c->graphRefused);
   c->stats[CSN_S_DROPPED] = LD(&c->dropped);
   c->stats[CSN_S_CLOCK_LAG_MIN] = (uint64_t)LD(&c->clockLagMin);
+  c->stats[CSN_S_SAMPLING] = __atomic_load_n(&g_sampling, __ATOMIC_RELAXED);
+  c->stats[CSN_S_KERNEL_OFF] = (uint64_t)c->kernelOff;
+  c->stats[CSN_S_GRAPH_MIXED] = LD(&c->graphMixed);
   for (int i = 0; i < CSN_S_N; i++) put64(x, CSN_X_STATS + 8 * i, c->stats[i]);
-  for (int f = 0; f < CSN_N_FUNCS; f++)
-    for (int k = 0; k < 3; k++) put64(x, CSN_X_FUNCS + CSN_FUNC_STRIDE * f + 8 * k, c->funcs[f][k]);
+  for (int f = 0; f < CSN_N_FUNCS; f++) {
+    put64(x, CSN_X_FUNCS + CSN_FUNC_STRIDE * f, fc[f]);
+    put64(x, CSN_X_FUNCS + CSN_FUNC_STRIDE * f + 8, fb[f]);
+    put64(x, CSN_X_FUNCS + CSN_FUNC_STRIDE * f + 16, c->funcKernelNs[f]);
+  }
   put64(x, CSN_X_HEARTBEAT_NS, nowNs(CLOCK_REALTIME));
   if (finalized) put32(x, CSN_X_FINALIZED, 1);
   __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -308,6 +341,7 @@ static uint8_t* peerExt(struct ctx* c, int p) {
 // yet and the collective should wait for it (until CSN_PEER_WAIT_NS after completion).
 static int account(struct ctx* c, struct slot* s, uint64_t now, int force) {
   int w = c->nranks;
+  uint64_t n = s->weight ? s->weight : 1;
   uint64_t kernel = s->gpuStop > s->gpuStart ? s->gpuStop - s->gpuStart : 0;
   uint64_t ownStart = s->hostAlignedStart;
   uint64_t starts[w > 0 ? w : 1], kernels[w > 0 ? w : 1];
@@ -347,34 +381,31 @@ static int account(struct ctx* c, struct slot* s, uint64_t now, int force) {
       if (peerExt(c, p)) c->stats[CSN_S_UNMATCHED]++;
       continue;
     }
-    c->peerLate[p] += late[p];
-    c->peerLateHist[p * CB_LATE_BUCKETS + lateBucket(late[p])]++;
+    c->peerLate[p] += late[p] * n;
+    c->peerLateHist[p * CB_LATE_BUCKETS + lateBucket(late[p])] += n;
     if (wait > 0 && late[p] == wait) nLast++;
   }
   if (wait > 0) {
     for (int p = 0; p < w; p++) {
       if (p != c->rank && known[p] == 1 && late[p] == wait) {
-        c->peerWait[p] += wait / nLast;
-        c->peerLast[p]++;
+        c->peerWait[p] += wait / nLast * n;
+        c->peerLast[p] += n;
       }
     }
   } else {
-    c->peerLast[c->rank]++;  // this rank itself arrived last (or with the last)
+    c->peerLast[c->rank] += n;  // this rank itself arrived last (or with the last)
   }
-  c->calls++;
-  c->bytes += s->bytes;
-  c->kernelNs += kernel;
-  c->waitNs += wait < kernel ? wait : kernel;
-  c->reduceNs += kernel > wait ? kernel - wait : 0;
-  c->hist[histBucket(kernel)]++;
-  c->stats[CSN_S_KERNEL_NS] += kernel;
-  if (s->gpuStart > s->hostStartNs && s->hostStartNs) {
+  c->kernelNs += kernel * n;
+  c->waitNs += (wait < kernel ? wait : kernel) * n;
+  c->reduceNs += (kernel > wait ? kernel - wait : 0) * n;
+  c->hist[histBucket(kernel)] += n;
+  c->stats[CSN_S_KERNEL_NS] += kernel * n;
+  c->stats[CSN_S_TIMED]++;
+  if (s->gpuStart > s->hostStartNs && s->hostStartNs) {  // a mean: not weighted
     c->stats[CSN_S_LAUNCH_NS] += s->gpuStart - s->hostStartNs;
     c->stats[CSN_S_LAUNCH_N]++;
   }
-  c->funcs[s->func][0]++;
-  c->funcs[s->func][1] += s->bytes;
-  c->funcs[s->func][2] += kernel;
+  c->funcKernelNs[s->func] += kernel * n;
   return 1;
 }
 
@@ -428,7 +459,7 @@ static int drain(struct ctx* c, int force) {
       if (!s->seenAt) s->seenAt = now;
       int lost = 0;
       for (uint64_t j = c->tail + 1; j < head; j++) {
-        struct slot* t = &c->pool[j % CSN_POOL];
+        struct slot* t = &c->pool[j % CSN_POOL];  // slots are timed collectives only
         if (!slotComplete(t)) continue;
         if (!t->doneSeenAt) t->doneSeenAt = now;
         if (now - t->doneSeenAt > CSN_ORDER_GRACE_NS) lost = 1;
@@ -474,6 +505,91 @@ static void* publisherMain(void* arg) {
   return NULL;
 }
 
+// ---- kernel-channel sampling ----------------------------------------------------------------
+
+// Whether the communicator's collective number k (its k-th collective API call, the same on every
+// rank: NCCL requires all ranks to call a communicator's collectives in the same order) is timed.
+// Deterministic, so every rank times the same collectives and their arrivals join; chosen by a
+// hash of k (splitmix64's finalizer), not k % n: a training step repeats the same sequence of
+// collectives, and a period would time the same one of them every step (run 60 cycled through
+// 4 sizes and timed only the 16 MB all-reduces).
+static int chosen(uint64_t k) {
+  uint64_t n = __atomic_load_n(&g_sampling, __ATOMIC_RELAXED);
+  if (n <= 1) return 1;
+  uint64_t z = k + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) % n == 0;
+}
+
+// NCCL's mask is one per process: KernelCh is in it while any communicator's next collective is
+// timed (another communicator's collective enqueued meanwhile gets KernelCh too; its channel
+// events are ignored). A second look repairs a store that raced with another thread's.
+static void storeMask(void) {
+  if (!g_mask) return;
+  for (int i = 0; i < 2; i++) {
+    int m = !__atomic_load_n(&g_active, __ATOMIC_RELAXED) ? 0
+            : __atomic_load_n(&g_wanting, __ATOMIC_RELAXED) > 0 &&
+                    __atomic_load_n(&g_veto, __ATOMIC_RELAXED) == 0
+                ? CSN_MASK
+                : CSN_BASE_MASK;
+    if (__atomic_load_n(g_mask, __ATOMIC_RELAXED) == m) return;
+    __atomic_store_n(g_mask, m, __ATOMIC_RELAXED);
+  }
+}
+
+static void setWant(struct ctx* c, int want) {
+  want = want && !c->kernelOff;
+  if (want == c->wantKernel) return;
+  c->wantKernel = want;
+  __atomic_fetch_add(&g_wanting, want ? 1 : -1, __ATOMIC_RELAXED);
+  storeMask();
+}
+
+static void setCapture(struct ctx* c, int state) {
+  if (state == c->capture) return;
+  if (c->capture == CAPTURE_WITHOUT_KERNEL) __atomic_fetch_sub(&g_veto, 1, __ATOMIC_RELAXED);
+  if (state == CAPTURE_WITHOUT_KERNEL) __atomic_fetch_add(&g_veto, 1, __ATOMIC_RELAXED);
+  c->capture = state;
+  storeMask();
+}
+
+// Graph capture under sampling. NCCL 2.28.9 keeps two counters per channel that its profiler
+// proxy operations match: the kernel's (one more per work item it runs: at every replay of a
+// captured collective) and the proxy's (one more per collective when it is planned, except that a
+// captured one with KernelCh counts at each replay instead, src/proxy.cc SaveProxyProfiler). A
+// captured collective without KernelCh therefore moves them apart at every replay after the
+// first, and from then on a KernelCh proxy operation of that communicator waits for a counter
+// that never comes: channel events stop and ncclCommDestroy hangs (run 60: one captured
+// collective of 20 had KernelCh). Counters stay together only if every captured collective of the
+// communicator has KernelCh, or none has and no KernelCh collective follows. The mask for a
+// collective is read before the plugin hears of it, so the first captured collective decides:
+// with KernelCh, the rest of the capture gets it too; without, KernelCh is vetoed for the whole
+// process while the capture lasts and never enabled again on this communicator (timing stops
+// there, calls and bytes go on; said once). COLLSCOPE_NCCL_KERNEL_SAMPLING=1 (every collective
+// has KernelCh) keeps timing jobs that capture collectives.
+static void graphCapture(struct ctx* c, int captured, int hadKernel) {
+  if (!captured) {
+    setCapture(c, CAPTURE_NONE);
+    return;
+  }
+  if (c->capture == CAPTURE_NONE) {
+    setCapture(c, hadKernel ? CAPTURE_WITH_KERNEL : CAPTURE_WITHOUT_KERNEL);
+  } else if ((c->capture == CAPTURE_WITH_KERNEL) != hadKernel) {
+    __atomic_fetch_add(&c->graphMixed, 1, __ATOMIC_RELAXED);  // another context's veto or want
+    setCapture(c, CAPTURE_WITHOUT_KERNEL);
+  }
+  if (c->capture == CAPTURE_WITHOUT_KERNEL && !c->kernelOff) {
+    c->kernelOff = 1;
+    logf_(c, NCCL_LOG_WARN,
+          "comm %016llx rank %d: collectives captured in a CUDA graph without kernel-channel "
+          "events: timing stops on this communicator (NCCL's profiler counters would disagree); "
+          "set COLLSCOPE_NCCL_KERNEL_SAMPLING=1 to time jobs that capture collectives",
+          (unsigned long long)c->commId, c->rank);
+  }
+  setWant(c, c->capture == CAPTURE_WITH_KERNEL);
+}
+
 // ---- the plugin interface --------------------------------------------------------------------
 
 static int mkdirs(const char* dir) {
@@ -506,6 +622,17 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   if (nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
   const char* p = getenv("COLLSCOPE_NCCL_PERIOD_US");
   if (p && atoi(p) > 0) g_periodUs = (uint64_t)atoi(p);
+  const char* ks = getenv("COLLSCOPE_NCCL_KERNEL_SAMPLING");
+  if (ks && *ks) {
+    char* end;
+    long v = strtol(ks, &end, 10);
+    if (*end || v < 1) {
+      logf_(NULL, NCCL_LOG_WARN, "COLLSCOPE_NCCL_KERNEL_SAMPLING=%s is not a positive integer; "
+            "using %d", ks, CSN_KERNEL_SAMPLING_DEFAULT);
+    } else {
+      __atomic_store_n(&g_sampling, (uint64_t)v, __ATOMIC_RELAXED);
+    }
+  }
   struct ctx* c = calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
   c->commId = commId;
@@ -578,7 +705,9 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
     }
   }
   g_mask = eActivationMask;
-  *eActivationMask = g_active ? CSN_MASK : 0;
+  *eActivationMask = 0;
+  setWant(c, chosen(0));
+  storeMask();
   pthread_mutex_unlock(&g_lock);
   *context = c;
   logf_(c, NCCL_LOG_INFO, "comm %016llx rank %d/%d (%d nodes) -> %s", (unsigned long long)commId,
@@ -591,7 +720,16 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
   struct ctx* c = context;
   if (!c || !d) return ncclSuccess;
   if (d->type == ncclProfileCollApi) {
-    *eHandle = d->collApi.graphCaptured ? &g_capturedApi : &g_eagerApi;
+    // NCCL read the mask for this collective just before this call: KernelCh in it and this
+    // collective chosen means its channel events will come.
+    uint64_t k = c->apiCount++;
+    int kernel = (__atomic_load_n(g_mask, __ATOMIC_RELAXED) & ncclProfileKernelCh) != 0;
+    int captured = d->collApi.graphCaptured != 0;
+    if (captured || c->capture != CAPTURE_NONE) graphCapture(c, captured, kernel);
+    *eHandle = captured                              ? &g_capturedApi
+               : kernel && chosen(k) && !c->kernelOff ? &g_timedApi
+                                                      : &g_eagerApi;
+    if (!captured) setWant(c, chosen(k + 1));
     return ncclSuccess;
   }
   if (d->type == ncclProfileColl) {
@@ -606,18 +744,24 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
       }
       return ncclSuccess;
     }
+    int f = funcIndex(d->coll.func);
+    __atomic_fetch_add(&c->funcCalls[f], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->funcBytes[f], (uint64_t)d->coll.count * typeSize(d->coll.datatype),
+                       __ATOMIC_RELAXED);
+    // Untimed: counted, no handle, so NCCL sends no stop and no channel events for it.
+    if (d->parentObj != &g_timedApi) return ncclSuccess;
     uint64_t h = c->head;
     struct slot* s = &c->pool[h % CSN_POOL];
     if (LD(&s->state) != SLOT_FREE) {
       __atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
       return ncclSuccess;
     }
-    s->func = funcIndex(d->coll.func);
-    s->key = ((d->coll.seqNumber << 3) | (uint64_t)(s->func & 7)) + 1;
-    s->bytes = (uint64_t)d->coll.count * typeSize(d->coll.datatype);
-    // One collective in 8 reads the host clock (launch delay, GPU clock offset): a clock read
-    // is the callback's largest cost (20 ns with the vDSO, 400 ns on VMs without it).
-    s->hostStartNs = (d->coll.seqNumber & 7) == 0 ? nowNs(CLOCK_REALTIME) : 0;
+    s->func = f;
+    s->key = ((d->coll.seqNumber << 3) | (uint64_t)(f & 7)) + 1;
+    s->weight = __atomic_load_n(&g_sampling, __ATOMIC_RELAXED);
+    // At most one collective in 8 reads the host clock (launch delay, GPU clock offset): a clock
+    // read is the callback's largest cost (20 ns with the vDSO, 400 ns on VMs without it).
+    s->hostStartNs = s->weight >= 8 || (d->coll.seqNumber & 7) == 0 ? nowNs(CLOCK_REALTIME) : 0;
     s->gpuStart = UINT64_MAX;
     s->gpuStop = 0;
     s->seenAt = 0;
@@ -633,8 +777,9 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
   }
   if (d->type == ncclProfileKernelCh) {
     struct slot* s = d->parentObj;
-    if (!s || s == (void*)&g_capturedApi || s == (void*)&g_eagerApi) return ncclSuccess;
-    // Only our own slots are parents of KernelCh events we enabled (Coll handles).
+    // Only timed collectives have a handle (their slot); an untimed one's parent is NULL.
+    if (!s || s == (void*)&g_capturedApi || s == (void*)&g_eagerApi || s == (void*)&g_timedApi)
+      return ncclSuccess;
     int ch = d->kernelCh.channelId % CSN_MAX_CHANNELS;
     uint64_t t = d->kernelCh.pTimer;
     uint64_t cur = LD(&s->gpuStart);
@@ -678,6 +823,8 @@ static ncclResult_t csFinalize(void* context) {
   struct ctx* c = context;
   if (!c) return ncclSuccess;
   pthread_mutex_lock(&g_lock);
+  setWant(c, 0);
+  setCapture(c, CAPTURE_NONE);
   drain(c, 1);
   publish(c, 1);
   for (struct ctx** pp = &g_ctxs; *pp; pp = &(*pp)->next) {
@@ -713,8 +860,20 @@ EXPORT ncclProfiler_v5_t ncclProfiler_v5 = {
 // benchmark. Both ranks must switch at the same point of their program.
 EXPORT void collscope_nccl_set_active(int on) {
   pthread_mutex_lock(&g_lock);
-  g_active = on;
-  if (g_mask) *g_mask = on ? CSN_MASK : 0;
+  __atomic_store_n(&g_active, on, __ATOMIC_RELAXED);
+  storeMask();
+  pthread_mutex_unlock(&g_lock);
+}
+
+// Times 1 collective in n per communicator from the next one on (the overhead benchmark's
+// variants in one process; COLLSCOPE_NCCL_KERNEL_SAMPLING at start-up). All ranks must switch at
+// the same point of their program, so that they time the same collectives.
+EXPORT void collscope_nccl_set_kernel_sampling(int n) {
+  if (n < 1) n = 1;
+  pthread_mutex_lock(&g_lock);
+  __atomic_store_n(&g_sampling, (uint64_t)n, __ATOMIC_RELAXED);
+  for (struct ctx* c = g_ctxs; c; c = c->next) setWant(c, chosen(c->apiCount));
+  storeMask();
   pthread_mutex_unlock(&g_lock);
 }
 

@@ -59,7 +59,21 @@ public final class NcclBlockFile {
     UNMATCHED,
     STALE,
     PEERS_SEEN,
-    CLOCK_LAG_MIN;
+    CLOCK_LAG_MIN,
+    /** Collectives timed by their kernel-channel events (1 in {@link #SAMPLING}). */
+    TIMED,
+    /**
+     * The sampling period: the timed collectives' kernel time, wait, lateness and histograms are
+     * weighted by it; calls and bytes count every collective.
+     */
+    SAMPLING,
+    /**
+     * 1 once timing stopped for good on this communicator: collectives were graph-captured without
+     * kernel-channel events while sampling (NCCL 2.28's profiler counters would disagree).
+     */
+    KERNEL_OFF,
+    /** Captured collectives whose kernel-channel events differed from their capture's first. */
+    GRAPH_MIXED;
 
     public static final int COUNT = values().length;
   }

@@ -3,17 +3,23 @@ package io.collscope.nccl;
 import io.collscope.bench.Classification;
 import io.collscope.bench.Classification.Verdict;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The NCCL profiler plugin's overhead from the rounds {@code dev/nccl_profiler_run.py} prints
- * ({@code nccl-overhead,BYTES,on|off,US,...}: per round, µs per all-reduce of the slower rank, the
- * plugin's events on and off in the same process, rounds interleaved), classified with the
- * benchmarks' paired rule ({@link Classification#classify}) against the issue's goals: at most 0.5
- * % at 1 MiB and above, at most 200 ns per collective below.
+ * The NCCL profiler plugin's overhead from the rounds the benchmark scripts print: {@code
+ * nccl-overhead,BYTES,LABEL,US,...} per size and variant, µs per all-reduce of the slower rank, one
+ * value per round, the variants' rounds interleaved in one process ({@code
+ * dev/nccl_profiler_run.py}: labels {@code on} and {@code off}; {@code
+ * dev/nccl_overhead_variants.py}: {@code none}, {@code coll}, {@code kch}, {@code ours:N}, ...).
+ * Lines {@code nccl-overhead-separate,...} come from a process of their own (NCCL without any
+ * plugin): never paired with the others' rounds. Each variant is classified against a baseline
+ * label, with the benchmarks' paired rule ({@link Classification#classify}) when both ran in one
+ * process and the unpaired rule otherwise, against the issue's goals: at most 0.5 % at 1 MiB and
+ * above, at most 200 ns per collective below.
  */
 public final class NcclOverhead {
 
@@ -25,8 +31,18 @@ public final class NcclOverhead {
 
   public static final long LARGE_BYTES = 1 << 20;
 
-  /** One size's comparison. */
-  public record Row(long bytes, double[] on, double[] off) {
+  /** The baseline label of dev/nccl_profiler_run.py's logs: the plugin's events off. */
+  public static final String DEFAULT_BASELINE = "off";
+
+  static final String PAIRED_PREFIX = "nccl-overhead,";
+  static final String SEPARATE_PREFIX = "nccl-overhead-separate,";
+
+  /** One variant's comparison with the baseline at one size. */
+  public record Row(long bytes, String variant, double[] on, double[] off, boolean paired) {
+    public Row(long bytes, double[] on, double[] off) {
+      this(bytes, "on", on, off, true);
+    }
+
     public double goalUs() {
       return bytes >= LARGE_BYTES ? LARGE_GOAL * Classification.median(off) : SMALL_GOAL_US;
     }
@@ -36,62 +52,95 @@ public final class NcclOverhead {
     }
 
     public Verdict verdict() {
-      return Classification.classify(on, off, goalUs());
+      return paired
+          ? Classification.classify(on, off, goalUs())
+          : Classification.classifyUnpaired(on, off, goalUs());
     }
 
     /**
-     * Whether the goal is met: "yes" when the medians differ by no more than the goal, "NO" when
-     * the plugin is classified SLOWER by more than it, "not shown" when the difference is above the
-     * goal but within the rounds' noise.
+     * Whether the goal is met: "yes" when the medians differ by no more than the goal and the
+     * baseline's rounds are quiet enough to tell (their noise, {@link Classification#noise}, is
+     * within the goal), "NO" when the variant is classified SLOWER by more than the goal, "not
+     * shown" otherwise: a difference above the goal within the noise, or a median below the goal
+     * that rounds this noisy cannot vouch for.
      */
     public String goalMet() {
-      if (deltaUs() <= goalUs()) return "yes";
+      if (deltaUs() <= goalUs()) return Classification.noise(off) <= goalUs() ? "yes" : "not shown";
       return verdict() == Verdict.SLOWER ? "NO" : "not shown";
     }
   }
 
+  private record Series(String label, boolean separate, double[] values) {}
+
   private NcclOverhead() {}
 
-  /** The rows of a log, by size; other lines are skipped. */
+  /** The rows of a log against {@link #DEFAULT_BASELINE}. */
   public static List<Row> parse(List<String> lines) {
-    Map<Long, double[][]> bySize = new TreeMap<>();
+    return parse(lines, DEFAULT_BASELINE);
+  }
+
+  /**
+   * The rows of a log, by size, then by each variant other than the baseline in the order the log
+   * first names them; other lines are skipped.
+   */
+  public static List<Row> parse(List<String> lines, String baseline) {
+    Map<Long, Map<String, Series>> bySize = new TreeMap<>();
     for (String line : lines) {
       String l = line.strip();
-      if (!l.startsWith("nccl-overhead,")) continue;
+      boolean separate = l.startsWith(SEPARATE_PREFIX);
+      if (!separate && !l.startsWith(PAIRED_PREFIX)) continue;
       String[] f = l.split(",");
-      if (f.length < 4 || !(f[2].equals("on") || f[2].equals("off"))) {
+      if (f.length < 4 || f[2].isEmpty()) {
         throw new IllegalArgumentException("malformed nccl-overhead line: " + l);
       }
-      long bytes = Long.parseLong(f[1]);
       double[] v = new double[f.length - 3];
-      for (int i = 3; i < f.length; i++) v[i - 3] = Double.parseDouble(f[i]);
-      bySize.computeIfAbsent(bytes, b -> new double[2][])[f[2].equals("on") ? 0 : 1] = v;
+      long bytes;
+      try {
+        bytes = Long.parseLong(f[1]);
+        for (int i = 3; i < f.length; i++) v[i - 3] = Double.parseDouble(f[i]);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("malformed nccl-overhead line: " + l, e);
+      }
+      Map<String, Series> byLabel = bySize.computeIfAbsent(bytes, b -> new LinkedHashMap<>());
+      if (byLabel.put(f[2], new Series(f[2], separate, v)) != null) {
+        throw new IllegalArgumentException("size " + bytes + " has two series " + f[2]);
+      }
     }
     List<Row> rows = new ArrayList<>();
-    for (Map.Entry<Long, double[][]> e : bySize.entrySet()) {
-      double[][] v = e.getValue();
-      if (v[0] == null || v[1] == null) {
+    for (Map.Entry<Long, Map<String, Series>> e : bySize.entrySet()) {
+      Series base = e.getValue().get(baseline);
+      if (base == null) {
         throw new IllegalArgumentException(
-            "size " + e.getKey() + " has only its " + (v[0] == null ? "off" : "on") + " rounds");
+            "size " + e.getKey() + " has no " + baseline + " rounds (the baseline)");
       }
-      rows.add(new Row(e.getKey(), v[0], v[1]));
+      for (Series s : e.getValue().values()) {
+        if (s == base) continue;
+        boolean paired = !s.separate() && !base.separate();
+        rows.add(new Row(e.getKey(), s.label(), s.values(), base.values(), paired));
+      }
     }
     return rows;
   }
 
-  /** The markdown table and the rule under it. */
-  public static String table(List<Row> rows) {
+  /** The markdown table (baseline: the label the rows were parsed against) and the rules. */
+  public static String table(List<Row> rows, String baseline) {
     StringBuilder b =
         new StringBuilder(
-            "| bytes | plugin off µs | plugin on µs | Δ µs | Δ % | goal µs | verdict | goal met |\n"
-                + "|---:|---:|---:|---:|---:|---:|---|---|\n");
+            "| bytes | variant | "
+                + baseline
+                + " µs | variant µs | Δ µs | Δ % | goal µs | verdict | goal met |\n"
+                + "|---:|---|---:|---:|---:|---:|---:|---|---|\n");
+    boolean unpaired = false;
     for (Row r : rows) {
       double off = Classification.median(r.off());
+      unpaired |= !r.paired();
       b.append(
           String.format(
               Locale.ROOT,
-              "| %d | %.3f (%.3f..%.3f) | %.3f (%.3f..%.3f) | %+.3f | %+.2f | %.3f | %s | %s |%n",
+              "| %d | %s | %.3f (%.3f..%.3f) | %.3f (%.3f..%.3f) | %+.3f | %+.2f | %.3f | %s%s | %s"
+                  + " |%n",
               r.bytes(),
+              r.variant(),
               off,
               Classification.min(r.off()),
               Classification.max(r.off()),
@@ -102,9 +151,16 @@ public final class NcclOverhead {
               100 * r.deltaUs() / off,
               r.goalUs(),
               r.verdict(),
+              r.paired() ? "" : " (unpaired)",
               r.goalMet()));
     }
     b.append("\nminEffect = the goal; ").append(Classification.PAIRED_RULE).append('\n');
+    if (unpaired) b.append("(unpaired) ").append(Classification.UNPAIRED_RULE).append('\n');
     return b.toString();
+  }
+
+  /** The table against {@link #DEFAULT_BASELINE}. */
+  public static String table(List<Row> rows) {
+    return table(rows, DEFAULT_BASELINE);
   }
 }

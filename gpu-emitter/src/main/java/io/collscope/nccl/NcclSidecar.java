@@ -68,6 +68,7 @@ public final class NcclSidecar {
     long lastVersion = -1;
     long unchangedSinceNs = System.nanoTime();
     long graphRefusedLogged;
+    boolean kernelOffLogged;
 
     Entry(NcclBlockFile file, Object fileKey, String bootId) {
       this.file = file;
@@ -227,6 +228,16 @@ public final class NcclSidecar {
             refused - e.graphRefusedLogged,
             refused);
         e.graphRefusedLogged = refused;
+      }
+      if (x.stat(NcclBlockFile.Stat.KERNEL_OFF) != 0 && !e.kernelOffLogged) {
+        LOG.warn(
+            "comm {} rank {}: timing stopped for good (collectives were graph-captured without"
+                + " kernel-channel events while 1 in {} was timed); calls and bytes go on. Set"
+                + " COLLSCOPE_NCCL_KERNEL_SAMPLING=1 in the job to time graph-capturing jobs",
+            e.file.header().commHex(),
+            e.file.header().rank(),
+            x.stat(NcclBlockFile.Stat.SAMPLING));
+        e.kernelOffLogged = true;
       }
     }
     if (c.version() == 0) return x; // nothing published yet

@@ -114,25 +114,40 @@ final class BenchCommand implements Runnable {
       name = "nccl-overhead",
       mixinStandardHelpOptions = true,
       description =
-          "The NCCL profiler plugin's overhead from the log of dev/nccl_profiler_run.py (its"
-              + " nccl-overhead lines: plugin events on and off in interleaved rounds of one run),"
-              + " classified FASTER/PARITY/SLOWER/INCONCLUSIVE against the goals (0.5 % from 1 MiB,"
-              + " 200 ns per collective below).")
+          "The NCCL profiler plugin's overhead from the logs of dev/nccl_profiler_run.py or"
+              + " dev/nccl_overhead_variants.py (their nccl-overhead lines: variants in interleaved"
+              + " rounds of one run), each variant classified FASTER/PARITY/SLOWER/INCONCLUSIVE"
+              + " against the baseline and the goals (0.5 % from 1 MiB, 200 ns per collective"
+              + " below).")
   static final class NcclOverheadTable implements Callable<Integer> {
-    @picocli.CommandLine.Parameters(paramLabel = "LOG", description = "The run's output.")
-    Path log;
+    @picocli.CommandLine.Parameters(
+        paramLabel = "LOG",
+        arity = "1..*",
+        description = "The runs' output (lines of several logs are read together).")
+    List<Path> logs;
+
+    @picocli.CommandLine.Option(
+        names = "--baseline",
+        defaultValue = io.collscope.nccl.NcclOverhead.DEFAULT_BASELINE,
+        description =
+            "The variant the others are compared with (default: ${DEFAULT-VALUE}, the plugin's"
+                + " events off; dev/nccl_overhead_variants.py: none).")
+    String baseline;
 
     @Override
     public Integer call() throws Exception {
-      List<String> lines;
-      try {
-        lines = java.nio.file.Files.readAllLines(log);
-      } catch (IOException e) {
-        throw new IllegalArgumentException(log + ": cannot read (" + e.getMessage() + ")", e);
+      List<String> lines = new java.util.ArrayList<>();
+      for (Path log : logs) {
+        try {
+          lines.addAll(java.nio.file.Files.readAllLines(log));
+        } catch (IOException e) {
+          throw new IllegalArgumentException(log + ": cannot read (" + e.getMessage() + ")", e);
+        }
       }
-      List<io.collscope.nccl.NcclOverhead.Row> rows = io.collscope.nccl.NcclOverhead.parse(lines);
-      if (rows.isEmpty()) throw new IllegalArgumentException(log + ": no nccl-overhead lines");
-      System.out.print(io.collscope.nccl.NcclOverhead.table(rows));
+      List<io.collscope.nccl.NcclOverhead.Row> rows =
+          io.collscope.nccl.NcclOverhead.parse(lines, baseline);
+      if (rows.isEmpty()) throw new IllegalArgumentException(logs + ": no nccl-overhead lines");
+      System.out.print(io.collscope.nccl.NcclOverhead.table(rows, baseline));
       return 0;
     }
   }

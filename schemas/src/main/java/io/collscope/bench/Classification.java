@@ -121,7 +121,7 @@ public final class Classification {
   }
 
   /** The paired rule's noise: max - min of the rounds without the lowest and the highest. */
-  static double noise(double[] baseline) {
+  public static double noise(double[] baseline) {
     double[] s = baseline.clone();
     Arrays.sort(s);
     return s[s.length - 2] - s[1];
