@@ -12,6 +12,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * One thread per GPU that launches its live ranks' collectives in batches and checks each batch: no
  * wait passed its budget, and every so often the output equals the host sum. The first error stops
  * every thread and is kept as the backend's failure.
+ *
+ * <p>With a {@link StopAgreement} (one rank per process, {@link IpcPlacement}) a stop is agreed
+ * with the other ranks' processes: {@link #stop()} raises this rank's request and the thread
+ * launches on until every rank has declared, to the same last collective everywhere; a peer's
+ * request stops this one too ({@link #agreedAt()}). Without one, {@link #stop()} ends each thread
+ * after its batch.
  */
 final class Dispatcher {
 
@@ -27,6 +33,7 @@ final class Dispatcher {
   private volatile boolean running;
   private volatile long startNanos;
   private volatile boolean started;
+  private final StopAgreement agreement; // null: every rank is in this process
 
   Dispatcher(
       CollectiveConfig cfg,
@@ -34,7 +41,9 @@ final class Dispatcher {
       CudaCollective.Options opt,
       RankSet ranks,
       Launcher launcher,
-      AtomicReference<Throwable> failure) {
+      AtomicReference<Throwable> failure,
+      StopAgreement agreement) {
+    this.agreement = agreement;
     this.cfg = cfg;
     this.faults = faults;
     this.opt = opt;
@@ -58,7 +67,10 @@ final class Dispatcher {
       for (RankBuffers r : ranks.local()) {
         if (r.device() == d && !faults.isDead(r.rank())) live.add(r);
       }
-      if (live.isEmpty()) continue;
+      if (live.isEmpty()) {
+        if (agreement != null) agreement.leave(); // an injected dead rank: nobody waits on it
+        continue;
+      }
       Thread t = new Thread(() -> dispatch(d, live), "collscope-cuda-gpu-" + d.ordinal);
       t.setDaemon(true);
       threads.add(t);
@@ -67,23 +79,65 @@ final class Dispatcher {
   }
 
   private void dispatch(GpuDevice d, List<RankBuffers> live) {
+    boolean agreed = false;
     try {
       d.makeCurrent();
-      for (long batch = 0; running; batch++) {
+      long launched = 0;
+      for (long batch = 0; ; batch++) {
         if (!faults.isEmpty() && !applyFaults(live)) return;
-        for (int i = 0; i < BATCH; i++) {
+        StopAgreement.NoAgreementException noAgreement = null;
+        long end;
+        try {
+          end = nextBatchEnd(launched);
+        } catch (StopAgreement.NoAgreementException e) {
+          // a peer that never agrees is dead or hung: launch on as without an agreement, so its
+          // absence is what it always was, a wait that runs out its budget and is counted
+          noAgreement = e;
+          end = launched + BATCH;
+        }
+        if (end == StopAgreement.STOP) {
+          agreed = true;
+          return;
+        }
+        for (long s = launched; s < end; s++) {
           for (RankBuffers r : live) launcher.collective(r, opt.instrumented());
         }
+        launched = end;
         for (RankBuffers r : live) {
           cuStreamSynchronize(r.stream());
-          checkAbort(r);
+          try {
+            checkAbort(r);
+          } catch (IllegalStateException e) {
+            if (noAgreement == null) throw e;
+            throw new IllegalStateException(noAgreement.getMessage() + "; " + e.getMessage(), e);
+          }
           if (batch % opt.checkEveryBatches() == 0) verifyOutput(r);
         }
+        if (noAgreement != null) throw noAgreement;
       }
     } catch (Throwable t) {
       failure.compareAndSet(null, t);
       running = false;
+    } finally {
+      if (agreement != null && !agreed) agreement.leave();
     }
+  }
+
+  /**
+   * Between two batches: how many collectives to have launched after the next one, or {@link
+   * StopAgreement#STOP}.
+   */
+  private long nextBatchEnd(long launched) throws InterruptedException {
+    if (agreement != null) return agreement.nextBatchEnd(launched, BATCH);
+    return running ? launched + BATCH : StopAgreement.STOP;
+  }
+
+  /**
+   * The collective every rank of the communicator stopped after, once they agreed to stop (this
+   * rank or a peer asked); -1 while running, and always without an agreement.
+   */
+  long agreedAt() {
+    return agreement == null ? -1 : agreement.agreedAt();
   }
 
   /** Run time since {@link #start()}; 0 before it. */
@@ -105,9 +159,17 @@ final class Dispatcher {
     return !live.isEmpty();
   }
 
-  /** Asks every thread to finish its batch and waits for them. */
+  /**
+   * Asks every thread to finish and waits for them: after its batch, or with an agreement after the
+   * collective every rank agreed on (bounded: see {@link StopAgreement}).
+   */
   void stop() throws InterruptedException {
-    running = false;
+    if (agreement != null) {
+      if (started) agreement.request();
+      else agreement.leave(); // never launched: no peer waits on this rank's agreement
+    } else {
+      running = false;
+    }
     for (Thread t : threads) t.join();
     threads.clear();
   }
