@@ -7,7 +7,10 @@
 #      the agreement, first on the class path) when there is one: it must fail there;
 #   3. the same two cases with the real CLI: `emit --rank R --seconds 3|6`, then both at 40 s with
 #      rank 1 SIGKILLed after 8 s.
-# Logs go to OUT_DIR (default $OUT or /tmp/out).
+# Logs go to OUT_DIR (default $OUT or /tmp/out). The CLI needs Kafka's exception classes on the
+# class path (picocli reflects on every command), which dev/gpu-carry-worktree.sh leaves out to fit
+# the 64 MiB the device tool sends: put org/apache/kafka/common/*.class and .../errors/*.class of
+# kafka-clients (137 KB) into CARRY/gpu-node/lib/ as a jar; --record never loads more of it.
 set -u
 cd "$(dirname "$0")/.."
 C=${CARRY:-.carry}
@@ -31,7 +34,7 @@ done
 if [[ -f "$OLD_JAR" ]]; then
   echo "== 2. the different-seconds test against the build before the agreement ($OLD_JAR first)"
   junit gpu-tests-old-build.log "$OLD_JAR:$C/gpu-node/lib/*:$C/test/*" \
-    "--select-method io.collscope.cuda.ProcessPerGpuGpuTest#ranksWithDifferentSecondsStopTogetherAndBothExitZero"
+    "--select-method io.collscope.cuda.ProcessPerGpuGpuTest#ranksWithDifferentSecondsStopTogetherAndBothExitZero(java.nio.file.Path)"
   grep -E "^(LAST|OK|FAILED) rank" "$O/gpu-tests-old-build.log"
 fi
 echo "== 3. the CLI: emit --rank 0 --seconds 3, emit --rank 1 --seconds 6"
