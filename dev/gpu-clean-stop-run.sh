@@ -51,7 +51,7 @@ pair() {  # NAME SECONDS0 SECONDS1 [KILL_RANK1_AFTER]
   if [[ -n "${4:-}" ]]; then
     sleep "$4"
     # timeout's child is the JVM (collscope execs java): SIGKILL it, not the timeout wrapper
-    local jvm; jvm=$(pgrep -P "${pids[1]}" | head -1)
+    local jvm; jvm=$(cat /proc/"${pids[1]}"/task/*/children | tr " " "\n" | grep -m1 .)
     echo "SIGKILL rank 1 (pid $jvm) at ${4}s"; kill -9 "$jvm"
   fi
   for r in 0 1; do wait "${pids[$r]}"; echo "$1 rank$r rc=$?"; done
