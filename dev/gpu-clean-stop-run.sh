@@ -7,7 +7,8 @@
 #      the agreement, first on the class path) when there is one: it must fail there;
 #   3. the same two cases with the real CLI: `emit --rank R --seconds 3|6`, then both at 40 s with
 #      rank 1 SIGKILLed after 8 s.
-# Logs go to OUT_DIR (default $OUT or /tmp/out). The CLI needs Kafka's exception classes on the
+# Everything goes into one archive, OUT_DIR/clean-stop.tgz (default $OUT or /tmp/out; the device
+# tool returns few files), and the summary to stdout. The CLI needs Kafka's exception classes on the
 # class path (picocli reflects on every command), which dev/gpu-carry-worktree.sh leaves out to fit
 # the 64 MiB the device tool sends: put org/apache/kafka/common/*.class and .../errors/*.class of
 # kafka-clients (137 KB) into CARRY/gpu-node/lib/ as a jar; --record never loads more of it.
@@ -17,9 +18,9 @@ C=${CARRY:-.carry}
 export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
 J=$C/gpu-node/jre/bin/java
 CS=$C/gpu-node/bin/collscope
-O=${1:-${OUT:-/tmp/out}}
+OUT_DIR=${1:-${OUT:-/tmp/out}}
+O=$(mktemp -d)
 OLD_JAR=${OLD_JAR:-$C/old-gpu-emitter.jar}
-mkdir -p "$O"
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nvidia-smi topo -m; } > "$O/gpu.txt" 2>&1
 cat "$O/gpu.txt"
 junit() {  # LOG CLASSPATH SELECTOR
@@ -62,3 +63,4 @@ pair cli-3s-6s 3 6
 echo "== 3b. the CLI: both 40 s, rank 1 SIGKILLed after 8 s"
 pair cli-kill 40 40 8
 ls -la "$O"
+mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/clean-stop.tgz" -C "$O" .
