@@ -71,6 +71,9 @@ final class StopAgreement {
   /** How long a waiting rank sleeps between two looks at its peers' words. */
   private static final long POLL_NANOS = 50_000;
 
+  /** How often a waiting rank looks whether a running peer's process is gone. */
+  private static final long GONE_CHECK_NANOS = 10_000_000;
+
   private static final VarHandle WORD =
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
@@ -199,6 +202,7 @@ final class StopAgreement {
       declared = true;
     }
     long deadline = System.nanoTime() + timeout.toNanos();
+    long nextGoneCheck = 0;
     long[] state = new long[words.length];
     while (true) {
       // the states before the LAUNCHED words: a rank seen DECLARED has its final LAUNCHED
@@ -222,10 +226,14 @@ final class StopAgreement {
         agreedAt = launched;
         return STOP;
       }
-      for (int q : running) {
-        if (gone.test(q)) throw noAgreement(q, "its process is gone", launched);
+      long now = System.nanoTime();
+      if (now >= nextGoneCheck) { // a look at a process costs a system call: not every poll
+        nextGoneCheck = now + GONE_CHECK_NANOS;
+        for (int q : running) {
+          if (gone.test(q)) throw noAgreement(q, "its process is gone", launched);
+        }
       }
-      if (System.nanoTime() > deadline) {
+      if (now > deadline) {
         throw noAgreement(
             running.get(0),
             "it neither agreed nor launched more within " + timeout.toSeconds() + " s",
