@@ -49,6 +49,10 @@ import java.util.function.IntPredicate;
  * peers' launches; two ranks asking at once both declare; a rank that asks before its peer has
  * launched anything stops with it at whatever the peer had announced by the time it declared.
  *
+ * <p>The dispatcher threads of one process with ranks on several GPUs agree the same way, over the
+ * same words in memory ({@link #inProcess}): one thread stopping a batch before the other would
+ * leave that one's batch waiting on it just the same.
+ *
  * <p><b>Bounded.</b> A rank that stays {@code RUNNING} without announcing anything new for the
  * rendezvous timeout, or whose process is gone (the pid it published at the rendezvous no longer
  * runs), ends the wait with {@link NoAgreementException}: the dispatcher then launches on as it
@@ -100,6 +104,22 @@ final class StopAgreement {
     this.own = own;
     this.words = new ByteBuffer[worldSize];
     words[rank] = own;
+  }
+
+  /**
+   * The agreement of {@code participants} dispatcher threads of one process (one per GPU, every
+   * rank in this process): the same words in direct memory instead of files, one instance per
+   * thread. No process can be gone; the timeout still bounds every wait.
+   */
+  static StopAgreement[] inProcess(int participants, Duration timeout) {
+    ByteBuffer[] shared = new ByteBuffer[participants];
+    for (int i = 0; i < participants; i++) shared[i] = ByteBuffer.allocateDirect(FILE_BYTES);
+    StopAgreement[] out = new StopAgreement[participants];
+    for (int i = 0; i < participants; i++) {
+      out[i] = new StopAgreement(null, i, participants, timeout, shared[i]);
+      System.arraycopy(shared, 0, out[i].words, 0, participants);
+    }
+    return out;
   }
 
   static Path file(Path dir, int rank) {

@@ -38,6 +38,7 @@ class StopAgreementTest {
     final AtomicLongArray launchedBy; // what each rank's kernels have been launched up to
     final long askAfter; // ask to stop once this many collectives completed; <0: never
     final CountDownLatch ready;
+    final boolean viaFiles;
     long launched;
     long timeouts;
     long stoppedAt = -2;
@@ -48,7 +49,9 @@ class StopAgreementTest {
         StopAgreement agreement,
         AtomicLongArray launchedBy,
         long askAfter,
-        CountDownLatch ready) {
+        CountDownLatch ready,
+        boolean viaFiles) {
+      this.viaFiles = viaFiles;
       this.rank = rank;
       this.agreement = agreement;
       this.launchedBy = launchedBy;
@@ -59,7 +62,7 @@ class StopAgreementTest {
     @Override
     public void run() {
       try {
-        agreement.join(q -> true, q -> false);
+        if (viaFiles) agreement.join(q -> true, q -> false);
         ready.countDown();
         ready.await();
         while (true) {
@@ -97,14 +100,26 @@ class StopAgreementTest {
   }
 
   private List<SimRank> run(long... askAfter) throws Exception {
+    return run(true, askAfter);
+  }
+
+  /** Ranks of separate "processes" (files in the directory), or threads of one (in memory). */
+  private List<SimRank> run(boolean viaFiles, long... askAfter) throws Exception {
     int n = askAfter.length;
+    StopAgreement[] inMemory = viaFiles ? null : StopAgreement.inProcess(n, TIMEOUT);
     AtomicLongArray launchedBy = new AtomicLongArray(n);
     CountDownLatch ready = new CountDownLatch(n);
     List<SimRank> ranks = new ArrayList<>();
     List<Thread> threads = new ArrayList<>();
     for (int r = 0; r < n; r++) {
       SimRank s =
-          new SimRank(r, StopAgreement.create(dir, r, n, TIMEOUT), launchedBy, askAfter[r], ready);
+          new SimRank(
+              r,
+              viaFiles ? StopAgreement.create(dir, r, n, TIMEOUT) : inMemory[r],
+              launchedBy,
+              askAfter[r],
+              ready,
+              viaFiles);
       ranks.add(s);
       threads.add(new Thread(s, "sim-rank-" + r));
     }
@@ -151,6 +166,14 @@ class StopAgreementTest {
       List<SimRank> ranks = run(-1, -1, 1000 + 16L * i, -1);
       assertAllStoppedTogether(ranks);
       cleanUp(4);
+    }
+  }
+
+  @Test
+  void dispatcherThreadsOfOneProcessAgreeTheSameWayInMemory() throws Exception {
+    for (int i = 0; i < 50; i++) {
+      assertAllStoppedTogether(run(false, 1000 + 16L * i, -1));
+      assertAllStoppedTogether(run(false, 500, 500 + BATCH * (i % 2)));
     }
   }
 
