@@ -2,11 +2,13 @@
 # On a machine with two GPUs (nvidia-h200-x2), after dev/gpu-carry-worktree.sh brought CARRY there
 # (default .carry): the clean-stop checks of one-rank-per-process communicators (CUDA IPC).
 #   1. ProcessPerGpuGpuTest (different --seconds: both exit 0, no timeout; a SIGKILLed peer: the
-#      survivor's counted timeout) and StopAgreementTest, with the JUnit console launcher;
-#   2. the different-seconds test again against OLD_JAR (the gpu-emitter jar of the build before
-#      the agreement, first on the class path) when there is one: it must fail there;
-#   3. the same two cases with the real CLI: `emit --rank R --seconds 3|6`, then both at 40 s with
-#      rank 1 SIGKILLed after 8 s.
+#      survivor's counted timeout) and StopAgreementTest, with the JUnit console launcher (TESTS:
+#      other classes);
+#   2. the different-seconds test (OLD_SELECT: other selectors) against OLD_JAR (the gpu-emitter
+#      jar of the build before the agreement, first on the class path) when there is one: it must
+#      fail there;
+#   3. unless CLI=0, the same two cases with the real CLI: `emit --rank R --seconds 3|6`, then
+#      both at 40 s with rank 1 SIGKILLed after 8 s.
 # Everything goes into one archive, OUT_DIR/clean-stop.tgz (default $OUT or /tmp/out; the device
 # tool returns few files), and the summary to stdout. The CLI needs Kafka's exception classes on the
 # class path (picocli reflects on every command), which dev/gpu-carry-worktree.sh leaves out to fit
@@ -29,14 +31,18 @@ junit() {  # LOG CLASSPATH SELECTOR
   echo "$1 rc=$?"; grep -E "tests (successful|failed|skipped)" "$O/$1"
 }
 echo "== 1. tests (this build)"
-for t in StopAgreementTest ProcessPerGpuGpuTest; do
+for t in ${TESTS:-StopAgreementTest ProcessPerGpuGpuTest}; do
   junit "gpu-tests-$t.log" "$C/gpu-node/lib/*:$C/test/*" "--select-class io.collscope.cuda.$t"
 done
+# the tests that must fail before the agreement (OLD_SELECT: JUnit console selectors)
+OLD_SELECT=${OLD_SELECT:---select-method io.collscope.cuda.ProcessPerGpuGpuTest#ranksWithDifferentSecondsStopTogetherAndBothExitZero(java.nio.file.Path)}
 if [[ -f "$OLD_JAR" ]]; then
-  echo "== 2. the different-seconds test against the build before the agreement ($OLD_JAR first)"
-  junit gpu-tests-old-build.log "$OLD_JAR:$C/gpu-node/lib/*:$C/test/*" \
-    "--select-method io.collscope.cuda.ProcessPerGpuGpuTest#ranksWithDifferentSecondsStopTogetherAndBothExitZero(java.nio.file.Path)"
-  grep -E "^(LAST|OK|FAILED) rank" "$O/gpu-tests-old-build.log"
+  echo "== 2. $OLD_SELECT against the build before the agreement ($OLD_JAR first)"
+  junit gpu-tests-old-build.log "$OLD_JAR:$C/gpu-node/lib/*:$C/test/*" "$OLD_SELECT"
+  grep -E "^(LAST|OK|FAILED) rank|stop [0-9]+|Expecting|expected|but was" "$O/gpu-tests-old-build.log" | head -20
+fi
+if [[ "${CLI:-1}" != 1 ]]; then
+  ls -la "$O"; mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/clean-stop.tgz" -C "$O" .; exit 0
 fi
 echo "== 3. the CLI: emit --rank 0 --seconds 3, emit --rank 1 --seconds 6"
 pair() {  # NAME SECONDS0 SECONDS1 [KILL_RANK1_AFTER]
