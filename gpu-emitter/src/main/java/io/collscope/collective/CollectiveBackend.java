@@ -2,6 +2,7 @@ package io.collscope.collective;
 
 import io.collscope.counters.CounterBlock;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * Runs one communicator's ranks, each publishing into its own {@link CounterBlock}. The reporter
@@ -43,6 +44,16 @@ public interface CollectiveBackend extends AutoCloseable {
 
   /** The device rank {@code r} runs on, e.g. {@code cpu} or {@code cuda:0 NVIDIA H200}. */
   String device(int rank);
+
+  /**
+   * The last collective of a run whose ranks stopped on their own, having agreed with the ranks of
+   * other processes to stop there (one of them asked: its {@code --seconds} ended, SIGTERM); empty
+   * while running, and for a backend whose ranks stop only when {@link #stop()} is called. The
+   * emitter ends its run when it is set.
+   */
+  default OptionalLong stoppedAt() {
+    return OptionalLong.empty();
+  }
 
   /** A fatal error (wrong result, device fault) that stopped the backend, if any. */
   Optional<Throwable> failure();

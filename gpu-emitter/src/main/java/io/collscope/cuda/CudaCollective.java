@@ -11,6 +11,7 @@ import io.collscope.counters.CounterBlock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -126,7 +127,8 @@ public final class CudaCollective implements CollectiveBackend {
                 ? Options.publishEveryFor((long) cfg.elements() * opt.dtype().bytes)
                 : opt.publishEvery(),
             cfg.worldSize());
-    this.dispatcher = new Dispatcher(cfg, faults, opt, ranks, launcher, failure);
+    this.dispatcher =
+        new Dispatcher(cfg, faults, opt, ranks, launcher, failure, placement.stopAgreement());
   }
 
   public static CudaCollective open(CollectiveConfig cfg, FaultPlan faults) {
@@ -251,6 +253,16 @@ public final class CudaCollective implements CollectiveBackend {
   @Override
   public String device(int rank) {
     return ranks.get(rank).device().label();
+  }
+
+  /**
+   * One rank per process: the collective every rank stopped after, once the ranks agreed to stop
+   * (this one or a peer asked: its {@code --seconds} ended, SIGTERM); nothing more runs.
+   */
+  @Override
+  public OptionalLong stoppedAt() {
+    long s = dispatcher.agreedAt();
+    return s < 0 ? OptionalLong.empty() : OptionalLong.of(s);
   }
 
   @Override

@@ -4,6 +4,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -12,6 +13,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * One thread per GPU that launches its live ranks' collectives in batches and checks each batch: no
  * wait passed its budget, and every so often the output equals the host sum. The first error stops
  * every thread and is kept as the backend's failure.
+ *
+ * <p>The threads stop after the same collective ({@link StopAgreement}): {@link #stop()} raises a
+ * request, and each thread launches on until all have declared, to the same last collective. With
+ * one rank per process ({@link IpcPlacement}) the agreement is with the other ranks' processes, and
+ * a peer's request stops this one too ({@link #agreedAt()}); with ranks on several GPUs of this
+ * process, between its threads. A single thread stops after its batch.
  */
 final class Dispatcher {
 
@@ -27,6 +34,16 @@ final class Dispatcher {
   private volatile boolean running;
   private volatile long startNanos;
   private volatile boolean started;
+  // one rank per process: this rank's agreement with the other processes' ranks; else null
+  private final StopAgreement acrossProcesses;
+  // what each thread of the current start() agrees with (null: a thread that stops alone)
+  private volatile StopAgreement[] agreements = new StopAgreement[0];
+
+  /**
+   * How long a thread that stops waits for the others of this process to declare: they only finish
+   * a batch, so this bounds a wedged GPU, never a normal stop.
+   */
+  private static final Duration IN_PROCESS_TIMEOUT = Duration.ofSeconds(60);
 
   Dispatcher(
       CollectiveConfig cfg,
@@ -34,7 +51,9 @@ final class Dispatcher {
       CudaCollective.Options opt,
       RankSet ranks,
       Launcher launcher,
-      AtomicReference<Throwable> failure) {
+      AtomicReference<Throwable> failure,
+      StopAgreement acrossProcesses) {
+    this.acrossProcesses = acrossProcesses;
     this.cfg = cfg;
     this.faults = faults;
     this.opt = opt;
@@ -53,37 +72,92 @@ final class Dispatcher {
     running = true;
     startNanos = System.nanoTime();
     started = true;
+    List<GpuDevice> devices = new ArrayList<>();
+    List<List<RankBuffers>> lives = new ArrayList<>();
     for (GpuDevice d : ranks.devices()) {
       List<RankBuffers> live = new ArrayList<>();
       for (RankBuffers r : ranks.local()) {
         if (r.device() == d && !faults.isDead(r.rank())) live.add(r);
       }
-      if (live.isEmpty()) continue;
-      Thread t = new Thread(() -> dispatch(d, live), "collscope-cuda-gpu-" + d.ordinal);
+      if (!live.isEmpty()) {
+        devices.add(d);
+        lives.add(live);
+      } else if (acrossProcesses != null) {
+        acrossProcesses.leave(); // an injected dead rank: nobody waits on it
+      }
+    }
+    StopAgreement[] a;
+    if (acrossProcesses != null) {
+      a = new StopAgreement[] {acrossProcesses}; // one rank, one GPU, at most one thread
+    } else if (devices.size() > 1) {
+      a = StopAgreement.inProcess(devices.size(), IN_PROCESS_TIMEOUT);
+    } else {
+      a = new StopAgreement[1];
+    }
+    agreements = a;
+    for (int i = 0; i < devices.size(); i++) {
+      GpuDevice d = devices.get(i);
+      List<RankBuffers> live = lives.get(i);
+      StopAgreement mine = a[i];
+      Thread t = new Thread(() -> dispatch(d, live, mine), "collscope-cuda-gpu-" + d.ordinal);
       t.setDaemon(true);
       threads.add(t);
       t.start();
     }
   }
 
-  private void dispatch(GpuDevice d, List<RankBuffers> live) {
+  private void dispatch(GpuDevice d, List<RankBuffers> live, StopAgreement agreement) {
+    boolean agreed = false;
     try {
       d.makeCurrent();
-      for (long batch = 0; running; batch++) {
+      long launched = 0;
+      for (long batch = 0; ; batch++) {
+        if (!running) return; // another thread failed, or stop() of a thread that stops alone
         if (!faults.isEmpty() && !applyFaults(live)) return;
-        for (int i = 0; i < BATCH; i++) {
+        StopAgreement.NoAgreementException noAgreement = null;
+        long end;
+        try {
+          end = agreement != null ? agreement.nextBatchEnd(launched, BATCH) : launched + BATCH;
+        } catch (StopAgreement.NoAgreementException e) {
+          // a peer that never agrees is dead or hung: launch on as without an agreement, so its
+          // absence is what it always was, a wait that runs out its budget and is counted
+          noAgreement = e;
+          end = launched + BATCH;
+        }
+        if (end == StopAgreement.STOP) {
+          agreed = true;
+          return;
+        }
+        for (long s = launched; s < end; s++) {
           for (RankBuffers r : live) launcher.collective(r, opt.instrumented());
         }
+        launched = end;
         for (RankBuffers r : live) {
           cuStreamSynchronize(r.stream());
-          checkAbort(r);
+          try {
+            checkAbort(r);
+          } catch (IllegalStateException e) {
+            if (noAgreement == null) throw e;
+            throw new IllegalStateException(noAgreement.getMessage() + "; " + e.getMessage(), e);
+          }
           if (batch % opt.checkEveryBatches() == 0) verifyOutput(r);
         }
+        if (noAgreement != null) throw noAgreement;
       }
     } catch (Throwable t) {
       failure.compareAndSet(null, t);
       running = false;
+    } finally {
+      if (agreement != null && !agreed) agreement.leave();
     }
+  }
+
+  /**
+   * The collective every rank of the communicator stopped after, once they agreed to stop (this
+   * rank or a peer asked); -1 while running, and always without an agreement.
+   */
+  long agreedAt() {
+    return acrossProcesses == null ? -1 : acrossProcesses.agreedAt();
   }
 
   /** Run time since {@link #start()}; 0 before it. */
@@ -105,11 +179,22 @@ final class Dispatcher {
     return !live.isEmpty();
   }
 
-  /** Asks every thread to finish its batch and waits for them. */
+  /**
+   * Asks every thread to finish and waits for them: after the collective they agreed on (bounded:
+   * see {@link StopAgreement}), or, for a thread that stops alone, after its batch. A later {@link
+   * #start()} starts afresh.
+   */
   void stop() throws InterruptedException {
-    running = false;
+    StopAgreement[] a = agreements;
+    if (a.length > 0 && a[0] != null) {
+      a[0].request(); // every participant reads every request
+    } else {
+      running = false;
+    }
+    if (acrossProcesses != null && !started) acrossProcesses.leave(); // never launched
     for (Thread t : threads) t.join();
     threads.clear();
+    running = false;
   }
 
   /**

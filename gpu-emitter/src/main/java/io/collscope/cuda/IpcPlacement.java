@@ -8,12 +8,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.IntPredicate;
 import jcuda.driver.CUipcMemHandle;
 
 /**
  * One rank in this process, on one GPU, its peers in other processes: the ranks swap CUDA IPC
- * handles of their ring slots and sync words through an {@link IpcRendezvous} and map each other's.
- * Each rank removes its own rendezvous files when it closes.
+ * handles of their ring slots and sync words through an {@link IpcRendezvous} and map each other's,
+ * and agree on the last collective when one stops through a {@link StopAgreement} in the same
+ * directory. Each rank removes its own rendezvous files when it closes.
  */
 final class IpcPlacement implements Placement {
 
@@ -22,14 +24,24 @@ final class IpcPlacement implements Placement {
   private final FaultPlan faults;
   private final Path rendezvous;
   private final Duration timeout;
+  private final StopAgreement agreement;
+  private final IntPredicate gone;
 
   private IpcPlacement(
-      RankSet ranks, RankBuffers me, FaultPlan faults, Path rendezvous, Duration timeout) {
+      RankSet ranks,
+      RankBuffers me,
+      FaultPlan faults,
+      Path rendezvous,
+      Duration timeout,
+      StopAgreement agreement,
+      IntPredicate gone) {
     this.ranks = ranks;
     this.me = me;
     this.faults = faults;
     this.rendezvous = rendezvous;
     this.timeout = timeout;
+    this.agreement = agreement;
+    this.gone = gone;
   }
 
   /**
@@ -62,6 +74,8 @@ final class IpcPlacement implements Placement {
       CUipcMemHandle sync = new CUipcMemHandle();
       cuIpcGetMemHandle(slots, me.slots());
       cuIpcGetMemHandle(sync, me.sync());
+      // before the handles: a peer that sees them finds this rank's stop words
+      StopAgreement agreement = StopAgreement.create(rendezvous, rank, n, timeout);
       IpcRendezvous rv = new IpcRendezvous(rendezvous, rank, n, timeout);
       rv.publish(
           new IpcRendezvous.Published(
@@ -71,6 +85,8 @@ final class IpcPlacement implements Placement {
               IpcRendezvous.bytes(slots),
               IpcRendezvous.bytes(sync)));
       IpcRendezvous.Published[] all = rv.awaitAll();
+      IntPredicate gone = processGone(all);
+      agreement.join(q -> !faults.isDead(q), gone);
       // every process sees the same records, so all refuse alike (before any maps a peer)
       d.requireResident((int) Arrays.stream(all).filter(p -> p.device() == device).count(), blocks);
       for (int q = 0; q < n; q++) {
@@ -80,7 +96,7 @@ final class IpcPlacement implements Placement {
       me.writeParams(faults, ranks);
       rv.ready();
       rv.awaitReady();
-      return new IpcPlacement(ranks, me, faults, rendezvous, timeout);
+      return new IpcPlacement(ranks, me, faults, rendezvous, timeout, agreement, gone);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       release(ranks, rendezvous, rank);
@@ -91,16 +107,35 @@ final class IpcPlacement implements Placement {
     }
   }
 
+  /**
+   * Whether rank q's process has ended, by the pid it published. Only for the processes visible
+   * here at the rendezvous: in another pid namespace (a container of its own) a pid says nothing,
+   * and such a peer is given the full timeout instead.
+   */
+  private static IntPredicate processGone(IpcRendezvous.Published[] all) {
+    boolean[] visible = new boolean[all.length];
+    for (int q = 0; q < all.length; q++) {
+      visible[q] = ProcessHandle.of(all[q].pid()).map(ProcessHandle::isAlive).orElse(false);
+    }
+    return q ->
+        visible[q] && !ProcessHandle.of(all[q].pid()).map(ProcessHandle::isAlive).orElse(false);
+  }
+
   @Override
   public RankSet ranks() {
     return ranks;
+  }
+
+  @Override
+  public StopAgreement stopAgreement() {
+    return agreement;
   }
 
   /**
    * Peers' kernels may still be reducing out of this rank's slots when this one is done: waits
    * (bounded by the rendezvous timeout) until every live peer has acked this rank's last
    * collective, or aborted (a peer that aborted acks nothing more and reads nothing more once its
-   * aborting launch has ended).
+   * aborting launch has ended), or its process is gone.
    */
   @Override
   public void awaitPeersDone() throws InterruptedException {
@@ -109,7 +144,10 @@ final class IpcPlacement implements Placement {
     long deadline = System.nanoTime() + timeout.toNanos();
     for (IpcPeer peer : ranks.peers()) {
       if (faults.isDead(peer.rank())) continue;
-      while (peer.ack() < last && !peer.aborted() && System.nanoTime() <= deadline) {
+      while (peer.ack() < last
+          && !peer.aborted()
+          && !gone.test(peer.rank())
+          && System.nanoTime() <= deadline) {
         Thread.sleep(5);
       }
     }
@@ -124,5 +162,6 @@ final class IpcPlacement implements Placement {
     ranks.close();
     // each rank removes its own files; every peer read them before the ready barrier
     IpcRendezvous.clean(rendezvous, rank);
+    StopAgreement.clean(rendezvous, rank);
   }
 }

@@ -10,6 +10,12 @@ sealed interface Placement extends AutoCloseable permits SingleProcessPlacement,
   RankSet ranks();
 
   /**
+   * How this process's rank agrees with the other ranks' processes on the last collective when one
+   * stops ({@link StopAgreement}); null when every rank runs in this process.
+   */
+  StopAgreement stopAgreement();
+
+  /**
    * Returns once no other process still reads this process's memory (bounded), so that {@link
    * #close()} does not free it under them. Call with no collective in flight.
    */

@@ -50,6 +50,12 @@ final class SingleProcessPlacement implements Placement {
     return ranks;
   }
 
+  /** One dispatcher thread per GPU, all in this process: no agreement across processes. */
+  @Override
+  public StopAgreement stopAgreement() {
+    return null;
+  }
+
   /** No other process maps this one's memory. */
   @Override
   public void awaitPeersDone() {}

@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * Runs a collective backend and its reporter: every {@code interval} the reporter thread snapshots
  * each rank's counter block and sends it to the sink. On stop (duration elapsed, SIGTERM, or a
  * backend failure) the ranks finish their collective, a last snapshot is taken, and the sink is
- * flushed, so the final counters are never lost.
+ * flushed, so the final counters are never lost. A backend whose ranks agreed with other processes
+ * to stop ({@link CollectiveBackend#stoppedAt()}: a peer's run ended first) ends the run too.
  */
 public final class Emitter {
 
@@ -44,7 +45,8 @@ public final class Emitter {
   }
 
   /**
-   * Runs until {@code duration} elapses (null: until {@link #requestStop}) or the backend fails.
+   * Runs until {@code duration} elapses (null: until {@link #requestStop}), the backend fails, or
+   * its ranks stopped on their own ({@link CollectiveBackend#stoppedAt()}).
    */
   public Result run(Duration duration) throws InterruptedException {
     ScheduledExecutorService reporterThread =
@@ -59,7 +61,9 @@ public final class Emitter {
     try {
       reporterThread.scheduleAtFixedRate(
           this::reportSafely, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
-      while (System.nanoTime() < deadline && backend.failure().isEmpty()) {
+      while (System.nanoTime() < deadline
+          && backend.failure().isEmpty()
+          && backend.stoppedAt().isEmpty()) {
         long left = Math.min(deadline - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(100));
         if (stop.await(Math.max(left, 0), TimeUnit.NANOSECONDS)) {
           break;

@@ -163,6 +163,33 @@ class CudaCollectiveGpuTest {
     }
   }
 
+  /**
+   * One rank per GPU in one process, one dispatcher thread each: stopped again and again, the
+   * threads always stop after the same collective, so neither launches a batch the other never
+   * joins (which would wait out its budget and fail the run). Before the threads agreed, each
+   * stopped after whichever batch it was in when it saw the flag. Needs two GPUs.
+   */
+  @Test
+  void twoGpusOfOneProcessStopAfterTheSameCollectiveEveryTime() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(CudaProbe.gpuCount() >= 2, "needs two GPUs");
+    CollectiveConfig cfg = config(2, 4 << 10, DType.F32);
+    try (CudaCollective c =
+        CudaCollective.open(
+            cfg, FaultPlan.NONE, CudaCollective.Options.defaults(2).withDType(DType.F32))) {
+      assertThat(c.device(0)).isNotEqualTo(c.device(1));
+      java.util.Random random = new java.util.Random(1);
+      for (int i = 0; i < 100; i++) {
+        c.start();
+        Thread.sleep(1 + random.nextInt(20));
+        c.stop();
+        assertThat(c.failure()).as("stop %d", i).isEmpty();
+        long calls0 = counters(c, 0).calls();
+        assertThat(counters(c, 1).calls()).as("stop %d", i).isEqualTo(calls0);
+      }
+      assertThat(counters(c, 0).timeouts()).isZero();
+    }
+  }
+
   /** Nanoseconds from {@code t0} until the backend reports a failure (at most 30 s). */
   private static long untilFailure(CudaCollective c, long t0) throws InterruptedException {
     while (c.failure().isEmpty() && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(1);

@@ -309,6 +309,14 @@ final class EmitCommand implements Callable<Integer> {
                       + " in %s for the next run%n",
                   left, drainTimeout.toSeconds(), spooled.dir());
         }
+        b.stoppedAt()
+            .ifPresent(
+                last ->
+                    err()
+                        .printf(
+                            "collscope emit: every rank stopped after collective %d, as the ranks'"
+                                + " processes agreed%n",
+                            last));
         err().flush();
         if (r.failure().isPresent()) {
           err().println("collscope emit: backend failed: " + r.failure().get());
