@@ -24,6 +24,17 @@ build no-totals -DOMIT_TOTALS=1
 build no-phase-clocks -DOMIT_PHASE_CLOCKS=1
 build no-wait-clock -DOMIT_WAIT_CLOCK=1
 build no-peer-acc -DOMIT_PEER_ACC=1
-build pub-empty -DPUB_EMPTY=1
-build pub-no-fence -DPUB_NO_FENCE=1
 build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1
+build guard-every-time -DGUARD_EVERY_TIME=1
+build sys-fence-arrive -DSYS_FENCE_ARRIVE=1
+build local-flag-wait -DLOCAL_FLAG_WAIT=1
+# BASE_REV: the kernel of another revision as it was (no switches), image "rev", to measure the
+# change against in the same machine session
+if [[ -n "${BASE_REV:-}" ]]; then
+  mkdir -p "$tmp/rev" "$out/rev/collscope/cuda"
+  for f in osar.cu osar_params.h counter_block.h; do
+    git -C "$here" show "$BASE_REV:gpu-emitter/src/main/cuda/$f" > "$tmp/rev/$f"
+  done
+  nvcc -O3 -lineinfo -fatbin -gencode arch=compute_90a,code=sm_90a \
+    -o "$out/rev/collscope/cuda/osar.fatbin" "$tmp/rev/osar.cu"
+fi

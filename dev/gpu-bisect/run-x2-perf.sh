@@ -5,7 +5,10 @@
 # tests (they must fail); NCCL's all-reduce (dev/nccl_allreduce_bench.py), then in the same
 # machine session `bench gpu` (OsarBench's main: the CLI would need Kafka's client, which the
 # carried runtime leaves out) with --baseline on NCCL's rounds; then `bench gpu` once per bisect
-# variant in BISECT (default no-totals) at 4K and 256K. Everything into OUT_DIR/x2perf.tgz.
+# variant in BISECT (none by default) at 4K and 256K (ranks BISECT_RANKS, default 1,2); BLOCK_RULES
+# (BYTES:MIN ...) benches the runtime's kernel under other rules for the data blocks per rank;
+# NCU=1 adds Nsight Compute's figures at 4 KB. MUTANT=0 skips the stale-slot mutant. Everything
+# into OUT_DIR/x2perf.tgz.
 set -u
 C=${CARRY:-.carry/gpu-perf}
 J=$C/gpu-node/jre/bin/java
@@ -35,9 +38,9 @@ if [[ "${TESTS:-1}" == 1 ]]; then
     done
   fi
   # the mutant must fail the sum tests: a slot rank 1 stopped refreshing reduces stale data
-  junit "mutant-stale-slot-tests.log" "$C/variants/mutant-stale-slot:" \
+  [[ "${MUTANT:-1}" == 1 ]] && junit "mutant-stale-slot-tests.log" "$C/variants/mutant-stale-slot:" \
     --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)'
-  grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
+  [[ "${MUTANT:-1}" == 1 ]] && grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
 fi
 if [[ "${NCCL:-1}" == 1 ]]; then
   timeout 200 torchrun --nproc_per_node=2 "$C/dev/nccl_allreduce_bench.py" --sizes "$SIZES" \
@@ -54,9 +57,38 @@ for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-$v.log" 2>&1
   echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-14
 done
+for rule in ${BLOCK_RULES:-}; do  # BYTES:MIN, another rule for the data blocks per rank, f32
+  timeout 200 $J -Dcollscope.osar.blockBytes=${rule%:*} -Dcollscope.osar.minBlocks=${rule#*:} -cp "$LIB" \
+    io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES --dtypes=f32 \
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule/:/-}.log" 2>&1
+  echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule/:/-}.log" | cut -d'|' -f2-8,12-14
+done
 for v in ${BISECT:-}; do
-  timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=1,2 --sizes=4K,256K \
+  timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=4K,256K \
     --dtypes=f32 > "$O/bisect-$v.log" 2>&1
   echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
 done
+# NCU=1: Nsight Compute's figures for the plain and the instrumented kernel at 4 KB, one rank (ncu
+# runs one kernel at a time, so two ranks of one process would wait on each other), for the
+# runtime's kernel and each image in NCU_VARIANTS
+if [[ "${NCU:-0}" == 1 ]]; then
+  for v in runtime ${NCU_VARIANTS:-}; do
+    pre=""; [[ "$v" == runtime ]] || pre="$C/variants/$v:"
+    timeout 120 ncu --target-processes all --clock-control none --kernel-name regex:'osar_f32(_plain)?$' \
+      --launch-skip 40 --launch-count 40 --csv --metrics \
+      gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,launch__registers_per_thread \
+      $J -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=4K --dtypes=f32 --rounds=1 \
+      > "$O/ncu-4k-$v.csv" 2> "$O/ncu-4k-$v.err"
+    echo "ncu $v rc=$?"
+    python3 - "$O/ncu-4k-$v.csv" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 14 and r[4].startswith("osar_")]
+by = {}
+for r in rows:
+    by.setdefault((r[4], r[12], r[13]), []).append(float(r[14].replace(",", "")))
+for (k, m, u), v in sorted(by.items()):
+    print(f"  {k:16s} {m:32s} median {statistics.median(v):12.2f} {u} (n={len(v)})")
+PY
+  done
+fi
 mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/x2perf.tgz" -C "$O" .

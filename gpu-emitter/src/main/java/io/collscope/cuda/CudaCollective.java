@@ -69,7 +69,26 @@ public final class CudaCollective implements CollectiveBackend {
      * flight across NVLink; a placement lowers it to the SMs it can give each rank.
      */
     public static int defaultBlocks(long bytesPerRank) {
-      return (int) Math.max(16, Math.min(128, bytesPerRank / (32 << 10)));
+      return blocksFor(bytesPerRank, BLOCK_BYTES, MIN_BLOCKS);
+    }
+
+    /** Bytes per rank of one data block by default, and the fewest blocks. */
+    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 32 << 10);
+
+    static final int MIN_BLOCKS = Integer.getInteger(MIN_BLOCKS_PROPERTY, 16);
+
+    /**
+     * System properties that override {@link #BLOCK_BYTES} and {@link #MIN_BLOCKS}: measurement
+     * only (dev/gpu-bisect/run-x2-perf.sh compares block rules in one machine session).
+     */
+    static final String BLOCK_BYTES_PROPERTY = "collscope.osar.blockBytes";
+
+    static final String MIN_BLOCKS_PROPERTY = "collscope.osar.minBlocks";
+
+    /** ceil(bytes / blockBytes) blocks, at least {@code minBlocks} and at most 128. */
+    static int blocksFor(long bytesPerRank, long blockBytes, int minBlocks) {
+      long n = (bytesPerRank + blockBytes - 1) / blockBytes;
+      return (int) Math.max(Math.max(1, minBlocks), Math.min(128, n));
     }
 
     /** Collectives between publications for collectives of {@code bytes} per rank. */
