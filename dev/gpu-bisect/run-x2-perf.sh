@@ -17,6 +17,8 @@ OUT_DIR=${1:-${OUT:-/tmp/out}}
 O=$(mktemp -d)
 export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
 SIZES=${SIZES:-4K,64K,256K,1M,16M}
+# the logs so far, after every step: a command stopped at the device tool's limit still returns them
+save() { mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/x2perf.tgz" -C "$O" .; }
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nvidia-smi topo -m; } > "$O/gpu.txt" 2>&1
 head -4 "$O/gpu.txt"
 junit() {  # LOG CLASSPATH_PREFIX SELECTOR...
@@ -42,31 +44,37 @@ if [[ "${TESTS:-1}" == 1 ]]; then
     --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)'
   [[ "${MUTANT:-1}" == 1 ]] && grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
 fi
+save
 if [[ "${NCCL:-1}" == 1 ]]; then
   timeout 200 torchrun --nproc_per_node=2 "$C/dev/nccl_allreduce_bench.py" --sizes "$SIZES" \
     > "$O/bench-nccl.log" 2> "$O/bench-nccl.err"
   echo "nccl bench rc=$?"
 fi
+save
 BASELINE=()
 grep -q '^nccl-rounds,' "$O/bench-nccl.log" 2>/dev/null && BASELINE=(--baseline="$O/bench-nccl.log")
 timeout 240 $J -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
   ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar.log" 2>&1
 echo "osar bench rc=$?"; grep -E "^\| (f32|bf16)|reporter" "$O/bench-osar.log" | cut -c1-200
+save
 for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same machine session
   timeout 240 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-$v.log" 2>&1
   echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-14
+  save
 done
 for rule in ${BLOCK_RULES:-}; do  # BYTES:MIN, another rule for the data blocks per rank, f32
   timeout 200 $J -Dcollscope.osar.blockBytes=${rule%:*} -Dcollscope.osar.minBlocks=${rule#*:} -cp "$LIB" \
     io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES --dtypes=f32 \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule/:/-}.log" 2>&1
   echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule/:/-}.log" | cut -d'|' -f2-8,12-14
+  save
 done
 for v in ${BISECT:-}; do
   timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=4K,256K \
     --dtypes=f32 > "$O/bisect-$v.log" 2>&1
   echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
+  save
 done
 # NCU=1: Nsight Compute's figures for the plain and the instrumented kernel at 4 KB, one rank (ncu
 # runs one kernel at a time, so two ranks of one process would wait on each other), for the
@@ -80,6 +88,7 @@ if [[ "${NCU:-0}" == 1 ]]; then
       $J -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=4K --dtypes=f32 --rounds=1 \
       > "$O/ncu-4k-$v.csv" 2> "$O/ncu-4k-$v.err"
     echo "ncu $v rc=$?"
+  save
     python3 - "$O/ncu-4k-$v.csv" <<'PY'
 import csv, statistics, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 14 and r[4].startswith("osar_")]
@@ -91,4 +100,4 @@ for (k, m, u), v in sorted(by.items()):
 PY
   done
 fi
-mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/x2perf.tgz" -C "$O" .
+save

@@ -72,11 +72,6 @@ public final class CudaCollective implements CollectiveBackend {
       return blocksFor(bytesPerRank, BLOCK_BYTES, MIN_BLOCKS);
     }
 
-    /** Bytes per rank of one data block by default, and the fewest blocks. */
-    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 32 << 10);
-
-    static final int MIN_BLOCKS = Integer.getInteger(MIN_BLOCKS_PROPERTY, 16);
-
     /**
      * System properties that override {@link #BLOCK_BYTES} and {@link #MIN_BLOCKS}: measurement
      * only (dev/gpu-bisect/run-x2-perf.sh compares block rules in one machine session).
@@ -84,6 +79,11 @@ public final class CudaCollective implements CollectiveBackend {
     static final String BLOCK_BYTES_PROPERTY = "collscope.osar.blockBytes";
 
     static final String MIN_BLOCKS_PROPERTY = "collscope.osar.minBlocks";
+
+    /** Bytes per rank of one data block by default, and the fewest blocks. */
+    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 32 << 10);
+
+    static final int MIN_BLOCKS = Integer.getInteger(MIN_BLOCKS_PROPERTY, 16);
 
     /** ceil(bytes / blockBytes) blocks, at least {@code minBlocks} and at most 128. */
     static int blocksFor(long bytesPerRank, long blockBytes, int minBlocks) {
