@@ -27,7 +27,7 @@ build no-peer-acc -DOMIT_PEER_ACC=1
 build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1
 build guard-every-time -DGUARD_EVERY_TIME=1
 build sys-fence-arrive -DSYS_FENCE_ARRIVE=1
-build local-flag-wait -DLOCAL_FLAG_WAIT=1
+build no-local-flag-wait -DNO_LOCAL_FLAG_WAIT=1
 # BASE_REV: the kernel of another revision as it was (no switches), image "rev", to measure the
 # change against in the same machine session
 if [[ -n "${BASE_REV:-}" ]]; then

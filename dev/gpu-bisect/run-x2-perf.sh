@@ -6,7 +6,7 @@
 # machine session `bench gpu` (OsarBench's main: the CLI would need Kafka's client, which the
 # carried runtime leaves out) with --baseline on NCCL's rounds; then `bench gpu` once per bisect
 # variant in BISECT (none by default) at 4K and 256K (ranks BISECT_RANKS, default 1,2); BLOCK_RULES
-# (BYTES:MIN ...) benches the runtime's kernel under other rules for the data blocks per rank;
+# (SMALL_BYTES:SMALL_BLOCKS:BYTES ..., CudaCollective.Options.blocksFor) benches the runtime's kernel under other rules for the data blocks per rank;
 # NCU=1 adds Nsight Compute's figures at 4 KB. MUTANT=0 skips the stale-slot mutant. Everything
 # into OUT_DIR/x2perf.tgz.
 set -u
@@ -63,11 +63,13 @@ for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same
   echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-14
   save
 done
-for rule in ${BLOCK_RULES:-}; do  # BYTES:MIN, another rule for the data blocks per rank, f32
-  timeout 200 $J -Dcollscope.osar.blockBytes=${rule%:*} -Dcollscope.osar.minBlocks=${rule#*:} -cp "$LIB" \
+for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data-block rule, f32
+  IFS=: read -r sb sn bb <<< "$rule"
+  timeout 200 $J -Dcollscope.osar.smallBlockBytes=$sb -Dcollscope.osar.smallBlocks=$sn \
+    -Dcollscope.osar.blockBytes=$bb -cp "$LIB" \
     io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES --dtypes=f32 \
-    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule/:/-}.log" 2>&1
-  echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule/:/-}.log" | cut -d'|' -f2-8,12-14
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule//:/-}.log" 2>&1
+  echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-14
   save
 done
 for v in ${BISECT:-}; do
@@ -82,12 +84,16 @@ done
 if [[ "${NCU:-0}" == 1 ]]; then
   for v in runtime ${NCU_VARIANTS:-}; do
     pre=""; [[ "$v" == runtime ]] || pre="$C/variants/$v:"
-    timeout 120 ncu --target-processes all --clock-control none --kernel-name regex:'osar_f32(_plain)?$' \
-      --launch-skip 40 --launch-count 40 --csv --metrics \
-      gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,launch__registers_per_thread \
-      $J -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=4K --dtypes=f32 --rounds=1 \
-      > "$O/ncu-4k-$v.csv" 2> "$O/ncu-4k-$v.err"
-    echo "ncu $v rc=$?"
+    # each kernel on its own: the bench launches every plain collective of a round before the
+    # instrumented ones, so one window of launches would hold only one of them
+    for k in osar_f32_plain osar_f32; do
+      timeout 120 ncu --target-processes all --clock-control none --kernel-name regex:"^$k\$" \
+        --launch-skip 20 --launch-count 20 --csv --metrics \
+        gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,launch__registers_per_thread \
+        $J -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=4K --dtypes=f32 --rounds=1 \
+        >> "$O/ncu-4k-$v.csv" 2>> "$O/ncu-4k-$v.err"
+      echo "ncu $v $k rc=$?"
+    done
   save
     python3 - "$O/ncu-4k-$v.csv" <<'PY'
 import csv, statistics, sys

@@ -363,6 +363,39 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   }
 }
 
+// The accounting warp's share of a collective, on the block's slice of the totals: one lane per
+// peer, then the guard, copy and publish phases from thread 0's clocks (c: t0..t3). Lateness: peer
+// p was seen arrival[p] - t3 after this rank published (both on this SM's clock), whatever other
+// peers did. The wait itself, publication to the last arrival, is billed whole to the peer(s) that
+// gated it: those seen in the round that ended it (one clock reading, so tied).
+__device__ __forceinline__ void account_peers_and_phases(u64* tot, int rank, int world,
+                                                         const u64* arrival, int self_last,
+                                                         const u64* c) {
+  const int lane = threadIdx.x & 31;
+  const u64 c3 = c[3];
+  u64 latest = 0;
+  int gaters = 0;
+  for (int q = 0; q < world; ++q)
+    if (q != rank && arrival[q] > latest) latest = arrival[q];
+  for (int q = 0; q < world; ++q)
+    if (q != rank && arrival[q] == latest) ++gaters;
+  self_last = self_last || world == 1;
+  for (int p = lane; p < world; p += 32) {
+    if (p == rank) {
+      if (self_last) red_add(tot + T_PEER_LAST + p, 1ull);  // every peer was already there
+      continue;
+    }
+    const u64 tp = arrival[p];
+    const u64 late = tp > c3 ? tp - c3 : 0;
+    if (late) red_add(tot + T_PEER_LATE + p, late);
+    if (tp == latest && latest > c3)
+      red_add(tot + T_PEER_WAIT + p, gaters == 1 ? latest - c3 : (latest - c3) / gaters);
+    if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
+    red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
+  }
+  if (lane < CB_PH_WAIT) red_add(tot + T_PHASES + lane, c[lane + 1] - c[lane]);
+}
+
 template <typename T, bool INSTR>
 __device__ void osar(const u64* __restrict__ P) {
   const int rank = (int)P[P_RANK];
@@ -391,10 +424,10 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ int s_abort;
   __shared__ int s_publisher;                // this block published the flag: it accounts
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
-  __shared__ u64 s_first_round;
+  __shared__ int s_self_last;                // every peer's flag was there at the first round
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
   __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
-  __shared__ u64 s_clock[6];                 // thread 0's t0..t4, then its g0
+  __shared__ u64 s_clock[4];                 // thread 0's t0..t3
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -499,10 +532,6 @@ __device__ void osar(const u64* __restrict__ P) {
   if (INSTR) t2 = clock64();
 
   // ---- publish: the last block to finish copying publishes the rank's flag -----------------
-  // Only that block waits for it (it stores it): a block reduces its own chunk of this rank's
-  // slot, which its own threads copied, and the peers' chunks after their flags, so the others go
-  // straight to the peers' flags (until run 25's kernel every block polled this rank's flag first, one
-  // more round trip between the copy and the wait; docs/BENCHMARKS.md, run 50).
   if (threadIdx.x == 0 && !s_abort) {
     // read before the atom, whose acquire empties L1: the last block's path to its flag stays short
     u64* flag = (u64*)P[P_FLAG_PTR + rank];
@@ -516,10 +545,23 @@ __device__ void osar(const u64* __restrict__ P) {
       // (released to the count this block acquired) before the flag.
       st_release_sys(flag, seq);
       s_publisher = 1;
+    } else {
+      // The other blocks wait until the flag is out before they poll the peers' flags. Not for
+      // correctness (a block reduces its own chunk of this rank's slot, which its own threads
+      // copied), but measured: polling the peers at once was ~0.3 us slower per collective at
+      // 4 KB (run 50, `local-flag-wait`, docs/BENCHMARKS.md). Local completion only: relaxed.
+      Backoff bo;
+      while (ld_relaxed_sys(flag) < seq) {
+        if (!bo.pause(deadline)) { s_abort = 1; break; }
+      }
     }
   }
-  if (INSTR) t3 = clock64();
-  __syncwarp();  // warp 0: lane 0's s_publisher before the wait below reads it
+  if (INSTR && threadIdx.x == 0) {
+    t3 = clock64();
+    // for the accounting warp, across the wait's barrier
+    s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3;
+  }
+  __syncthreads();
 
   // ---- wait: warp 0 polls every peer; each lane owns peers lane, lane+32, ... ---------------
   if (threadIdx.x < 32 && !s_abort) {
@@ -528,6 +570,7 @@ __device__ void osar(const u64* __restrict__ P) {
     unsigned pending = 0;  // bit k: peer lane + 32k not yet seen
     for (int k = 0; lane + 32 * k < world; ++k)
       if (lane + 32 * k != rank) pending |= 1u << k;
+    bool late_any = false;  // a peer of this lane was not there at the first round
     // in registers: every acquire below empties this SM's L1, where P would otherwise be cached
     const u64* flag_of[OSAR_MAX_RANKS / 32];
     const u64* pubtime_of[OSAR_MAX_RANKS / 32];
@@ -540,12 +583,6 @@ __device__ void osar(const u64* __restrict__ P) {
     }
     Backoff bo;
     for (;;) {
-      // one timestamp per poll round, taken by lane 0: peers seen in one round are tied
-      u64 now = 0;
-      if (clocks) {
-        now = __shfl_sync(0xffffffffu, clock64(), 0);
-        if (lane == 0 && bo.spins == 0) s_first_round = now;
-      }
       u64 gt = globaltimer();
       unsigned left = pending;
       while (left) {
@@ -556,27 +593,44 @@ __device__ void osar(const u64* __restrict__ P) {
         if (ld_acquire_sys(flag_of[k]) >= seq) {
           if (link_of[k] == 0 || ld_acquire_sys(pubtime_of[k]) + link_of[k] <= gt) {
             pending &= ~(1u << k);
-            if (clocks) s_arrival[p] = now;
+            // The lanes that see their peers in one round read the clock in one instruction, so
+            // those peers are tied; read once the load is back (it depends on it), never ahead
+            // of it. Until run 49 lane 0 read the clock at every round and shuffled it to all
+            // (~70 ns per collective at 4 KB, run 50's `no-wait-clock`).
+            if (clocks) s_arrival[p] = clock64();
           }
         }
       }
       if (__all_sync(0xffffffffu, pending == 0)) break;
+      late_any = late_any || bo.spins == 0;  // some peer still missing after the first round
       const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
       if (__any_sync(0xffffffffu, give_up)) {
         if (lane == 0) s_abort = 1;
         break;
       }
     }
+    if (clocks && lane == 0) s_self_last = !late_any;  // every peer was there at the first round
   }
   // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
   // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
   // (__ldcg), which may still hold the slot from nslots collectives ago.
   __syncthreads();
-  if (INSTR) t4 = clock64();
-  if (INSTR && threadIdx.x == 0) {  // for the accounting warp, across the reduce's barrier
-    s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4;
-    s_clock[5] = g0;
+  // Thread 0's clocks only: a warp that waits at a barrier can read its clock before the barrier
+  // lets it go (run 23's accounting warp: slow-publish 0.13 us; run 50's: a clock rate 7 % low),
+  // while thread 0 is the last to arrive at each of these barriers (its work ends each phase).
+  u64 g4 = 0;
+  if (INSTR && threadIdx.x == 0) {
+    t4 = clock64();
+    if (s_publisher) g4 = globaltimer();  // the clock sample's end; used after the reduce
   }
+  // The accounting warp bills the peers and the first three phases now, during the reduce, when it
+  // has no vector of its own to reduce (small collectives: off every path); otherwise after it.
+  const bool account = accountant && s_publisher && !s_abort;
+  const bool account_now =
+      account && (vec ? lo / Vec16<T>::N + 32 * accounting_warp >= hi / Vec16<T>::N
+                      : lo + 32 * accounting_warp >= hi);
+  if (account_now) account_peers_and_phases(st + S_TOT + (long long)blockIdx.x * T_STRIDE, rank,
+                                            world, s_arrival, s_self_last, s_clock);
 
   // ---- reduce -----------------------------------------------------------------------------
   if (!s_abort && vec) {
@@ -624,43 +678,16 @@ __device__ void osar(const u64* __restrict__ P) {
         // read by the next launch only, after this one completed: no fence needed
         st_volatile(st + S_NEXT_SEQ, seq + 1);
       }
-    }
-  }
-  if (accountant && s_publisher && !s_abort) {
-    const u64 t5 = clock64();
-    const u64 g5 = globaltimer();
-    const int lane = threadIdx.x & 31;
-    const u64 c0 = s_clock[0], c3 = s_clock[3];
-    // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
-    // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
-    // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
-    // ended it.
-    u64 latest = 0;
-    int gaters = 0;
-    for (int q = 0; q < world; ++q)
-      if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
-    for (int q = 0; q < world; ++q)
-      if (q != rank && s_arrival[q] == latest) ++gaters;
-    const bool self_last = world == 1 || latest <= s_first_round;
-    for (int p = lane; p < world; p += 32) {
-      if (p == rank) {
-        // every peer was already there at the first round
-        if (self_last) red_add(tot + T_PEER_LAST + p, 1ull);
-        continue;
+      if (INSTR && s_publisher) {  // the accounting block's last two phases and clock sample
+        red_add(tot + T_PHASES + CB_PH_WAIT, t4 - t3);
+        red_add(tot + T_PHASES + CB_PH_REDUCE, t5 - t4);
+        red_add(tot + CB_C_CLOCK_NS, g4 - g0);
+        red_add(tot + CB_C_CLOCK_CYCLES, t4 - t0);
       }
-      const u64 tp = s_arrival[p];
-      const u64 late = tp > c3 ? tp - c3 : 0;
-      if (late) red_add(tot + T_PEER_LATE + p, late);
-      if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters);
-      if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
-      red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
-    }
-    if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, (lane + 1 < CB_N_PHASES ? s_clock[lane + 1] : t5) - s_clock[lane]);
-    if (lane == 0) {  // the clock samples: the whole collective
-      red_add(tot + CB_C_CLOCK_NS, g5 - s_clock[5]);
-      red_add(tot + CB_C_CLOCK_CYCLES, t5 - c0);
     }
   }
+  if (account && !account_now)
+    account_peers_and_phases(tot, rank, world, s_arrival, s_self_last, s_clock);
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true>(P); }

@@ -63,32 +63,42 @@ public final class CudaCollective implements CollectiveBackend {
     public static final long PUBLISH_BYTES = 1L << 30;
 
     /**
-     * Data blocks per rank when {@link #blocksPerRank()} is 0: 16 up to 512 KiB per rank (small
-     * collectives are bound by the handshake between ranks, not by bytes, and more blocks meet on
-     * more atomics), then one per 32 KiB up to 128, so large collectives keep enough reads in
-     * flight across NVLink; a placement lowers it to the SMs it can give each rank.
+     * Data blocks per rank when {@link #blocksPerRank()} is 0: one per {@link #SMALL_BLOCK_BYTES}
+     * up to {@link #SMALL_BLOCKS}, then one per {@link #BLOCK_BYTES} up to 128 (4 KiB: 1, 64 KiB to
+     * 256 KiB: 16, 1 MiB: 64, from 2 MiB: 128). Small collectives are bound by the handshake
+     * between ranks, and every block meets the others on atomics and polls the peers' flags on its
+     * own; large ones need reads in flight across NVLink from many SMs. Measured on two H200s (run
+     * 50, docs/BENCHMARKS.md): 4 KiB in 1 block 8.34 us against 9.08 in 16; 64 KiB in 4 blocks 9.54
+     * us against 9.10 in 16; 1 MiB in 64 blocks 12.02 us against 12.56 in 32. A placement lowers it
+     * to the SMs it can give each rank.
      */
     public static int defaultBlocks(long bytesPerRank) {
-      return blocksFor(bytesPerRank, BLOCK_BYTES, MIN_BLOCKS);
+      return blocksFor(bytesPerRank, SMALL_BLOCK_BYTES, SMALL_BLOCKS, BLOCK_BYTES);
     }
 
     /**
-     * System properties that override {@link #BLOCK_BYTES} and {@link #MIN_BLOCKS}: measurement
-     * only (dev/gpu-bisect/run-x2-perf.sh compares block rules in one machine session).
+     * System properties that override {@link #SMALL_BLOCK_BYTES}, {@link #SMALL_BLOCKS} and {@link
+     * #BLOCK_BYTES}: measurement only (dev/gpu-bisect/run-x2-perf.sh compares block rules in one
+     * machine session).
      */
+    static final String SMALL_BLOCK_BYTES_PROPERTY = "collscope.osar.smallBlockBytes";
+
+    static final String SMALL_BLOCKS_PROPERTY = "collscope.osar.smallBlocks";
     static final String BLOCK_BYTES_PROPERTY = "collscope.osar.blockBytes";
 
-    static final String MIN_BLOCKS_PROPERTY = "collscope.osar.minBlocks";
+    static final long SMALL_BLOCK_BYTES = Long.getLong(SMALL_BLOCK_BYTES_PROPERTY, 4 << 10);
+    static final int SMALL_BLOCKS = Integer.getInteger(SMALL_BLOCKS_PROPERTY, 16);
+    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 16 << 10);
 
-    /** Bytes per rank of one data block by default, and the fewest blocks. */
-    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 32 << 10);
-
-    static final int MIN_BLOCKS = Integer.getInteger(MIN_BLOCKS_PROPERTY, 16);
-
-    /** ceil(bytes / blockBytes) blocks, at least {@code minBlocks} and at most 128. */
-    static int blocksFor(long bytesPerRank, long blockBytes, int minBlocks) {
-      long n = (bytesPerRank + blockBytes - 1) / blockBytes;
-      return (int) Math.max(Math.max(1, minBlocks), Math.min(128, n));
+    /**
+     * ceil(bytes / smallBlockBytes) blocks up to {@code smallBlocks}, or ceil(bytes / blockBytes)
+     * if more; at least 1 and at most 128.
+     */
+    static int blocksFor(
+        long bytesPerRank, long smallBlockBytes, int smallBlocks, long blockBytes) {
+      long small = Math.min(smallBlocks, (bytesPerRank + smallBlockBytes - 1) / smallBlockBytes);
+      long large = (bytesPerRank + blockBytes - 1) / blockBytes;
+      return (int) Math.max(1, Math.min(128, Math.max(small, large)));
     }
 
     /** Collectives between publications for collectives of {@code bytes} per rank. */

@@ -70,11 +70,15 @@ class OsarBenchTableTest {
   }
 
   @Test
-  void largeCollectivesGetMoreBlocksUpTo128() {
-    assertThat(CudaCollective.Options.defaultBlocks(4 << 10)).isEqualTo(16);
-    assertThat(CudaCollective.Options.defaultBlocks(512 << 10)).isEqualTo(16);
-    assertThat(CudaCollective.Options.defaultBlocks(1 << 20)).isEqualTo(32);
+  void oneBlockPer4KiBUpTo16ThenOnePer16KiBUpTo128() {
+    assertThat(CudaCollective.Options.defaultBlocks(4 << 10)).isEqualTo(1);
+    assertThat(CudaCollective.Options.defaultBlocks(6 << 10)).isEqualTo(2);
+    assertThat(CudaCollective.Options.defaultBlocks(64 << 10)).isEqualTo(16);
+    assertThat(CudaCollective.Options.defaultBlocks(256 << 10)).isEqualTo(16);
+    assertThat(CudaCollective.Options.defaultBlocks(512 << 10)).isEqualTo(32);
+    assertThat(CudaCollective.Options.defaultBlocks(1 << 20)).isEqualTo(64);
     assertThat(CudaCollective.Options.defaultBlocks(16 << 20)).isEqualTo(128);
+    assertThat(CudaCollective.Options.defaultBlocks(1)).isEqualTo(1);
   }
 
   @Test
