@@ -33,23 +33,21 @@ rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
     + "".join(f"#ifndef {w}\n#define {w} 0\n#endif\n" for w in switches)
     + "#define PCLK() ((INSTR && !OMIT_PHASE_CLOCKS) ? clock64() : 0)\n")
 rep("u64 t0 = INSTR ? clock64() : 0,", "u64 t0 = PCLK(),")
-for k in range(1, 3):
+for k in range(1, 5):
     rep(f"if (INSTR) t{k} = clock64();", f"t{k} = PCLK();")
-rep("    t3 = clock64();\n", "    t3 = PCLK();\n")
-rep("    t4 = clock64();\n", "    t4 = PCLK();\n")
 rep("const u64 t5 = INSTR ? clock64() : 0;", "const u64 t5 = PCLK();")
-rep("if (s_publisher) g4 = globaltimer();", "if (s_publisher && !OMIT_SAMPLER) g4 = globaltimer();")
-rep("            if (clocks) s_arrival[p] = clock64();", "            if (clocks && !OMIT_WAIT_CLOCK) s_arrival[p] = clock64();")
-rep("  for (int p = lane; p < world; p += 32) {", "  for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
-rep("  const bool account = accountant && s_publisher && !s_abort;",
-    "  const bool account = accountant && !OMIT_TOTALS && s_publisher && !s_abort;")
+rep("const u64 g0 = INSTR && threadIdx.x == 0 ? globaltimer() : 0;",
+    "const u64 g0 = INSTR && !OMIT_SAMPLER && threadIdx.x == 0 ? globaltimer() : 0;")
+rep("      const u64 g5 = globaltimer();", "      const u64 g5 = OMIT_SAMPLER ? 0 : globaltimer();")
+rep("    const bool clocks = INSTR && s_publisher;", "    const bool clocks = INSTR && !OMIT_WAIT_CLOCK && s_publisher;")
+rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
+rep("  if (accountant && s_publisher && !s_abort) {", "  if (accountant && !OMIT_TOTALS && s_publisher && !s_abort) {")
 rep("        if (INSTR) {  // the collective itself", "        if (INSTR && !OMIT_TOTALS) {  // the collective itself")
-rep("      if (INSTR && s_publisher) {  // the accounting block's", "      if (INSTR && !OMIT_TOTALS && s_publisher) {  // the accounting block's")
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
 rep("  if (!s_abort) {\n    const float term", "  if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n    const float term")
-# the data-path changes of run 50, each undone alone
+# the data-path changes of runs 50-51, each undone alone
 rep("(s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)",
     "(GUARD_EVERY_TIME || s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)")
 rep("    const u64 before = atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);",

@@ -363,39 +363,6 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   }
 }
 
-// The accounting warp's share of a collective, on the block's slice of the totals: one lane per
-// peer, then the guard, copy and publish phases from thread 0's clocks (c: t0..t3). Lateness: peer
-// p was seen arrival[p] - t3 after this rank published (both on this SM's clock), whatever other
-// peers did. The wait itself, publication to the last arrival, is billed whole to the peer(s) that
-// gated it: those seen in the round that ended it (one clock reading, so tied).
-__device__ __forceinline__ void account_peers_and_phases(u64* tot, int rank, int world,
-                                                         const u64* arrival, int self_last,
-                                                         const u64* c) {
-  const int lane = threadIdx.x & 31;
-  const u64 c3 = c[3];
-  u64 latest = 0;
-  int gaters = 0;
-  for (int q = 0; q < world; ++q)
-    if (q != rank && arrival[q] > latest) latest = arrival[q];
-  for (int q = 0; q < world; ++q)
-    if (q != rank && arrival[q] == latest) ++gaters;
-  self_last = self_last || world == 1;
-  for (int p = lane; p < world; p += 32) {
-    if (p == rank) {
-      if (self_last) red_add(tot + T_PEER_LAST + p, 1ull);  // every peer was already there
-      continue;
-    }
-    const u64 tp = arrival[p];
-    const u64 late = tp > c3 ? tp - c3 : 0;
-    if (late) red_add(tot + T_PEER_LATE + p, late);
-    if (tp == latest && latest > c3)
-      red_add(tot + T_PEER_WAIT + p, gaters == 1 ? latest - c3 : (latest - c3) / gaters);
-    if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
-    red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
-  }
-  if (lane < CB_PH_WAIT) red_add(tot + T_PHASES + lane, c[lane + 1] - c[lane]);
-}
-
 template <typename T, bool INSTR>
 __device__ void osar(const u64* __restrict__ P) {
   const int rank = (int)P[P_RANK];
@@ -411,11 +378,11 @@ __device__ void osar(const u64* __restrict__ P) {
   // last to finish its copy), whose phases are the rank's critical path. Its last warp bills the
   // phases and the peers after the reduce, beside thread 0's count, ack and release that complete
   // the collective and never ahead of them on any thread's path; the other blocks run the plain
-  // kernel's path but for the phase clocks. Thread 0's clocks (the injected delays are on its path)
-  // reach the accounting warp in shared memory across the reduce's barrier, so no barrier of
-  // their own (run 50: the named barrier between them and the adds of 16 blocks went together,
-  // docs/BENCHMARKS.md). The accounting warp reads the reduce's end and the clock sample's end
-  // itself, right after that barrier.
+  // kernel's path but for the phase clocks. The clocks are thread 0's (the injected delays are on
+  // its path), handed to the accounting warp in shared memory across a named barrier of the two
+  // warps, in that block only: a warp that waits at a barrier can read its clock before the
+  // barrier lets it go (run 23: slow-publish seen as 0.13 us; run 50, where the accounting warp
+  // read the reduce's end itself: a clock rate 5-7 % low), while thread 0 ends every phase.
   const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
   const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
 
@@ -424,10 +391,10 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ int s_abort;
   __shared__ int s_publisher;                // this block published the flag: it accounts
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
-  __shared__ int s_self_last;                // every peer's flag was there at the first round
+  __shared__ u64 s_first_round;
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
   __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
-  __shared__ u64 s_clock[4];                 // thread 0's t0..t3
+  __shared__ u64 s_clock[8];                 // thread 0's t0..t5, then its g0, g5
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -450,11 +417,7 @@ __device__ void osar(const u64* __restrict__ P) {
   }
   __syncthreads();
 
-  // The clock's own rate: the accounting block times the whole collective on %globaltimer too,
-  // so consumers convert cycles with the rate of the very intervals they measured, whatever the
-  // SM clock did. g0 is the deadline's own reading.
-  const u64 g0 = globaltimer();
-  const u64 deadline = g0 + P[P_BUDGET_NS];
+  const u64 deadline = globaltimer() + P[P_BUDGET_NS];
   // Whole 16-byte vectors when the elements fill them: each block's chunk is then a whole number
   // of vectors too, so every vector lies in one block's chunk.
   const bool vec = elems % Vec16<T>::N == 0;
@@ -463,6 +426,10 @@ __device__ void osar(const u64* __restrict__ P) {
   const long long lo = (long long)blockIdx.x * chunk < elems ? (long long)blockIdx.x * chunk : elems;
   const long long hi = lo + chunk < elems ? lo + chunk : elems;
   u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+  // The clock's own rate: the accounting block times the whole collective on %globaltimer too,
+  // so consumers convert cycles with the rate of the very intervals they measured, whatever the
+  // SM clock did. Every block's thread 0 reads it: which block accounts is known only later.
+  const u64 g0 = INSTR && threadIdx.x == 0 ? globaltimer() : 0;
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
   // Warp 0, one lane per peer as in wait: one thread would issue the acquire loads one after
@@ -556,12 +523,8 @@ __device__ void osar(const u64* __restrict__ P) {
       }
     }
   }
-  if (INSTR && threadIdx.x == 0) {
-    t3 = clock64();
-    // for the accounting warp, across the wait's barrier
-    s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3;
-  }
   __syncthreads();
+  if (INSTR) t3 = clock64();
 
   // ---- wait: warp 0 polls every peer; each lane owns peers lane, lane+32, ... ---------------
   if (threadIdx.x < 32 && !s_abort) {
@@ -570,7 +533,6 @@ __device__ void osar(const u64* __restrict__ P) {
     unsigned pending = 0;  // bit k: peer lane + 32k not yet seen
     for (int k = 0; lane + 32 * k < world; ++k)
       if (lane + 32 * k != rank) pending |= 1u << k;
-    bool late_any = false;  // a peer of this lane was not there at the first round
     // in registers: every acquire below empties this SM's L1, where P would otherwise be cached
     const u64* flag_of[OSAR_MAX_RANKS / 32];
     const u64* pubtime_of[OSAR_MAX_RANKS / 32];
@@ -583,6 +545,12 @@ __device__ void osar(const u64* __restrict__ P) {
     }
     Backoff bo;
     for (;;) {
+      // one timestamp per poll round, taken by lane 0: peers seen in one round are tied
+      u64 now = 0;
+      if (clocks) {
+        now = __shfl_sync(0xffffffffu, clock64(), 0);
+        if (lane == 0 && bo.spins == 0) s_first_round = now;
+      }
       u64 gt = globaltimer();
       unsigned left = pending;
       while (left) {
@@ -593,44 +561,23 @@ __device__ void osar(const u64* __restrict__ P) {
         if (ld_acquire_sys(flag_of[k]) >= seq) {
           if (link_of[k] == 0 || ld_acquire_sys(pubtime_of[k]) + link_of[k] <= gt) {
             pending &= ~(1u << k);
-            // The lanes that see their peers in one round read the clock in one instruction, so
-            // those peers are tied; read once the load is back (it depends on it), never ahead
-            // of it. Until run 49 lane 0 read the clock at every round and shuffled it to all
-            // (~70 ns per collective at 4 KB, run 50's `no-wait-clock`).
-            if (clocks) s_arrival[p] = clock64();
+            if (clocks) s_arrival[p] = now;
           }
         }
       }
       if (__all_sync(0xffffffffu, pending == 0)) break;
-      late_any = late_any || bo.spins == 0;  // some peer still missing after the first round
       const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
       if (__any_sync(0xffffffffu, give_up)) {
         if (lane == 0) s_abort = 1;
         break;
       }
     }
-    if (clocks && lane == 0) s_self_last = !late_any;  // every peer was there at the first round
   }
   // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
   // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
   // (__ldcg), which may still hold the slot from nslots collectives ago.
   __syncthreads();
-  // Thread 0's clocks only: a warp that waits at a barrier can read its clock before the barrier
-  // lets it go (run 23's accounting warp: slow-publish 0.13 us; run 50's: a clock rate 7 % low),
-  // while thread 0 is the last to arrive at each of these barriers (its work ends each phase).
-  u64 g4 = 0;
-  if (INSTR && threadIdx.x == 0) {
-    t4 = clock64();
-    if (s_publisher) g4 = globaltimer();  // the clock sample's end; used after the reduce
-  }
-  // The accounting warp bills the peers and the first three phases now, during the reduce, when it
-  // has no vector of its own to reduce (small collectives: off every path); otherwise after it.
-  const bool account = accountant && s_publisher && !s_abort;
-  const bool account_now =
-      account && (vec ? lo / Vec16<T>::N + 32 * accounting_warp >= hi / Vec16<T>::N
-                      : lo + 32 * accounting_warp >= hi);
-  if (account_now) account_peers_and_phases(st + S_TOT + (long long)blockIdx.x * T_STRIDE, rank,
-                                            world, s_arrival, s_self_last, s_clock);
+  if (INSTR) t4 = clock64();
 
   // ---- reduce -----------------------------------------------------------------------------
   if (!s_abort && vec) {
@@ -645,6 +592,21 @@ __device__ void osar(const u64* __restrict__ P) {
     }
   }
   __syncthreads();
+  const u64 t5 = INSTR ? clock64() : 0;
+  // The accounting block only: thread 0's clocks to its accounting warp, warp 0 and that warp meeting
+  // on a named barrier; the other warps go on to their end.
+  if (INSTR && s_publisher) {
+    if (threadIdx.x == 0) {
+      const u64 g5 = globaltimer();
+      s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
+      s_clock[6] = g0; s_clock[7] = g5;
+    }
+    if (accounting_warp == 0) {
+      __syncwarp();
+    } else if (threadIdx.x < 32 || accountant) {
+      asm volatile("bar.sync 1, 64;" : : : "memory");
+    }
+  }
 
   // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
   // The totals are read only by osar_publish, after this launch has completed, so the adds
@@ -661,7 +623,6 @@ __device__ void osar(const u64* __restrict__ P) {
         st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
       }
     } else {
-      const u64 t5 = INSTR ? clock64() : 0;
       u64* ack = (u64*)P[P_ACK_PTR + rank];  // before the atom, as for the flag
       u64* acktime = (u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY;
       // release: this block's reads of the peers' slots are done before its count
@@ -678,16 +639,41 @@ __device__ void osar(const u64* __restrict__ P) {
         // read by the next launch only, after this one completed: no fence needed
         st_volatile(st + S_NEXT_SEQ, seq + 1);
       }
-      if (INSTR && s_publisher) {  // the accounting block's last two phases and clock sample
-        red_add(tot + T_PHASES + CB_PH_WAIT, t4 - t3);
-        red_add(tot + T_PHASES + CB_PH_REDUCE, t5 - t4);
-        red_add(tot + CB_C_CLOCK_NS, g4 - g0);
-        red_add(tot + CB_C_CLOCK_CYCLES, t4 - t0);
-      }
     }
   }
-  if (account && !account_now)
-    account_peers_and_phases(tot, rank, world, s_arrival, s_self_last, s_clock);
+  if (accountant && s_publisher && !s_abort) {
+    const int lane = threadIdx.x & 31;
+    const u64 c0 = s_clock[0], c3 = s_clock[3];
+    // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
+    // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
+    // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
+    // ended it.
+    u64 latest = 0;
+    int gaters = 0;
+    for (int q = 0; q < world; ++q)
+      if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
+    for (int q = 0; q < world; ++q)
+      if (q != rank && s_arrival[q] == latest) ++gaters;
+    const bool self_last = world == 1 || latest <= s_first_round;
+    for (int p = lane; p < world; p += 32) {
+      if (p == rank) {
+        // every peer was already there at the first round
+        if (self_last) red_add(tot + T_PEER_LAST + p, 1ull);
+        continue;
+      }
+      const u64 tp = s_arrival[p];
+      const u64 late = tp > c3 ? tp - c3 : 0;
+      if (late) red_add(tot + T_PEER_LATE + p, late);
+      if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters);
+      if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
+      red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
+    }
+    if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, s_clock[lane + 1] - s_clock[lane]);
+    if (lane == 0) {  // the clock samples: the whole collective
+      red_add(tot + CB_C_CLOCK_NS, s_clock[7] - s_clock[6]);
+      red_add(tot + CB_C_CLOCK_CYCLES, s_clock[5] - c0);
+    }
+  }
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true>(P); }

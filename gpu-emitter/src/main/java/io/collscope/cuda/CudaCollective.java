@@ -64,13 +64,14 @@ public final class CudaCollective implements CollectiveBackend {
 
     /**
      * Data blocks per rank when {@link #blocksPerRank()} is 0: one per {@link #SMALL_BLOCK_BYTES}
-     * up to {@link #SMALL_BLOCKS}, then one per {@link #BLOCK_BYTES} up to 128 (4 KiB: 1, 64 KiB to
-     * 256 KiB: 16, 1 MiB: 64, from 2 MiB: 128). Small collectives are bound by the handshake
+     * up to {@link #SMALL_BLOCKS}, then one per {@link #BLOCK_BYTES} up to 128 (4 KiB: 1, 64 KiB
+     * and 128 KiB: 16, 256 KiB: 32, from 1 MiB: 128). Small collectives are bound by the handshake
      * between ranks, and every block meets the others on atomics and polls the peers' flags on its
-     * own; large ones need reads in flight across NVLink from many SMs. Measured on two H200s (run
-     * 50, docs/BENCHMARKS.md): 4 KiB in 1 block 8.34 us against 9.08 in 16; 64 KiB in 4 blocks 9.54
-     * us against 9.10 in 16; 1 MiB in 64 blocks 12.02 us against 12.56 in 32. A placement lowers it
-     * to the SMs it can give each rank.
+     * own; large ones need reads in flight across NVLink from many SMs. Measured on two H200s (runs
+     * 50 and 51, docs/BENCHMARKS.md), plain kernel: 4 KiB in 1 block 8.34 us against 9.08 in 16; 64
+     * KiB in 4 blocks 9.54 us against 9.10 in 16; 256 KiB in 32 blocks 9.77 us against 10.04 in 16;
+     * 1 MiB in 128 blocks 11.75 us against 11.98 in 64 and 12.56 in 32. A placement lowers it to
+     * the SMs it can give each rank.
      */
     public static int defaultBlocks(long bytesPerRank) {
       return blocksFor(bytesPerRank, SMALL_BLOCK_BYTES, SMALL_BLOCKS, BLOCK_BYTES);
@@ -88,7 +89,7 @@ public final class CudaCollective implements CollectiveBackend {
 
     static final long SMALL_BLOCK_BYTES = Long.getLong(SMALL_BLOCK_BYTES_PROPERTY, 4 << 10);
     static final int SMALL_BLOCKS = Integer.getInteger(SMALL_BLOCKS_PROPERTY, 16);
-    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 16 << 10);
+    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 8 << 10);
 
     /**
      * ceil(bytes / smallBlockBytes) blocks up to {@code smallBlocks}, or ceil(bytes / blockBytes)

@@ -70,13 +70,14 @@ class OsarBenchTableTest {
   }
 
   @Test
-  void oneBlockPer4KiBUpTo16ThenOnePer16KiBUpTo128() {
+  void oneBlockPer4KiBUpTo16ThenOnePer8KiBUpTo128() {
     assertThat(CudaCollective.Options.defaultBlocks(4 << 10)).isEqualTo(1);
     assertThat(CudaCollective.Options.defaultBlocks(6 << 10)).isEqualTo(2);
     assertThat(CudaCollective.Options.defaultBlocks(64 << 10)).isEqualTo(16);
-    assertThat(CudaCollective.Options.defaultBlocks(256 << 10)).isEqualTo(16);
-    assertThat(CudaCollective.Options.defaultBlocks(512 << 10)).isEqualTo(32);
-    assertThat(CudaCollective.Options.defaultBlocks(1 << 20)).isEqualTo(64);
+    assertThat(CudaCollective.Options.defaultBlocks(128 << 10)).isEqualTo(16);
+    assertThat(CudaCollective.Options.defaultBlocks(256 << 10)).isEqualTo(32);
+    assertThat(CudaCollective.Options.defaultBlocks(512 << 10)).isEqualTo(64);
+    assertThat(CudaCollective.Options.defaultBlocks(1 << 20)).isEqualTo(128);
     assertThat(CudaCollective.Options.defaultBlocks(16 << 20)).isEqualTo(128);
     assertThat(CudaCollective.Options.defaultBlocks(1)).isEqualTo(1);
   }
