@@ -24,12 +24,12 @@ build no-totals -DOMIT_TOTALS=1
 build no-phase-clocks -DOMIT_PHASE_CLOCKS=1
 build no-wait-clock -DOMIT_WAIT_CLOCK=1
 build no-peer-acc -DOMIT_PEER_ACC=1
+build pub-empty -DPUB_EMPTY=1
+build pub-no-fence -DPUB_NO_FENCE=1
 build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1
-build guard-every-time -DGUARD_EVERY_TIME=1
-build sys-fence-arrive -DSYS_FENCE_ARRIVE=1
-build no-local-flag-wait -DNO_LOCAL_FLAG_WAIT=1
-# BASE_REV: the kernel of another revision as it was (no switches), image "rev", to measure the
-# change against in the same machine session
+# BASE_REV: the kernel of another revision as it was (no switches), image "rev", to measure it
+# against this one in the same machine session (runs 50-51: main's kernel; next: a candidate's
+# revision, e.g. run 52's, whose source is docs/gpu-runs/2026-11-30-run52-x2/osar-run52.cu)
 if [[ -n "${BASE_REV:-}" ]]; then
   mkdir -p "$tmp/rev" "$out/rev/collscope/cuda"
   for f in osar.cu osar_params.h counter_block.h; do

@@ -63,15 +63,12 @@ public final class CudaCollective implements CollectiveBackend {
     public static final long PUBLISH_BYTES = 1L << 30;
 
     /**
-     * Data blocks per rank when {@link #blocksPerRank()} is 0: one per {@link #SMALL_BLOCK_BYTES}
-     * up to {@link #SMALL_BLOCKS}, then one per {@link #BLOCK_BYTES} up to 128 (4 KiB: 1, 64 KiB
-     * and 128 KiB: 16, 256 KiB: 32, from 1 MiB: 128). Small collectives are bound by the handshake
-     * between ranks, and every block meets the others on atomics and polls the peers' flags on its
-     * own; large ones need reads in flight across NVLink from many SMs. Measured on two H200s (runs
-     * 50 and 51, docs/BENCHMARKS.md), plain kernel: 4 KiB in 1 block 8.34 us against 9.08 in 16; 64
-     * KiB in 4 blocks 9.54 us against 9.10 in 16; 256 KiB in 32 blocks 9.77 us against 10.04 in 16;
-     * 1 MiB in 128 blocks 11.75 us against 11.98 in 64 and 12.56 in 32. A placement lowers it to
-     * the SMs it can give each rank.
+     * Data blocks per rank when {@link #blocksPerRank()} is 0: 16 up to 512 KiB per rank (small
+     * collectives are bound by the handshake between ranks, not by bytes, and more blocks meet on
+     * more atomics), then one per 32 KiB up to 128, so large collectives keep enough reads in
+     * flight across NVLink; a placement lowers it to the SMs it can give each rank. Runs 50-51
+     * (docs/BENCHMARKS.md) measured a better rule for a faster candidate kernel that is not in use
+     * yet: {@code blocksFor(b, 4096, 16, 8192)}, 1 block at 4 KiB, 32 at 256 KiB, 128 from 1 MiB.
      */
     public static int defaultBlocks(long bytesPerRank) {
       return blocksFor(bytesPerRank, SMALL_BLOCK_BYTES, SMALL_BLOCKS, BLOCK_BYTES);
@@ -87,18 +84,18 @@ public final class CudaCollective implements CollectiveBackend {
     static final String SMALL_BLOCKS_PROPERTY = "collscope.osar.smallBlocks";
     static final String BLOCK_BYTES_PROPERTY = "collscope.osar.blockBytes";
 
-    static final long SMALL_BLOCK_BYTES = Long.getLong(SMALL_BLOCK_BYTES_PROPERTY, 4 << 10);
+    static final long SMALL_BLOCK_BYTES = Long.getLong(SMALL_BLOCK_BYTES_PROPERTY, 1);
     static final int SMALL_BLOCKS = Integer.getInteger(SMALL_BLOCKS_PROPERTY, 16);
-    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 8 << 10);
+    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 32 << 10);
 
     /**
-     * ceil(bytes / smallBlockBytes) blocks up to {@code smallBlocks}, or ceil(bytes / blockBytes)
-     * if more; at least 1 and at most 128.
+     * ceil(bytes / smallBlockBytes) blocks up to {@code smallBlocks}, or bytes / blockBytes if
+     * more; at least 1 and at most 128.
      */
     static int blocksFor(
         long bytesPerRank, long smallBlockBytes, int smallBlocks, long blockBytes) {
       long small = Math.min(smallBlocks, (bytesPerRank + smallBlockBytes - 1) / smallBlockBytes);
-      long large = (bytesPerRank + blockBytes - 1) / blockBytes;
+      long large = bytesPerRank / blockBytes;
       return (int) Math.max(1, Math.min(128, Math.max(small, large)));
     }
 

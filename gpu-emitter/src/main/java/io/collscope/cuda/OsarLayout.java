@@ -49,10 +49,6 @@ final class OsarLayout {
   static final int F_ALL = 5;
 
   static final int S_NEXT_SEQ = 0;
-
-  /** The least ack of any peer the kernel's guard last acquired (its cache: no read per call). */
-  static final int S_ACK_SEEN = 3;
-
   static final int S_ABORT = 4;
   static final int S_CPS = 5;
 
