@@ -27,3 +27,20 @@ build no-peer-acc -DOMIT_PEER_ACC=1
 build pub-empty -DPUB_EMPTY=1
 build pub-no-fence -DPUB_NO_FENCE=1
 build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1
+# Another kernel as it is, no switches, to measure against this one in the same machine session:
+# BASE_REV (a revision's three sources; runs 50-51: main's kernel) builds image "rev"; BASE_SRC (a
+# folder with osar.cu and, if it differs, osar_params.h, e.g. docs/gpu-runs/2026-11-30-run52-x2,
+# run 52's candidate) builds image "src"
+if [[ -n "${BASE_REV:-}" ]]; then
+  mkdir -p "$tmp/rev" "$out/rev/collscope/cuda"
+  for f in osar.cu osar_params.h counter_block.h; do
+    git -C "$here" show "$BASE_REV:gpu-emitter/src/main/cuda/$f" > "$tmp/rev/$f"
+  done
+  nvcc -O3 -lineinfo -fatbin -gencode arch=compute_90a,code=sm_90a \
+    -o "$out/rev/collscope/cuda/osar.fatbin" "$tmp/rev/osar.cu"
+fi
+if [[ -n "${BASE_SRC:-}" ]]; then
+  mkdir -p "$out/src/collscope/cuda"
+  nvcc -O3 -lineinfo -fatbin -I"$BASE_SRC" -I"$inc" -gencode arch=compute_90a,code=sm_90a \
+    -o "$out/src/collscope/cuda/osar.fatbin" "$BASE_SRC/osar.cu"
+fi

@@ -5,7 +5,10 @@
 # tests (they must fail); NCCL's all-reduce (dev/nccl_allreduce_bench.py), then in the same
 # machine session `bench gpu` (OsarBench's main: the CLI would need Kafka's client, which the
 # carried runtime leaves out) with --baseline on NCCL's rounds; then `bench gpu` once per bisect
-# variant in BISECT (default no-totals) at 4K and 256K. Everything into OUT_DIR/x2perf.tgz.
+# variant in BISECT (none by default) at 4K and 256K (ranks BISECT_RANKS, default 1,2); BLOCK_RULES
+# (SMALL_BYTES:SMALL_BLOCKS:BYTES ..., CudaCollective.Options.blocksFor) benches the runtime's kernel under other rules for the data blocks per rank;
+# NCU=1 adds Nsight Compute's figures at 4 KB. MUTANT=0 skips the stale-slot mutant. Everything
+# into OUT_DIR/x2perf.tgz.
 set -u
 C=${CARRY:-.carry/gpu-perf}
 J=$C/gpu-node/jre/bin/java
@@ -14,6 +17,8 @@ OUT_DIR=${1:-${OUT:-/tmp/out}}
 O=$(mktemp -d)
 export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
 SIZES=${SIZES:-4K,64K,256K,1M,16M}
+# the logs so far, after every step: a command stopped at the device tool's limit still returns them
+save() { mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/x2perf.tgz" -C "$O" .; }
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nvidia-smi topo -m; } > "$O/gpu.txt" 2>&1
 head -4 "$O/gpu.txt"
 junit() {  # LOG CLASSPATH_PREFIX SELECTOR...
@@ -35,28 +40,70 @@ if [[ "${TESTS:-1}" == 1 ]]; then
     done
   fi
   # the mutant must fail the sum tests: a slot rank 1 stopped refreshing reduces stale data
-  junit "mutant-stale-slot-tests.log" "$C/variants/mutant-stale-slot:" \
+  [[ "${MUTANT:-1}" == 1 ]] && junit "mutant-stale-slot-tests.log" "$C/variants/mutant-stale-slot:" \
     --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)'
-  grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
+  [[ "${MUTANT:-1}" == 1 ]] && grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
 fi
+save
 if [[ "${NCCL:-1}" == 1 ]]; then
   timeout 200 torchrun --nproc_per_node=2 "$C/dev/nccl_allreduce_bench.py" --sizes "$SIZES" \
     > "$O/bench-nccl.log" 2> "$O/bench-nccl.err"
   echo "nccl bench rc=$?"
 fi
+save
 BASELINE=()
 grep -q '^nccl-rounds,' "$O/bench-nccl.log" 2>/dev/null && BASELINE=(--baseline="$O/bench-nccl.log")
 timeout 240 $J -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
   ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar.log" 2>&1
 echo "osar bench rc=$?"; grep -E "^\| (f32|bf16)|reporter" "$O/bench-osar.log" | cut -c1-200
+save
 for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same machine session
   timeout 240 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-$v.log" 2>&1
   echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-14
+  save
+done
+for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data-block rule, f32
+  IFS=: read -r sb sn bb <<< "$rule"
+  timeout 200 $J -Dcollscope.osar.smallBlockBytes=$sb -Dcollscope.osar.smallBlocks=$sn \
+    -Dcollscope.osar.blockBytes=$bb -cp "$LIB" \
+    io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES --dtypes=f32 \
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule//:/-}.log" 2>&1
+  echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-14
+  save
 done
 for v in ${BISECT:-}; do
-  timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=1,2 --sizes=4K,256K \
+  timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=4K,256K \
     --dtypes=f32 > "$O/bisect-$v.log" 2>&1
   echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
+  save
 done
-mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/x2perf.tgz" -C "$O" .
+# NCU=1: Nsight Compute's figures for the plain and the instrumented kernel at 4 KB, one rank (ncu
+# runs one kernel at a time, so two ranks of one process would wait on each other), for the
+# runtime's kernel and each image in NCU_VARIANTS
+if [[ "${NCU:-0}" == 1 ]]; then
+  for v in runtime ${NCU_VARIANTS:-}; do
+    pre=""; [[ "$v" == runtime ]] || pre="$C/variants/$v:"
+    # each kernel on its own: the bench launches every plain collective of a round before the
+    # instrumented ones, so one window of launches would hold only one of them
+    for k in osar_f32_plain osar_f32; do
+      timeout 120 ncu --target-processes all --clock-control none --kernel-name regex:"^$k\$" \
+        --launch-skip 20 --launch-count 20 --csv --metrics \
+        gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,launch__registers_per_thread \
+        $J -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=4K --dtypes=f32 --rounds=1 \
+        >> "$O/ncu-4k-$v.csv" 2>> "$O/ncu-4k-$v.err"
+      echo "ncu $v $k rc=$?"
+    done
+  save
+    python3 - "$O/ncu-4k-$v.csv" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 14 and r[4].startswith("osar_")]
+by = {}
+for r in rows:
+    by.setdefault((r[4], r[12], r[13]), []).append(float(r[14].replace(",", "")))
+for (k, m, u), v in sorted(by.items()):
+    print(f"  {k:16s} {m:32s} median {statistics.median(v):12.2f} {u} (n={len(v)})")
+PY
+  done
+fi
+save

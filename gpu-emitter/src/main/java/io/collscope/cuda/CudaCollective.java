@@ -66,10 +66,37 @@ public final class CudaCollective implements CollectiveBackend {
      * Data blocks per rank when {@link #blocksPerRank()} is 0: 16 up to 512 KiB per rank (small
      * collectives are bound by the handshake between ranks, not by bytes, and more blocks meet on
      * more atomics), then one per 32 KiB up to 128, so large collectives keep enough reads in
-     * flight across NVLink; a placement lowers it to the SMs it can give each rank.
+     * flight across NVLink; a placement lowers it to the SMs it can give each rank. Runs 50-51
+     * (docs/BENCHMARKS.md) measured a better rule for a faster candidate kernel that is not in use
+     * yet: {@code blocksFor(b, 4096, 16, 8192)}, 1 block at 4 KiB, 32 at 256 KiB, 128 from 1 MiB.
      */
     public static int defaultBlocks(long bytesPerRank) {
-      return (int) Math.max(16, Math.min(128, bytesPerRank / (32 << 10)));
+      return blocksFor(bytesPerRank, SMALL_BLOCK_BYTES, SMALL_BLOCKS, BLOCK_BYTES);
+    }
+
+    /**
+     * System properties that override {@link #SMALL_BLOCK_BYTES}, {@link #SMALL_BLOCKS} and {@link
+     * #BLOCK_BYTES}: measurement only (dev/gpu-bisect/run-x2-perf.sh compares block rules in one
+     * machine session).
+     */
+    static final String SMALL_BLOCK_BYTES_PROPERTY = "collscope.osar.smallBlockBytes";
+
+    static final String SMALL_BLOCKS_PROPERTY = "collscope.osar.smallBlocks";
+    static final String BLOCK_BYTES_PROPERTY = "collscope.osar.blockBytes";
+
+    static final long SMALL_BLOCK_BYTES = Long.getLong(SMALL_BLOCK_BYTES_PROPERTY, 1);
+    static final int SMALL_BLOCKS = Integer.getInteger(SMALL_BLOCKS_PROPERTY, 16);
+    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 32 << 10);
+
+    /**
+     * ceil(bytes / smallBlockBytes) blocks up to {@code smallBlocks}, or bytes / blockBytes if
+     * more; at least 1 and at most 128.
+     */
+    static int blocksFor(
+        long bytesPerRank, long smallBlockBytes, int smallBlocks, long blockBytes) {
+      long small = Math.min(smallBlocks, (bytesPerRank + smallBlockBytes - 1) / smallBlockBytes);
+      long large = bytesPerRank / blockBytes;
+      return (int) Math.max(1, Math.min(128, Math.max(small, large)));
     }
 
     /** Collectives between publications for collectives of {@code bytes} per rank. */

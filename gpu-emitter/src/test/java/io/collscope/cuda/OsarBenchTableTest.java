@@ -70,6 +70,17 @@ class OsarBenchTableTest {
   }
 
   @Test
+  void theCandidateRuleOfRuns50And51GivesOneBlockPer4KiBUpTo16ThenOnePer8KiB() {
+    assertThat(CudaCollective.Options.blocksFor(4 << 10, 4096, 16, 8192)).isEqualTo(1);
+    assertThat(CudaCollective.Options.blocksFor(6 << 10, 4096, 16, 8192)).isEqualTo(2);
+    assertThat(CudaCollective.Options.blocksFor(64 << 10, 4096, 16, 8192)).isEqualTo(16);
+    assertThat(CudaCollective.Options.blocksFor(256 << 10, 4096, 16, 8192)).isEqualTo(32);
+    assertThat(CudaCollective.Options.blocksFor(1 << 20, 4096, 16, 8192)).isEqualTo(128);
+    assertThat(CudaCollective.Options.blocksFor(16 << 20, 4096, 16, 8192)).isEqualTo(128);
+    assertThat(CudaCollective.Options.blocksFor(1, 4096, 16, 8192)).isEqualTo(1);
+  }
+
+  @Test
   void largeCollectivesGetMoreBlocksUpTo128() {
     assertThat(CudaCollective.Options.defaultBlocks(4 << 10)).isEqualTo(16);
     assertThat(CudaCollective.Options.defaultBlocks(512 << 10)).isEqualTo(16);
