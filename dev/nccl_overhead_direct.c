@@ -352,9 +352,9 @@ static int parse_variant(const char* s, struct variant* v) {
 
 static void usage(const char* msg) {
   fprintf(stderr,
-          "nccl_overhead_direct: %s\nusage: nccl_overhead_direct [--sizes 4K,64K,1M,16M] "
+          "nccl_overhead_direct: %s (usage: nccl_overhead_direct [--sizes 4K,64K,1M,16M] "
           "[--variants none,kch,ours:64,ours:1] [--rounds 31] [--round-ms 40] "
-          "[--min-steps 100] [--max-steps 5000]\n",
+          "[--min-steps 100] [--max-steps 5000])\n",
           msg);
   exit(2);
 }
