@@ -13,7 +13,7 @@ TOOLS=(
   "prometheus-alertmanager prometheus-alertmanager COLLSCOPE_ALERTMANAGER_BIN" # AlertForwarderITCase
   "prometheus              prometheus              COLLSCOPE_PROMETHEUS_BIN"   # ExporterITCase
   "chromium-headless-shell chromium-headless-shell COLLSCOPE_CHROMIUM_BIN"    # ReportChromiumITCase
-  "gcc                     gcc                     COLLSCOPE_GCC_BIN"          # NcclProfilerPluginTest (its NCCL stand-in)
+  "gcc                     gcc                     COLLSCOPE_GCC_BIN"          # NcclProfilerPluginTest, NcclOverheadDirectTest (NCCL stand-ins)
 )
 
 have() {  # BINARY VARIABLE
