@@ -940,9 +940,11 @@ public final class Attributor {
       final boolean[] slow;
       final double[] common; // ascending
       final int[] position; // by row: where its common value is in it, -1 when it has none
+      int notSlow; // rows
 
       ColumnMedians(boolean[] slow) {
         this.slow = slow;
+        for (boolean s : slow) if (!s) notSlow++;
         List<Integer> rowsWith = new ArrayList<>();
         for (int q = 0; q < x.k; q++) if (!slow[q] && x.otherCount[q] > 0) rowsWith.add(q);
         Integer[] order = rowsWith.toArray(Integer[]::new);
@@ -993,9 +995,7 @@ public final class Attributor {
       }
 
       int size() {
-        int rows = 0;
-        for (int q = 0; q < x.k; q++) if (q != j && !all.slow[q]) rows++;
-        return rows;
+        return all.notSlow - (all.slow[j] ? 0 : 1);
       }
 
       boolean holds(int i) {
