@@ -100,7 +100,11 @@ public final class DeltaFunction
       outOfOrder.inc();
       return;
     }
-    String problem = backwardsField(last, s);
+    // Dense records are converted once each, for the check and the delta; compact ones never.
+    boolean dense = !CompactPeers.isCompact(last) && !CompactPeers.isCompact(s);
+    RankTotals now = dense ? RankTotals.of(s) : null;
+    RankTotals before = dense ? RankTotals.of(last) : null;
+    String problem = dense ? now.firstBackwards(before) : backwardsField(last, s);
     if (problem != null) {
       backwards.inc();
       ctx.output(
@@ -130,7 +134,7 @@ public final class DeltaFunction
       gaps.inc();
     }
     baseline.update(s);
-    out.collect(delta(s, last));
+    out.collect(dense ? delta(s, last, now.minus(before)) : delta(s, last));
   }
 
   /** Records that the rank is alive at {@code eventTime}; the first record arms the timer. */
@@ -182,6 +186,11 @@ public final class DeltaFunction
 
   /** b minus a, or b itself when a is null (first snapshot of a boot). */
   public static SnapshotDelta delta(CounterSnapshot b, CounterSnapshot a) {
+    return delta(b, a, null);
+  }
+
+  /** As {@link #delta(CounterSnapshot, CounterSnapshot)}, with the dense difference if known. */
+  private static SnapshotDelta delta(CounterSnapshot b, CounterSnapshot a, RankTotals difference) {
     SnapshotDelta d = new SnapshotDelta();
     d.cluster = b.getCluster();
     d.job = b.getJob();
@@ -195,7 +204,9 @@ public final class DeltaFunction
     d.cyclesPerSecond = b.getCyclesPerSecond();
     // A compact record stays compact unless its predecessor in the boot was dense (an emitter
     // that changed form mid-boot): then the unlisted peers' deltas differ peer by peer.
-    if (CompactPeers.isCompact(b) && (a == null || CompactPeers.isCompact(a))) {
+    if (difference != null) {
+      d.totals = difference;
+    } else if (CompactPeers.isCompact(b) && (a == null || CompactPeers.isCompact(a))) {
       compactPeerDelta(d, b, a);
     } else {
       RankTotals now = RankTotals.of(b);
