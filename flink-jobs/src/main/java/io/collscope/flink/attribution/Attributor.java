@@ -314,39 +314,7 @@ public final class Attributor {
       x.p99 = new Cells(k);
       x.lastShare = new Cells(k);
       int[] listerCount = new int[k];
-      for (int i = 0; i < k; i++) {
-        RankWindow w = x.byRank.get(x.present.get(i));
-        x.rows[i] = w;
-        x.rowIndex[i] = peerIndex(w);
-        List<Double> lateOf = x.tails ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs();
-        List<Double> p99Of = x.tails ? w.getPeerLateP99Us() : null;
-        List<Long> lastOf = w.getPeerArrivedLast();
-        int entries = entries(w, x.n);
-        int[] cols = new int[entries];
-        double[] m = new double[entries];
-        double[] t = new double[entries];
-        double[] g = new double[entries];
-        int c = 0;
-        for (int e = 0; e < entries; e++) {
-          int p = x.rowIndex[i] == null ? e : x.rowIndex[i][e];
-          int j = p < x.n ? x.column[p] : -1;
-          if (j < 0 || j == i) continue;
-          cols[c] = j;
-          m[c] = lateOf.get(e);
-          t[c] = x.tails ? p99Of.get(e) : 0;
-          g[c] = (double) lastOf.get(e) / w.getCalls();
-          listerCount[j]++;
-          c++;
-        }
-        x.listed[i] = Arrays.copyOf(cols, c);
-        x.mean.listed[i] = Arrays.copyOf(m, c);
-        x.p99.listed[i] = Arrays.copyOf(t, c);
-        x.lastShare.listed[i] = Arrays.copyOf(g, c);
-        x.otherCount[i] = k - 1 - c;
-        x.mean.other[i] = x.tails ? w.getOthersLateMeanUs() : w.getOthersWaitMeanUs();
-        x.p99.other[i] = x.tails ? w.getOthersLateP99Us() : 0;
-        x.lastShare.other[i] = (double) w.getOthersArrivedLast() / w.getCalls();
-      }
+      for (int i = 0; i < k; i++) x.readRow(i, listerCount);
       x.listers = new int[k][];
       x.listerAt = new int[k][];
       for (int j = 0; j < k; j++) {
@@ -361,57 +329,7 @@ public final class Attributor {
           x.listerAt[j][fill[j]++] = c;
         }
       }
-      // Weighted values rather than a million cells; selection where every weight is 1.
-      Weighted cells = new Weighted();
-      Weighted tailCells = new Weighted();
-      Weighted spread = new Weighted();
-      for (int i = 0; i < k; i++) {
-        double[] m = x.mean.listed[i];
-        double[] t = x.p99.listed[i];
-        for (int c = 0; c < m.length; c++) {
-          cells.add(m[c], 1);
-          if (x.tails) {
-            tailCells.add(t[c], 1);
-            spread.add(Math.max(0, t[c] - m[c]), 1);
-          }
-        }
-        if (x.otherCount[i] > 0) {
-          cells.add(x.mean.other[i], x.otherCount[i]);
-          if (x.tails) {
-            tailCells.add(x.p99.other[i], x.otherCount[i]);
-            spread.add(Math.max(0, x.p99.other[i] - x.mean.other[i]), x.otherCount[i]);
-          }
-        }
-      }
-      // The spread of every cell a present rank has, missing peers' too: with one rank left
-      // those are all there is to measure noise on.
-      if (x.tails) {
-        for (int i = 0; i < k; i++) {
-          RankWindow w = x.rows[i];
-          int unlisted = 0;
-          for (int s : x.missing) {
-            int at = x.entryOf(i, s);
-            if (at < 0) unlisted++;
-            else spread.add(Math.max(0, w.getPeerLateP99Us().get(at) - x.lateAt(i, at)), 1);
-          }
-          if (unlisted > 0) {
-            spread.add(Math.max(0, x.p99.other[i] - x.mean.other[i]), unlisted);
-          }
-        }
-      }
-      long c = cells.size();
-      long sp = spread.size();
-      // With two ranks one direction is clean unless both are slow: its cell is the floor.
-      // Without tails the floor is 0 there, as it was for those counters.
-      x.base = c == 0 ? 0 : x.k == 2 ? (x.tails ? cells.min() : 0) : cells.lowerQuartile();
-      // Tails vary more between peers than means do (a shared device's launch order, a busy
-      // host): an intermittent culprit's tail must stand out of the typical one, the median.
-      long tc = x.tails ? c : 0;
-      x.tailBase = tc == 0 ? 0 : x.k == 2 ? tailCells.min() : tailCells.median();
-      // The lower quartile, as for the floor: a fault widens the tails of every cell it touches
-      // (a slow link makes its receiver late in turn, and everyone waits on it now and then), and
-      // must not raise its own threshold; a noisy host widens all of them.
-      x.noise = sp == 0 ? 0 : x.k == 2 ? spread.min() : spread.lowerQuartile();
+      x.floorsAndNoise();
       x.cost = Double.MAX_VALUE;
       long calls = 0;
       long bytes = 0;
@@ -431,6 +349,96 @@ public final class Attributor {
       }
       x.bytesPerCall = calls > 0 ? Math.round((double) bytes / calls) : 0;
       return x;
+    }
+
+    /** Row i of the matrix from its rank window: its listed cells and its others' value. */
+    private void readRow(int i, int[] listerCount) {
+      RankWindow w = byRank.get(present.get(i));
+      rows[i] = w;
+      rowIndex[i] = peerIndex(w);
+      List<Double> lateOf = tails ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs();
+      List<Double> p99Of = tails ? w.getPeerLateP99Us() : null;
+      List<Long> lastOf = w.getPeerArrivedLast();
+      int entries = entries(w, n);
+      int[] cols = new int[entries];
+      double[] m = new double[entries];
+      double[] t = new double[entries];
+      double[] g = new double[entries];
+      int c = 0;
+      for (int e = 0; e < entries; e++) {
+        int p = rowIndex[i] == null ? e : rowIndex[i][e];
+        int j = p < n ? column[p] : -1;
+        if (j < 0 || j == i) continue;
+        cols[c] = j;
+        m[c] = lateOf.get(e);
+        t[c] = tails ? p99Of.get(e) : 0;
+        g[c] = (double) lastOf.get(e) / w.getCalls();
+        listerCount[j]++;
+        c++;
+      }
+      listed[i] = Arrays.copyOf(cols, c);
+      mean.listed[i] = Arrays.copyOf(m, c);
+      p99.listed[i] = Arrays.copyOf(t, c);
+      lastShare.listed[i] = Arrays.copyOf(g, c);
+      otherCount[i] = k - 1 - c;
+      mean.other[i] = tails ? w.getOthersLateMeanUs() : w.getOthersWaitMeanUs();
+      p99.other[i] = tails ? w.getOthersLateP99Us() : 0;
+      lastShare.other[i] = (double) w.getOthersArrivedLast() / w.getCalls();
+    }
+
+    /** The floor, the tails' floor and the noise: quantiles of the cells, weighted. */
+    private void floorsAndNoise() {
+      // Weighted values rather than a million cells; selection where every weight is 1.
+      Weighted cells = new Weighted();
+      Weighted tailCells = new Weighted();
+      Weighted spread = new Weighted();
+      for (int i = 0; i < k; i++) {
+        double[] m = mean.listed[i];
+        double[] t = p99.listed[i];
+        for (int c = 0; c < m.length; c++) {
+          cells.add(m[c], 1);
+          if (tails) {
+            tailCells.add(t[c], 1);
+            spread.add(Math.max(0, t[c] - m[c]), 1);
+          }
+        }
+        if (otherCount[i] > 0) {
+          cells.add(mean.other[i], otherCount[i]);
+          if (tails) {
+            tailCells.add(p99.other[i], otherCount[i]);
+            spread.add(Math.max(0, p99.other[i] - mean.other[i]), otherCount[i]);
+          }
+        }
+      }
+      // The spread of every cell a present rank has, missing peers' too: with one rank left
+      // those are all there is to measure noise on.
+      if (tails) {
+        for (int i = 0; i < k; i++) {
+          RankWindow w = rows[i];
+          int unlisted = 0;
+          for (int s : missing) {
+            int at = entryOf(i, s);
+            if (at < 0) unlisted++;
+            else spread.add(Math.max(0, w.getPeerLateP99Us().get(at) - lateAt(i, at)), 1);
+          }
+          if (unlisted > 0) {
+            spread.add(Math.max(0, p99.other[i] - mean.other[i]), unlisted);
+          }
+        }
+      }
+      long c = cells.size();
+      long sp = spread.size();
+      // With two ranks one direction is clean unless both are slow: its cell is the floor.
+      // Without tails the floor is 0 there, as it was for those counters.
+      base = c == 0 ? 0 : k == 2 ? (tails ? cells.min() : 0) : cells.lowerQuartile();
+      // Tails vary more between peers than means do (a shared device's launch order, a busy
+      // host): an intermittent culprit's tail must stand out of the typical one, the median.
+      long tc = tails ? c : 0;
+      tailBase = tc == 0 ? 0 : k == 2 ? tailCells.min() : tailCells.median();
+      // The lower quartile, as for the floor: a fault widens the tails of every cell it touches
+      // (a slow link makes its receiver late in turn, and everyone waits on it now and then), and
+      // must not raise its own threshold; a noisy host widens all of them.
+      noise = sp == 0 ? 0 : k == 2 ? spread.min() : spread.lowerQuartile();
     }
 
     /** A rank window's peer_index, null when it is dense. */
