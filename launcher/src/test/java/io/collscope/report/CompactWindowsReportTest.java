@@ -3,10 +3,10 @@ package io.collscope.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.RankWindow;
+import io.collscope.flink.history.HistoryLayout;
 import io.collscope.flink.history.ParquetFormat;
 import io.collscope.history.HistoryDb;
 import io.collscope.history.HistoryFixtures;
-import io.collscope.history.HistoryLayout;
 import io.collscope.history.ParquetHistoryReader;
 import io.collscope.report.Report.DelayMatrix;
 import io.collscope.report.Report.Detail;
