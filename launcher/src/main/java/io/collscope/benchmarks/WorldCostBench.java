@@ -8,6 +8,7 @@ import io.collscope.emitter.SnapshotSink;
 import io.collscope.flink.attribution.Attributor;
 import io.collscope.flink.attribution.Thresholds;
 import io.collscope.flink.offline.OfflineAttribution;
+import io.collscope.flink.window.RankWindowAccumulator;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.CompactPeers;
 import io.collscope.model.RankTotals;
@@ -24,13 +25,18 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.flink.api.common.serialization.SerializerConfigImpl;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
  * Cost of one window against the communicator's size: a world of W ranks with one slow rank,
  * simulated by the protocol model for a few seconds, its rank windows built, and then the
  * attribution of one full window timed (median of repeats, after warm-up), with the state a window
  * holds in the job per rank: the delta's baseline (the last snapshot), the rank window's
- * accumulator and the pending rank window the attribution keeps until the watermark passes.
+ * accumulator (as Flink's POJO serializer writes it) and the pending rank window the attribution
+ * keeps until the watermark passes.
  */
 public final class WorldCostBench {
 
@@ -76,6 +82,19 @@ public final class WorldCostBench {
       out.flush();
     }
     return rows;
+  }
+
+  private static final TypeSerializer<RankWindowAccumulator> ACCUMULATOR =
+      TypeInformation.of(RankWindowAccumulator.class).createSerializer(new SerializerConfigImpl());
+
+  static int serializedBytes(RankWindowAccumulator a) {
+    DataOutputSerializer out = new DataOutputSerializer(4096);
+    try {
+      ACCUMULATOR.serialize(a, out);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return out.length();
   }
 
   static Row one(int world, int compactFrom, int repeats) {
@@ -151,18 +170,12 @@ public final class WorldCostBench {
     for (CounterSnapshot s : last) if (s != null) baseline += Snapshots.encode(s).length;
     double rankWindow = 0;
     for (RankWindow rw : windows) rankWindow += AvroCodec.of(RankWindow.class).encode(rw).length;
-    // The accumulator: a dense RankTotals (19 longs per peer plus counters, phases and histogram)
-    // and two doubles per peer, as Flink's POJO serializer writes them (8 bytes each).
-    RankTotals shape = RankTotals.of(last[0]);
-    double accumulator =
-        8.0
-            * (shape.getCounters().length
-                + shape.getPhaseCycles().length
-                + shape.getHistogram().length
-                + 3L * world
-                + (long) RankTotals.LATE_BUCKETS * world
-                + 2L * world
-                + 5);
+    // The accumulators as the job's state backend writes them: Flink's POJO serializer, the
+    // mean over the window's ranks (compact ones hold the peers their deltas listed).
+    double accumulator = 0;
+    var accumulators = offline.accumulators(start);
+    for (RankWindowAccumulator acc : accumulators.values()) accumulator += serializedBytes(acc);
+    accumulator /= Math.max(1, accumulators.size());
     return new Row(
         world,
         compact,

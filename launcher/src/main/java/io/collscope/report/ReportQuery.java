@@ -722,12 +722,25 @@ public final class ReportQuery {
     for (MatrixWindow w : windows) {
       byPartition.computeIfAbsent(partitionOf(w.end), p -> new ArrayList<>()).add(w);
     }
+    // Compact rank windows (RankWindow v6, large communicators) list some peers; every other
+    // peer has the others' value. A history written before v6 has no such column.
+    boolean[] hasIndex = {false};
+    query(
+        "SELECT count(*) FROM (DESCRIBE rank_windows) WHERE column_name = 'peer_index'",
+        r -> hasIndex[0] = r.getLong(1) > 0);
+    String compactColumns =
+        hasIndex[0]
+            ? "world_size, peer_index, others_late_mean_us, others_wait_mean_us"
+            : "world_size, CAST([] AS INTEGER[]) AS peer_index, 0.0 AS others_late_mean_us,"
+                + " 0.0 AS others_wait_mean_us";
     String reads =
         byPartition.entrySet().stream()
             .map(
                 e ->
                     "SELECT cluster, job, communicator, window_start, window_end, rank,"
-                        + " peer_late_mean_us, peer_wait_mean_us FROM rank_windows WHERE "
+                        + " peer_late_mean_us, peer_wait_mean_us, "
+                        + compactColumns
+                        + " FROM rank_windows WHERE "
                         + e.getKey()
                         + " AND communicator IN ("
                         + list(
@@ -752,10 +765,14 @@ public final class ReportQuery {
         "WITH rw AS (SELECT "
             + KEY
             + " AS k, epoch_ms(window_start) AS s, epoch_ms(window_end) AS e, rank,"
-            + " CASE WHEN len(peer_late_mean_us) > 0 THEN peer_late_mean_us"
-            + " ELSE peer_wait_mean_us END AS m, len(peer_late_mean_us) > 0 AS late FROM ("
+            + " CASE WHEN coalesce(len(peer_index), 0) = 0 THEN lm ELSE list_transform("
+            + "range(world_size), p -> coalesce(lm[list_position(peer_index, p)], om)) END AS m,"
+            + " late FROM (SELECT *, CASE WHEN len(peer_late_mean_us) > 0 THEN peer_late_mean_us"
+            + " ELSE peer_wait_mean_us END AS lm, CASE WHEN len(peer_late_mean_us) > 0 THEN"
+            + " others_late_mean_us ELSE others_wait_mean_us END AS om,"
+            + " len(peer_late_mean_us) > 0 AS late FROM ("
             + reads
-            + ")), chosen AS (SELECT rw.* FROM rw JOIN (VALUES "
+            + "))), chosen AS (SELECT rw.* FROM rw JOIN (VALUES "
             + chosen
             + ") AS c(ck, cs) ON k = ck AND s = cs),"
             + " cells AS (SELECT k, s, rank, late, unnest(m) AS v,"

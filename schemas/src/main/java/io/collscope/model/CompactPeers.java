@@ -96,6 +96,21 @@ public final class CompactPeers {
     }
   }
 
+  /** The peers of two ascending lists of peers, ascending, each once. */
+  public static int[] union(int[] a, int[] b) {
+    int[] out = new int[a.length + b.length];
+    int i = 0, j = 0, n = 0;
+    while (i < a.length || j < b.length) {
+      if (j >= b.length || (i < a.length && a[i] < b[j])) out[n++] = a[i++];
+      else if (i >= a.length || b[j] < a[i]) out[n++] = b[j++];
+      else {
+        out[n++] = a[i++];
+        j++;
+      }
+    }
+    return n == out.length ? out : Arrays.copyOf(out, n);
+  }
+
   /** The problem of a compact record's per-peer part, or null (a dense record: null). */
   public static String validate(CounterSnapshot s) {
     if (!isCompact(s)) return null;

@@ -411,6 +411,26 @@ public final class RankTotals {
   }
 
   /**
+   * The counters, phase cycles and latency histogram of a snapshot record, without its per-peer
+   * counters (empty arrays): what the consumer of a compact record checks and subtracts as exact
+   * while it keeps the per-peer part compact.
+   */
+  public static RankTotals withoutPeersOf(CounterSnapshot s) {
+    RankTotals t =
+        new RankTotals(
+            new long[Counter.COUNT],
+            new long[Phase.COUNT],
+            new long[0],
+            new long[0],
+            new long[0],
+            new long[0],
+            unboxed(s.getLatencyHistogram()));
+    for (Counter c : Counter.values()) t.set(c, (Long) s.get(c.fieldName()));
+    for (Phase p : Phase.values()) t.setCycles(p, (Long) s.get(p.cyclesField()));
+    return t;
+  }
+
+  /**
    * Writes every counter and per-peer array into a snapshot record; the caller sets its identity.
    */
   public CounterSnapshot writeTo(CounterSnapshot s) {
@@ -452,7 +472,7 @@ public final class RankTotals {
     for (int i = 0; i < into.length; i++) into[i] += sign * from[i];
   }
 
-  private static long[] unboxed(List<Long> l) {
+  public static long[] unboxed(List<Long> l) {
     long[] a = new long[l.size()];
     for (int i = 0; i < a.length; i++) a[i] = l.get(i);
     return a;

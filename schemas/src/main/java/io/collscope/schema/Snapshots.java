@@ -167,8 +167,10 @@ public final class Snapshots {
 
   private static String outside(String name, java.util.List<Long> values, long min, long max) {
     for (int i = 0; i < values.size(); i++) {
-      String f = outside(name + "[" + i + "]", values.get(i), min, max);
-      if (f != null) return f;
+      long v = values.get(i);
+      // The name only for the element that is outside: every record passes here, element by
+      // element.
+      if (v < min || v > max) return outside(name + "[" + i + "]", v, min, max);
     }
     return null;
   }

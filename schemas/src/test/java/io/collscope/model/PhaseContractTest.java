@@ -46,7 +46,9 @@ class PhaseContractTest {
       List<String> means =
           schema.getFields().stream()
               .map(Schema.Field::name)
-              .filter(n -> n.endsWith("_mean_us") && !n.startsWith("peer_"))
+              // per-peer means: listed peers' (peer_*) and every other peer's (others_*)
+              .filter(
+                  n -> n.endsWith("_mean_us") && !n.startsWith("peer_") && !n.startsWith("others_"))
               .toList();
       assertThat(means)
           .as(schema.getName())

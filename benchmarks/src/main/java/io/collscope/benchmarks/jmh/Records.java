@@ -69,7 +69,46 @@ final class Records {
     return s;
   }
 
-  /** One window's rank windows of every rank of a world of {@code world}: rank W/2 is slow. */
+  /**
+   * Makes a dense rank window compact as the job's windows of compact records are: the rank itself,
+   * the slow rank and 14 other peers listed, every other peer at the others' mean.
+   */
+  private static void compact(RankWindow w, int slow, SplittableRandom rnd) {
+    int world = w.getWorldSize();
+    java.util.TreeSet<Integer> listed = new java.util.TreeSet<>(List.of(w.getRank(), slow));
+    while (listed.size() < CompactPeers.DEFAULT_MAX_PEERS) listed.add(rnd.nextInt(world));
+    List<Double> wait = new ArrayList<>(), late = new ArrayList<>(), p99 = new ArrayList<>();
+    List<Long> last = new ArrayList<>();
+    double ow = 0, ol = 0, op = 0, olast = 0;
+    for (int p = 0; p < world; p++) {
+      if (listed.contains(p)) {
+        wait.add(w.getPeerWaitMeanUs().get(p));
+        late.add(w.getPeerLateMeanUs().get(p));
+        p99.add(w.getPeerLateP99Us().get(p));
+        last.add(w.getPeerArrivedLast().get(p));
+      } else {
+        ow += w.getPeerWaitMeanUs().get(p);
+        ol += w.getPeerLateMeanUs().get(p);
+        op += w.getPeerLateP99Us().get(p);
+        olast += w.getPeerArrivedLast().get(p);
+      }
+    }
+    int others = world - listed.size();
+    w.setPeerIndex(new ArrayList<>(listed));
+    w.setPeerWaitMeanUs(wait);
+    w.setPeerLateMeanUs(late);
+    w.setPeerLateP99Us(p99);
+    w.setPeerArrivedLast(last);
+    w.setOthersWaitMeanUs(ow / others);
+    w.setOthersLateMeanUs(ol / others);
+    w.setOthersLateP99Us(op / others);
+    w.setOthersArrivedLast(Math.round(olast / others));
+  }
+
+  /**
+   * One window's rank windows of every rank of a world of {@code world}: rank W/2 is slow. Compact
+   * from {@link CompactPeers#DEFAULT_COMPACT_FROM} ranks, as the job's windows of compact records.
+   */
   static List<RankWindow> window(int world) {
     SplittableRandom rnd = new SplittableRandom(world);
     List<RankWindow> out = new ArrayList<>(world);
@@ -111,6 +150,8 @@ final class Records {
       w.setPeerLateMeanUs(late);
       w.setPeerLateP99Us(p99);
       w.setPeerArrivedLast(last);
+      w.setPeerIndex(new ArrayList<>());
+      if (world >= CompactPeers.DEFAULT_COMPACT_FROM) compact(w, slow, rnd);
       out.add(w);
     }
     return out;

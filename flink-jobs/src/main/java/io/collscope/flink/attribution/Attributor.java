@@ -12,6 +12,7 @@ import io.collscope.model.CommunicatorKey;
 import io.collscope.model.Phase;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -186,10 +187,7 @@ public final class Attributor {
       // With the others missing there is nothing to compare.
       confidence = x.n == 1 ? 1.0 : 0.0;
     } else {
-      double maxExcess = 0;
-      for (int i = 0; i < x.k; i++) {
-        for (int j = 0; j < x.k; j++) if (i != j) maxExcess = Math.max(maxExcess, x.excess(i, j));
-      }
+      double maxExcess = x.maxExcess();
       confidence = clamp(1.0 - maxExcess / (2 * threshold)) * x.callsFactor(t);
     }
     return Attribution.newBuilder()
@@ -250,6 +248,15 @@ public final class Attributor {
   /**
    * One window's delay matrix over the present ranks, its floor and noise, and the collective's own
    * cost.
+   *
+   * <p>Held sparsely. Row i has its listed cells (the present peers its rank window lists, by
+   * matrix index, ascending) and one value for every other cell of the row, {@code otherCount[i]}
+   * of them: a compact rank window ({@link RankWindow#getPeerIndex()}) gives every unlisted peer
+   * the same values, so its row is its listed peers plus one weighted value. A dense window lists
+   * every peer (no weighted value). Every statistic below is the one the dense matrix of the same
+   * cells gives — quantiles over weighted values, column sums from a sum over the rows' common
+   * values corrected by the few rows that list the column — at O(listed cells + ranks) instead of
+   * O(ranks²): a 1,024-rank window of 16 listed peers a row is 17,000 values, not a million cells.
    */
   private static final class Matrix {
     final TreeMap<Integer, RankWindow> byRank = new TreeMap<>();
@@ -258,9 +265,16 @@ public final class Attributor {
     int n;
     int k;
     boolean tails;
-    double[][] m; // mean lateness, present x present
-    double[][] p99; // its tails, when present
     RankWindow[] rows; // present ranks' windows, by matrix index
+    int[] column; // by rank: matrix index, -1 when missing
+    int[][] rowIndex; // by matrix index: the window's peer_index (ranks), null when dense
+    int[][] listed; // row i's listed cells: present columns, ascending, not i
+    int[] otherCount; // row i's cells that are not listed (present columns but i)
+    Cells mean; // lateness means (per-peer waits without lateness)
+    Cells p99; // their tails, when present
+    Cells lastShare; // share of the row rank's collectives the column's peer gated
+    int[][] listers; // column j: the rows that list it, ascending
+    int[][] listerAt; // ... and where in their row
     double base;
     double tailBase;
     double noise;
@@ -274,64 +288,48 @@ public final class Attributor {
         x.n = Math.max(x.n, w.getWorldSize());
         x.byRank.put(w.getRank(), w);
       }
+      x.column = new int[x.n];
       for (int r = 0; r < x.n; r++) {
         RankWindow w = x.byRank.get(r);
-        if (w != null && w.getCalls() > 0 && w.getPeerWaitMeanUs().size() == x.n) x.present.add(r);
-        else x.missing.add(r);
+        if (w != null && w.getCalls() > 0 && w.getPeerWaitMeanUs().size() == entries(w, x.n)) {
+          x.column[r] = x.present.size();
+          x.present.add(r);
+        } else {
+          x.column[r] = -1;
+          x.missing.add(r);
+        }
       }
       x.k = x.present.size();
       x.tails = x.k > 0;
-      for (int r : x.present) x.tails &= x.byRank.get(r).getPeerLateMeanUs().size() == x.n;
-      x.m = new double[x.k][x.k];
-      x.p99 = new double[x.k][x.k];
-      x.rows = new RankWindow[x.k];
-      for (int i = 0; i < x.k; i++) x.rows[i] = x.byRank.get(x.present.get(i));
-      // Primitive arrays and selection rather than boxed lists and sorting: a 1,024-rank window
-      // has a million cells.
-      int offDiagonal = x.k * (x.k - 1);
-      double[] cells = new double[offDiagonal];
-      double[] tailCells = new double[x.tails ? offDiagonal : 0];
-      double[] spread = new double[x.tails ? offDiagonal + x.k * x.missing.size() : 0];
-      int c = 0;
-      int sp = 0;
-      for (int i = 0; i < x.k; i++) {
-        RankWindow w = x.rows[i];
-        List<Double> lateOf = x.tails ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs();
-        List<Double> p99Of = x.tails ? w.getPeerLateP99Us() : null;
-        for (int j = 0; j < x.k; j++) {
-          if (i == j) continue;
-          int p = x.present.get(j);
-          double mean = lateOf.get(p);
-          x.m[i][j] = mean;
-          cells[c] = mean;
-          if (x.tails) {
-            double tail = p99Of.get(p);
-            x.p99[i][j] = tail;
-            tailCells[c] = tail;
-            spread[sp++] = Math.max(0, tail - mean);
-          }
-          c++;
-        }
-      }
-      // The spread of every cell a present rank has, missing peers' too: with one rank left
-      // those are all there is to measure noise on.
       for (int r : x.present) {
         RankWindow w = x.byRank.get(r);
-        for (int s : x.missing) {
-          if (x.tails) spread[sp++] = Math.max(0, w.getPeerLateP99Us().get(s) - x.late(w, s));
+        x.tails &= w.getPeerLateMeanUs().size() == entries(w, x.n) && entries(w, x.n) > 0;
+      }
+      int k = x.k;
+      x.rows = new RankWindow[k];
+      x.rowIndex = new int[k][];
+      x.listed = new int[k][];
+      x.otherCount = new int[k];
+      x.mean = new Cells(k);
+      x.p99 = new Cells(k);
+      x.lastShare = new Cells(k);
+      int[] listerCount = new int[k];
+      for (int i = 0; i < k; i++) x.readRow(i, listerCount);
+      x.listers = new int[k][];
+      x.listerAt = new int[k][];
+      for (int j = 0; j < k; j++) {
+        x.listers[j] = new int[listerCount[j]];
+        x.listerAt[j] = new int[listerCount[j]];
+      }
+      int[] fill = new int[k];
+      for (int i = 0; i < k; i++) {
+        for (int c = 0; c < x.listed[i].length; c++) {
+          int j = x.listed[i][c];
+          x.listers[j][fill[j]] = i;
+          x.listerAt[j][fill[j]++] = c;
         }
       }
-      // With two ranks one direction is clean unless both are slow: its cell is the floor.
-      // Without tails the floor is 0 there, as it was for those counters.
-      x.base = c == 0 ? 0 : x.k == 2 ? (x.tails ? min(cells, c) : 0) : lowerQuartile(cells, c);
-      // Tails vary more between peers than means do (a shared device's launch order, a busy
-      // host): an intermittent culprit's tail must stand out of the typical one, the median.
-      int tc = x.tails ? c : 0;
-      x.tailBase = tc == 0 ? 0 : x.k == 2 ? min(tailCells, tc) : Attributor.median(tailCells, tc);
-      // The lower quartile, as for the floor: a fault widens the tails of every cell it touches
-      // (a slow link makes its receiver late in turn, and everyone waits on it now and then), and
-      // must not raise its own threshold; a noisy host widens all of them.
-      x.noise = sp == 0 ? 0 : x.k == 2 ? min(spread, sp) : lowerQuartile(spread, sp);
+      x.floorsAndNoise();
       x.cost = Double.MAX_VALUE;
       long calls = 0;
       long bytes = 0;
@@ -353,17 +351,171 @@ public final class Attributor {
       return x;
     }
 
-    /** Lateness of peer p as w saw it; the per-peer wait for counters without lateness. */
-    double late(RankWindow w, int p) {
-      return tails ? w.getPeerLateMeanUs().get(p) : w.getPeerWaitMeanUs().get(p);
+    /** Row i of the matrix from its rank window: its listed cells and its others' value. */
+    private void readRow(int i, int[] listerCount) {
+      RankWindow w = byRank.get(present.get(i));
+      rows[i] = w;
+      rowIndex[i] = peerIndex(w);
+      List<Double> lateOf = tails ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs();
+      List<Double> p99Of = tails ? w.getPeerLateP99Us() : null;
+      List<Long> lastOf = w.getPeerArrivedLast();
+      int entries = entries(w, n);
+      int[] cols = new int[entries];
+      double[] m = new double[entries];
+      double[] t = new double[entries];
+      double[] g = new double[entries];
+      int c = 0;
+      for (int e = 0; e < entries; e++) {
+        int p = rowIndex[i] == null ? e : rowIndex[i][e];
+        int j = p < n ? column[p] : -1;
+        if (j < 0 || j == i) continue;
+        cols[c] = j;
+        m[c] = lateOf.get(e);
+        t[c] = tails ? p99Of.get(e) : 0;
+        g[c] = (double) lastOf.get(e) / w.getCalls();
+        listerCount[j]++;
+        c++;
+      }
+      listed[i] = Arrays.copyOf(cols, c);
+      mean.listed[i] = Arrays.copyOf(m, c);
+      p99.listed[i] = Arrays.copyOf(t, c);
+      lastShare.listed[i] = Arrays.copyOf(g, c);
+      otherCount[i] = k - 1 - c;
+      mean.other[i] = tails ? w.getOthersLateMeanUs() : w.getOthersWaitMeanUs();
+      p99.other[i] = tails ? w.getOthersLateP99Us() : 0;
+      lastShare.other[i] = (double) w.getOthersArrivedLast() / w.getCalls();
     }
 
-    double excess(int i, int j) {
-      return Math.max(0, m[i][j] - base);
+    /** The floor, the tails' floor and the noise: quantiles of the cells, weighted. */
+    private void floorsAndNoise() {
+      // Weighted values rather than a million cells; selection where every weight is 1.
+      Weighted cells = new Weighted();
+      Weighted tailCells = new Weighted();
+      Weighted spread = new Weighted();
+      for (int i = 0; i < k; i++) {
+        double[] m = mean.listed[i];
+        double[] t = p99.listed[i];
+        for (int c = 0; c < m.length; c++) {
+          cells.add(m[c], 1);
+          if (tails) {
+            tailCells.add(t[c], 1);
+            spread.add(Math.max(0, t[c] - m[c]), 1);
+          }
+        }
+        if (otherCount[i] > 0) {
+          cells.add(mean.other[i], otherCount[i]);
+          if (tails) {
+            tailCells.add(p99.other[i], otherCount[i]);
+            spread.add(Math.max(0, p99.other[i] - mean.other[i]), otherCount[i]);
+          }
+        }
+      }
+      // The spread of every cell a present rank has, missing peers' too: with one rank left
+      // those are all there is to measure noise on.
+      if (tails) {
+        for (int i = 0; i < k; i++) {
+          RankWindow w = rows[i];
+          int unlisted = 0;
+          for (int s : missing) {
+            int at = entryOf(i, s);
+            if (at < 0) unlisted++;
+            else spread.add(Math.max(0, w.getPeerLateP99Us().get(at) - lateAt(i, at)), 1);
+          }
+          if (unlisted > 0) {
+            spread.add(Math.max(0, p99.other[i] - mean.other[i]), unlisted);
+          }
+        }
+      }
+      long c = cells.size();
+      long sp = spread.size();
+      // With two ranks one direction is clean unless both are slow: its cell is the floor.
+      // Without tails the floor is 0 there, as it was for those counters.
+      base = c == 0 ? 0 : k == 2 ? (tails ? cells.min() : 0) : cells.lowerQuartile();
+      // Tails vary more between peers than means do (a shared device's launch order, a busy
+      // host): an intermittent culprit's tail must stand out of the typical one, the median.
+      long tc = tails ? c : 0;
+      tailBase = tc == 0 ? 0 : k == 2 ? tailCells.min() : tailCells.median();
+      // The lower quartile, as for the floor: a fault widens the tails of every cell it touches
+      // (a slow link makes its receiver late in turn, and everyone waits on it now and then), and
+      // must not raise its own threshold; a noisy host widens all of them.
+      noise = sp == 0 ? 0 : k == 2 ? spread.min() : spread.lowerQuartile();
     }
 
-    double tailExcess(int i, int j) {
-      return Math.max(0, p99[i][j] - tailBase);
+    /** A rank window's peer_index, null when it is dense. */
+    static int[] peerIndex(RankWindow w) {
+      List<Integer> index = w.getPeerIndex();
+      if (index == null || index.isEmpty()) return null;
+      int[] a = new int[index.size()];
+      for (int i = 0; i < a.length; i++) a[i] = index.get(i);
+      return a;
+    }
+
+    /** How many entries a rank window's per-peer arrays must have: world size, or its listed. */
+    static int entries(RankWindow w, int n) {
+      List<Integer> index = w.getPeerIndex();
+      return index == null || index.isEmpty() ? n : index.size();
+    }
+
+    /** The entry of rank p in row i's per-peer arrays, or -1 when p is not listed. */
+    int entryOf(int i, int p) {
+      if (rowIndex[i] == null) return p;
+      int at = Arrays.binarySearch(rowIndex[i], p);
+      return at >= 0 ? at : -1;
+    }
+
+    /** Row i's lateness at an entry (the per-peer wait for counters without lateness). */
+    double lateAt(int i, int at) {
+      RankWindow w = rows[i];
+      return (tails ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs()).get(at);
+    }
+
+    /** Lateness of rank p as row i saw it; the per-peer wait for counters without lateness. */
+    double late(int i, int p) {
+      int at = entryOf(i, p);
+      return at >= 0 ? lateAt(i, at) : mean.other[i];
+    }
+
+    /** Where column j is among row i's listed cells, or -1 when the row's common value holds. */
+    int cellOf(int i, int j) {
+      int c = Arrays.binarySearch(listed[i], j);
+      return c >= 0 ? c : -1;
+    }
+
+    double excess(double mean) {
+      return Math.max(0, mean - base);
+    }
+
+    double tailExcess(double p99) {
+      return Math.max(0, p99 - tailBase);
+    }
+
+    /** The largest excess of any cell. */
+    double maxExcess() {
+      double max = 0;
+      for (int i = 0; i < k; i++) {
+        for (double v : mean.listed[i]) max = Math.max(max, excess(v));
+        if (otherCount[i] > 0) max = Math.max(max, excess(mean.other[i]));
+      }
+      return max;
+    }
+
+    /**
+     * Column sums of one quantity over the given rows (each column without its own row): the sum of
+     * the rows' common values, less the own row's, corrected by the rows that list the column.
+     */
+    double[] columnSums(Cells q, boolean[] rowsIn) {
+      double total = 0;
+      for (int i = 0; i < k; i++) if (rowsIn[i] && otherCount[i] > 0) total += q.other[i];
+      double[] out = new double[k];
+      Arrays.fill(out, total);
+      for (int i = 0; i < k; i++) {
+        if (!rowsIn[i]) continue;
+        double common = otherCount[i] > 0 ? q.other[i] : 0;
+        out[i] -= common;
+        double[] v = q.listed[i];
+        for (int c = 0; c < v.length; c++) out[listed[i][c]] += v[c] - common;
+      }
+      return out;
     }
 
     /** The median of f over the present ranks but one. */
@@ -379,33 +531,211 @@ public final class Attributor {
     }
   }
 
+  /** One quantity over a {@link Matrix}'s cells: row by row its listed cells, and the others'. */
+  private static final class Cells {
+    final double[][] listed;
+    final double[] other;
+
+    Cells(int k) {
+      listed = new double[k][];
+      other = new double[k];
+    }
+
+    /** The same shape, each value mapped. */
+    Cells map(java.util.function.DoubleUnaryOperator f) {
+      Cells c = new Cells(other.length);
+      for (int i = 0; i < other.length; i++) {
+        c.listed[i] = new double[listed[i].length];
+        for (int e = 0; e < listed[i].length; e++) c.listed[i][e] = f.applyAsDouble(listed[i][e]);
+        c.other[i] = f.applyAsDouble(other[i]);
+      }
+      return c;
+    }
+  }
+
+  /**
+   * A multiset of values, most with weight 1 and a few with a weight (a row's unlisted cells): its
+   * nearest-rank quantiles as those of the values repeated.
+   */
+  static final class Weighted {
+    private double[] ones = new double[64];
+    private int n1;
+    private double[] heavy = new double[8];
+    private long[] weight = new long[8];
+    private int nh;
+    private long size;
+
+    void add(double v, long w) {
+      if (w <= 0) return;
+      size += w;
+      if (w == 1) {
+        if (n1 == ones.length) ones = Arrays.copyOf(ones, 2 * n1);
+        ones[n1++] = v;
+        return;
+      }
+      if (nh == heavy.length) {
+        heavy = Arrays.copyOf(heavy, 2 * nh);
+        weight = Arrays.copyOf(weight, 2 * nh);
+      }
+      heavy[nh] = v;
+      weight[nh++] = w;
+    }
+
+    long size() {
+      return size;
+    }
+
+    double min() {
+      double m = Double.POSITIVE_INFINITY;
+      for (int i = 0; i < n1; i++) m = Math.min(m, ones[i]);
+      for (int i = 0; i < nh; i++) m = Math.min(m, heavy[i]);
+      return size == 0 ? 0 : m;
+    }
+
+    /** Nearest-rank 25th percentile. */
+    double lowerQuartile() {
+      return at(Math.max(0, (long) Math.ceil(0.25 * size) - 1));
+    }
+
+    double median() {
+      if (size == 0) return 0;
+      double hi = at(size / 2);
+      return size % 2 == 1 ? hi : (at(size / 2 - 1) + hi) / 2;
+    }
+
+    /** The value of rank r (from 0) of the values repeated by their weights. */
+    double at(long r) {
+      if (nh == 0) return select(ones, n1, (int) r);
+      Arrays.sort(ones, 0, n1);
+      Integer[] order = new Integer[nh];
+      for (int i = 0; i < nh; i++) order[i] = i;
+      Arrays.sort(order, Comparator.comparingDouble(i -> heavy[i]));
+      long seen = 0;
+      int a = 0;
+      int b = 0;
+      while (a < n1 || b < nh) {
+        boolean fromOnes = b >= nh || (a < n1 && ones[a] <= heavy[order[b]]);
+        double v = fromOnes ? ones[a] : heavy[order[b]];
+        seen += fromOnes ? 1 : weight[order[b]];
+        if (fromOnes) a++;
+        else b++;
+        if (seen > r) return v;
+      }
+      throw new IllegalArgumentException("rank " + r + " of " + size + " values");
+    }
+  }
+
+  /**
+   * A multiset given as a sorted base less some of its positions plus a few values: the column of a
+   * sparse matrix (the rows' common values, less the rows that list the column, plus their cells).
+   * Its values by rank in O(changes × log size), without building it.
+   */
+  static final class CorrectedSorted {
+    private final double[] base; // ascending
+    private final int[] removed; // positions in base, ascending, distinct
+    private final double[] added; // ascending
+
+    CorrectedSorted(double[] base, int[] removed, double[] added) {
+      this.base = base;
+      this.removed = removed.clone();
+      this.added = added.clone();
+      Arrays.sort(this.removed);
+      Arrays.sort(this.added);
+    }
+
+    int size() {
+      return base.length - removed.length + added.length;
+    }
+
+    /** The value of rank t (from 0). */
+    double at(int t) {
+      // A base value at position p has a rank within [p - removed, p + added]: the answer is one
+      // of the added values or a base value from positions t - added .. t + removed.
+      for (double v : added) if (holdsRank(v, t)) return v;
+      int from = Math.max(0, t - added.length);
+      int to = Math.min(base.length - 1, t + removed.length);
+      for (int p = from; p <= to; p++) {
+        if (Arrays.binarySearch(removed, p) < 0 && holdsRank(base[p], t)) return base[p];
+      }
+      throw new IllegalStateException("rank " + t + " of " + size());
+    }
+
+    double median() {
+      int m = size();
+      if (m % 2 == 1) return at(m / 2);
+      return (at(m / 2 - 1) + at(m / 2)) / 2;
+    }
+
+    /** Whether rank t falls on value v: fewer than t+1 values below v, more than t up to it. */
+    private boolean holdsRank(double v, int t) {
+      int below = lowerBound(base, v);
+      int upTo = upperBound(base, v);
+      long lt = below - countBelow(removed, below) + lowerBound(added, v);
+      long le = upTo - countBelow(removed, upTo) + upperBound(added, v);
+      return lt <= t && t < le;
+    }
+
+    private static int countBelow(int[] sortedPositions, int limit) {
+      int i = Arrays.binarySearch(sortedPositions, limit);
+      return i >= 0 ? i : -i - 1;
+    }
+
+    private static int lowerBound(double[] a, double v) {
+      int lo = 0, hi = a.length;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (a[mid] < v) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    }
+
+    private static int upperBound(double[] a, double v) {
+      int lo = 0, hi = a.length;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (a[mid] <= v) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    }
+  }
+
   /** The rule's tests over one {@link Matrix} at one threshold. */
   private static final class Judge {
     final Matrix x;
     final Thresholds t;
     final double threshold;
-    final boolean[][] high;
-    final boolean[][] tailHigh;
+    final Cells excess; // of the means over the floor
+    final Cells tailExcess; // of the tails over theirs
+    final Cells high; // 1 where a mean cell is high
+    final Cells tailHigh; // 1 where a tail cell is high
     boolean[] passes;
+    int[] passing; // the columns that pass, ascending
 
     Judge(Matrix x, Thresholds t, double threshold) {
       this.x = x;
       this.t = t;
       this.threshold = threshold;
-      high = new boolean[x.k][x.k];
-      tailHigh = new boolean[x.k][x.k];
-      for (int i = 0; i < x.k; i++) {
-        for (int j = 0; j < x.k; j++) {
-          if (i == j) continue;
-          high[i][j] = x.excess(i, j) >= threshold && x.m[i][j] >= t.cellFactor() * x.base;
-          // A p99 is one collective's worth of evidence, a mean a thousand's: a tail must clear
-          // twice the threshold.
-          tailHigh[i][j] =
-              x.tails
-                  && x.tailExcess(i, j) >= TAIL_MARGIN * threshold
-                  && x.p99[i][j] >= t.cellFactor() * x.tailBase;
-        }
-      }
+      excess = x.mean.map(x::excess);
+      tailExcess = x.p99.map(x::tailExcess);
+      high = x.mean.map(m -> x.excess(m) >= threshold && m >= t.cellFactor() * x.base ? 1.0 : 0.0);
+      // A p99 is one collective's worth of evidence, a mean a thousand's: a tail must clear
+      // twice the threshold.
+      tailHigh =
+          x.p99.map(
+              p ->
+                  x.tails
+                          && x.tailExcess(p) >= TAIL_MARGIN * threshold
+                          && p >= t.cellFactor() * x.tailBase
+                      ? 1.0
+                      : 0.0);
+    }
+
+    /** A quantity's value at cell (i, j). */
+    double at(Cells q, int i, int j) {
+      int c = x.cellOf(i, j);
+      return c >= 0 ? q.listed[i][c] : q.other[i];
     }
 
     /**
@@ -421,9 +751,9 @@ public final class Attributor {
         double colExcess = 0;
         long timeouts = 0;
         long calls = 0;
-        for (int r : x.present) {
-          RankWindow w = x.byRank.get(r);
-          double cell = x.late(w, s);
+        for (int i = 0; i < x.k; i++) {
+          RankWindow w = x.rows[i];
+          double cell = x.late(i, s);
           // A timed-out guard waited for an ack nobody billed to a peer: see the class comment.
           if (w.getTimeouts() > 0) cell += meanUs(w, Phase.GUARD) / x.missing.size();
           double excess = Math.max(0, cell - x.base);
@@ -461,38 +791,74 @@ public final class Attributor {
       return found;
     }
 
+    /** Column sums of the column tests over one set of rows. */
+    private final class Columns {
+      final boolean[] rows;
+      final double[] count;
+      final double[] highCount;
+      final double[] excessSum;
+      final double[] tailHighCount;
+      final double[] tailExcessSum;
+      final double[] lastShareSum;
+
+      Columns(boolean[] rows, boolean withTails) {
+        this.rows = rows;
+        int in = 0;
+        for (boolean r : rows) if (r) in++;
+        count = new double[x.k];
+        for (int j = 0; j < x.k; j++) count[j] = in - (rows[j] ? 1 : 0);
+        highCount = x.columnSums(high, rows);
+        excessSum = x.columnSums(excess, rows);
+        lastShareSum = x.columnSums(x.lastShare, rows);
+        tailHighCount = withTails ? x.columnSums(tailHigh, rows) : null;
+        tailExcessSum = withTails ? x.columnSums(tailExcess, rows) : null;
+      }
+
+      /** Whether column j is high in a share {@code fraction} of the rows (j's own excluded). */
+      boolean passes(int j, double fraction) {
+        return count[j] > 0
+            && Math.round(highCount[j]) / count[j] >= fraction
+            && excessSum[j] / count[j] >= threshold;
+      }
+    }
+
     /** Slow ranks (steadily or intermittently) and slow links among the present ranks. */
     List<Finding> slowRanksAndLinks() {
       int k = x.k;
       List<Finding> findings = new ArrayList<>();
       boolean[] slow = new boolean[k];
       boolean[] all = new boolean[k];
-      java.util.Arrays.fill(all, true);
+      Arrays.fill(all, true);
       boolean[] early = new boolean[k];
-      for (int i = 0; i < k; i++) for (int j = 0; j < k; j++) early[i] |= high[i][j];
+      for (int i = 0; i < k; i++) {
+        for (double h : high.listed[i]) early[i] |= h > 0;
+        early[i] |= x.otherCount[i] > 0 && high.other[i] > 0;
+      }
       // Most ranks late by the same amount (3 of 4): each late rank's column is high only in the
       // rows of the few early ranks. Judge columns over those rows when they and the late ranks
       // make up the whole communicator, and then only columns high in every early row: a slow
       // link's sender waits on a slow rank too, but its receiver is the only one that waits on it.
       // A late rank's own waits on ranks later still are not waiting as a victim: its row counts
       // only cells on columns that do not pass the column test themselves.
+      Columns overAll = new Columns(all, x.tails && k >= 3);
+      Columns overEarly = new Columns(early, false);
       passes = new boolean[k];
-      for (int j = 0; j < k; j++)
-        passes[j] = columnPasses(j, high, x::excess, all, t.columnFraction());
+      List<Integer> pass = new ArrayList<>();
+      for (int j = 0; j < k; j++) {
+        passes[j] = overAll.passes(j, t.columnFraction());
+        if (passes[j]) pass.add(j);
+      }
+      passing = pass.stream().mapToInt(Integer::intValue).toArray();
       boolean[] lateOfEarly = new boolean[k];
       boolean partition = false;
-      for (int j = 0; j < k; j++) {
-        lateOfEarly[j] = columnPasses(j, high, x::excess, early, t.columnFraction());
-      }
+      for (int j = 0; j < k; j++) lateOfEarly[j] = overEarly.passes(j, t.columnFraction());
       for (int j = 0; j < k; j++) partition |= lateOfEarly[j];
       for (int j = 0; j < k; j++) partition &= early[j] || lateOfEarly[j];
       for (int j = 0; j < k; j++) {
-        Finding f = slowRank(j, high, x::excess, false, all);
-        if (f == null && partition && columnPasses(j, high, x::excess, early, 1.0)) {
-          f = slowRank(j, high, x::excess, false, early);
-        }
+        Finding f = slowRank(j, false, overAll);
+        if (f == null && partition && overEarly.passes(j, 1.0)) f = slowRank(j, false, overEarly);
         // Tails need a column: with two ranks one cell's p99 is one peer's hiccup, not a pattern.
-        if (f == null && x.tails && k >= 3) f = slowRank(j, tailHigh, x::tailExcess, true, all);
+        if (f == null && x.tails && k >= 3) f = slowRank(j, true, overAll);
         if (f != null) {
           slow[j] = true;
           findings.add(f);
@@ -500,18 +866,24 @@ public final class Attributor {
       }
 
       List<Finding> links = new ArrayList<>();
+      ColumnMedians medians = null;
+      List<Integer> highOtherRows = new ArrayList<>();
+      for (int i = 0; i < k; i++)
+        if (x.otherCount[i] > 0 && high.other[i] > 0) highOtherRows.add(i);
       for (int j = 0; j < k; j++) {
         if (slow[j]) continue;
         ColumnMedian column = null;
-        for (int i = 0; i < k; i++) {
-          if (i == j || !high[i][j]) continue;
+        for (int i : highRows(j, highOtherRows)) {
           // The other ranks' view of j, from ranks that are not late themselves: a late rank sees
           // everyone early. With no such rank left there is nothing to compare the cell with.
-          if (column == null) column = new ColumnMedian(j, slow);
+          if (column == null) {
+            if (medians == null) medians = new ColumnMedians(slow);
+            column = medians.of(j);
+          }
           int others = column.size() - (column.holds(i) ? 1 : 0);
           if (others == 0 && k > 2) continue;
           double med = others == 0 ? 0 : column.medianWithout(i);
-          double e = x.excess(i, j);
+          double e = at(excess, i, j);
           boolean standsOut = e - med >= threshold && e >= t.cellFactor() * med;
           if (!standsOut) continue;
           links.add(
@@ -545,100 +917,145 @@ public final class Attributor {
     }
 
     /**
-     * The excess of column j over the rows of ranks that are neither j nor slow, sorted once, so
-     * that its median without any one row is read in constant time.
+     * The rows whose cell on column j is high, ascending: rows listing it, rows whose common is.
      */
-    private final class ColumnMedian {
-      private final double[] sorted;
-      private final int[] position; // by matrix index; -1 when not a row of it
+    private List<Integer> highRows(int j, List<Integer> highOtherRows) {
+      List<Integer> rowsOf = new ArrayList<>();
+      int[] listers = x.listers[j];
+      int[] at = x.listerAt[j];
+      int a = 0;
+      int b = 0;
+      while (a < listers.length || b < highOtherRows.size()) {
+        int next;
+        if (b >= highOtherRows.size()
+            || (a < listers.length && listers[a] < highOtherRows.get(b))) {
+          int i = listers[a];
+          if (high.listed[i][at[a]] > 0) rowsOf.add(i);
+          a++;
+          continue;
+        }
+        next = highOtherRows.get(b++);
+        if (next != j && x.cellOf(next, j) < 0) rowsOf.add(next);
+      }
+      return rowsOf;
+    }
 
-      ColumnMedian(int j, boolean[] slow) {
-        Integer[] order =
-            java.util.stream.IntStream.range(0, x.k)
-                .filter(q -> q != j && !slow[q])
-                .boxed()
-                .toArray(Integer[]::new);
-        java.util.Arrays.sort(order, Comparator.comparingDouble(q -> x.excess(q, j)));
-        sorted = new double[order.length];
+    /**
+     * The excess of each column over the rows of ranks that are neither its own nor slow: one
+     * sorted array of the rows' common values, corrected per column by the rows that list it.
+     */
+    private final class ColumnMedians {
+      final boolean[] slow;
+      final double[] common; // ascending
+      final int[] position; // by row: where its common value is in it, -1 when it has none
+      int notSlow; // rows
+
+      ColumnMedians(boolean[] slow) {
+        this.slow = slow;
+        for (boolean s : slow) if (!s) notSlow++;
+        List<Integer> rowsWith = new ArrayList<>();
+        for (int q = 0; q < x.k; q++) if (!slow[q] && x.otherCount[q] > 0) rowsWith.add(q);
+        Integer[] order = rowsWith.toArray(Integer[]::new);
+        Arrays.sort(order, Comparator.comparingDouble(q -> excess.other[q]));
+        common = new double[order.length];
         position = new int[x.k];
-        java.util.Arrays.fill(position, -1);
-        for (int t = 0; t < order.length; t++) {
-          sorted[t] = x.excess(order[t], j);
-          position[order[t]] = t;
+        Arrays.fill(position, -1);
+        for (int p = 0; p < order.length; p++) {
+          common[p] = excess.other[order[p]];
+          position[order[p]] = p;
         }
       }
 
+      ColumnMedian of(int j) {
+        List<Integer> removed = new ArrayList<>();
+        List<Double> added = new ArrayList<>();
+        if (position[j] >= 0) removed.add(position[j]);
+        int[] listers = x.listers[j];
+        int[] at = x.listerAt[j];
+        int[] addedRow = new int[listers.length];
+        int na = 0;
+        for (int a = 0; a < listers.length; a++) {
+          int q = listers[a];
+          if (slow[q]) continue;
+          if (position[q] >= 0) removed.add(position[q]);
+          added.add(excess.listed[q][at[a]]);
+          addedRow[na++] = q;
+        }
+        return new ColumnMedian(this, j, removed, added, Arrays.copyOf(addedRow, na));
+      }
+    }
+
+    /** Column j's excess over the rows of ranks that are neither j nor slow. */
+    private final class ColumnMedian {
+      private final ColumnMedians all;
+      private final int j;
+      private final List<Integer> removed;
+      private final List<Double> added;
+      private final int[] addedRow;
+
+      ColumnMedian(
+          ColumnMedians all, int j, List<Integer> removed, List<Double> added, int[] addedRow) {
+        this.all = all;
+        this.j = j;
+        this.removed = removed;
+        this.added = added;
+        this.addedRow = addedRow;
+      }
+
       int size() {
-        return sorted.length;
+        return all.notSlow - (all.slow[j] ? 0 : 1);
       }
 
       boolean holds(int i) {
-        return position[i] >= 0;
+        return i != j && !all.slow[i];
       }
 
       /** The median of the column's values without row i's (if it is one). */
       double medianWithout(int i) {
-        int skip = position[i];
-        int n = sorted.length - (skip >= 0 ? 1 : 0);
-        if (n % 2 == 1) return at(n / 2, skip);
-        return (at(n / 2 - 1, skip) + at(n / 2, skip)) / 2;
+        List<Integer> r = new ArrayList<>(removed);
+        List<Double> a = new ArrayList<>(added);
+        if (holds(i)) {
+          int listedAt = -1;
+          for (int q = 0; q < addedRow.length; q++) if (addedRow[q] == i) listedAt = q;
+          if (listedAt >= 0) a.remove(listedAt);
+          else r.add(all.position[i]);
+        }
+        return new CorrectedSorted(
+                all.common,
+                r.stream().mapToInt(Integer::intValue).toArray(),
+                a.stream().mapToDouble(Double::doubleValue).toArray())
+            .median();
       }
-
-      private double at(int t, int skip) {
-        return skip >= 0 && t >= skip ? sorted[t + 1] : sorted[t];
-      }
-    }
-
-    /** Excess of one cell of a matrix (means or tails). */
-    interface CellExcess {
-      double of(int i, int j);
-    }
-
-    /**
-     * Whether column j is high in a share {@code fraction} of the given rows (j's own excluded).
-     */
-    private boolean columnPasses(
-        int j, boolean[][] hi, CellExcess excess, boolean[] rows, double fraction) {
-      int count = 0;
-      int highCount = 0;
-      double colExcess = 0;
-      for (int i = 0; i < x.k; i++) {
-        if (i == j || !rows[i]) continue;
-        count++;
-        if (hi[i][j]) highCount++;
-        colExcess += excess.of(i, j);
-      }
-      return count > 0 && (double) highCount / count >= fraction && colExcess / count >= threshold;
     }
 
     /**
-     * The column test for present rank j over one matrix and the given rows, or null when it does
-     * not pass.
+     * The column test for present rank j over the means or the tails and the given rows, or null
+     * when it does not pass.
      */
-    private Finding slowRank(
-        int j, boolean[][] hi, CellExcess excess, boolean intermittent, boolean[] rows) {
+    private Finding slowRank(int j, boolean intermittent, Columns over) {
       int k = x.k;
-      int count = 0;
-      int highCount = 0;
-      double colExcess = 0;
-      double lastShare = 0;
-      for (int i = 0; i < k; i++) {
-        if (i == j || !rows[i]) continue;
-        count++;
-        if (hi[i][j]) highCount++;
-        colExcess += excess.of(i, j);
-        RankWindow wi = x.rows[i];
-        lastShare += (double) wi.getPeerArrivedLast().get(x.present.get(j)) / wi.getCalls();
-      }
+      double count = over.count[j];
       if (count == 0) return null;
-      colExcess /= count;
-      lastShare /= count;
-      double highFrac = (double) highCount / count;
-      double rowExcess = 0;
+      Cells hi = intermittent ? tailHigh : high;
+      Cells ex = intermittent ? tailExcess : excess;
+      long highCount = Math.round(intermittent ? over.tailHighCount[j] : over.highCount[j]);
+      double colExcess = (intermittent ? over.tailExcessSum[j] : over.excessSum[j]) / count;
+      double lastShare = over.lastShareSum[j] / count;
+      double highFrac = highCount / count;
       // Only its high cells count: summed noise over many small cells is not waiting.
-      for (int q = 0; q < k; q++) {
-        // ... unless q waits on j as well: then neither is simply later than the other.
-        if (q != j && hi[j][q] && (!passes[q] || hi[q][j])) rowExcess += excess.of(j, q);
+      // ... unless q waits on j as well: then neither is simply later than the other.
+      double rowExcess = 0;
+      int[] cols = x.listed[j];
+      for (int c = 0; c < cols.length; c++) {
+        int q = cols[c];
+        if (hi.listed[j][c] > 0 && (!passes[q] || at(hi, q, j) > 0)) rowExcess += ex.listed[j][c];
+      }
+      if (x.otherCount[j] > 0 && hi.other[j] > 0) {
+        int excluded = 0;
+        for (int q : passing) {
+          if (q != j && x.cellOf(j, q) < 0 && at(hi, q, j) == 0) excluded++;
+        }
+        rowExcess += ex.other[j] * (x.otherCount[j] - excluded);
       }
       if (highFrac < t.columnFraction()
           || colExcess < (intermittent ? TAIL_MARGIN : 1) * threshold
@@ -649,9 +1066,7 @@ public final class Attributor {
       }
       int rank = x.present.get(j);
       RankWindow w = x.byRank.get(rank);
-      double meanExcess = 0;
-      for (int i = 0; i < k; i++) if (i != j && rows[i]) meanExcess += x.excess(i, j);
-      meanExcess /= count;
+      double meanExcess = over.excessSum[j] / count;
       Cause cause = intermittent ? Cause.ARRIVED_LATE : cause(w, colExcess);
       return new Finding(
           FindingKind.SLOW_RANK,
@@ -664,7 +1079,7 @@ public final class Attributor {
               Locale.ROOT,
               "%d of %d %s saw rank %d %s %.1fus/call over the %.1fus floor (threshold %.1fus); it saw its peers %.1fus late itself and gated %.0f%% of their collectives; %s",
               highCount,
-              count,
+              (long) count,
               count == k - 1 ? "peers" : "early peers",
               rank,
               intermittent ? "late in a few collectives: p99 lateness" : "late by",

@@ -100,10 +100,11 @@ public final class DeltaFunction
       outOfOrder.inc();
       return;
     }
-    // One conversion of each record: a compact 1,024-rank record expands to 19,000 counters.
-    RankTotals now = RankTotals.of(s);
-    RankTotals before = RankTotals.of(last);
-    String problem = backwardsField(before, now, last, s);
+    // Dense records are converted once each, for the check and the delta; compact ones never.
+    boolean dense = !CompactPeers.isCompact(last) && !CompactPeers.isCompact(s);
+    RankTotals now = dense ? RankTotals.of(s) : null;
+    RankTotals before = dense ? RankTotals.of(last) : null;
+    String problem = dense ? now.firstBackwards(before) : backwardsField(last, s);
     if (problem != null) {
       backwards.inc();
       ctx.output(
@@ -133,7 +134,7 @@ public final class DeltaFunction
       gaps.inc();
     }
     baseline.update(s);
-    out.collect(delta(s, now, before, last));
+    out.collect(dense ? delta(s, last, now.minus(before)) : delta(s, last));
   }
 
   /** Records that the rank is alive at {@code eventTime}; the first record arms the timer. */
@@ -165,24 +166,31 @@ public final class DeltaFunction
 
   /** Which counter went backwards (or how the shape changed) from a to b, or null. */
   public static String backwardsField(CounterSnapshot a, CounterSnapshot b) {
-    return backwardsField(RankTotals.of(a), RankTotals.of(b), a, b);
-  }
-
-  private static String backwardsField(
-      RankTotals before, RankTotals now, CounterSnapshot a, CounterSnapshot b) {
+    if (!CompactPeers.isCompact(a) && !CompactPeers.isCompact(b)) {
+      return RankTotals.of(b).firstBackwards(RankTotals.of(a));
+    }
     // Compact records' per-peer counters of unlisted peers are estimates that may dip when the
-    // listed peers change (CompactPeers); every other counter must still hold.
-    boolean exactPeers = !CompactPeers.isCompact(a) && !CompactPeers.isCompact(b);
-    return now.firstBackwards(before, exactPeers);
+    // listed peers change (CompactPeers); every other counter must still hold. Checked without
+    // expanding either record.
+    if (a.getWorldSize() != b.getWorldSize()) {
+      return "world_size changed " + a.getWorldSize() + " -> " + b.getWorldSize();
+    }
+    if (a.getPeerLateCycles().isEmpty() != b.getPeerLateCycles().isEmpty()) {
+      return "peer_late_cycles changed length "
+          + (a.getPeerLateCycles().isEmpty() ? 0 : a.getWorldSize())
+          + " -> "
+          + (b.getPeerLateCycles().isEmpty() ? 0 : b.getWorldSize());
+    }
+    return RankTotals.withoutPeersOf(b).firstBackwards(RankTotals.withoutPeersOf(a));
   }
 
   /** b minus a, or b itself when a is null (first snapshot of a boot). */
   public static SnapshotDelta delta(CounterSnapshot b, CounterSnapshot a) {
-    return delta(b, RankTotals.of(b), a == null ? null : RankTotals.of(a), a);
+    return delta(b, a, null);
   }
 
-  private static SnapshotDelta delta(
-      CounterSnapshot b, RankTotals now, RankTotals before, CounterSnapshot a) {
+  /** As {@link #delta(CounterSnapshot, CounterSnapshot)}, with the dense difference if known. */
+  private static SnapshotDelta delta(CounterSnapshot b, CounterSnapshot a, RankTotals difference) {
     SnapshotDelta d = new SnapshotDelta();
     d.cluster = b.getCluster();
     d.job = b.getJob();
@@ -194,9 +202,18 @@ public final class DeltaFunction
     d.bootId = b.getBootId();
     d.eventTimeMs = b.getEventTime().toEpochMilli();
     d.cyclesPerSecond = b.getCyclesPerSecond();
-    d.totals = a == null ? now : now.minus(before);
-    if (a != null && (CompactPeers.isCompact(a) || CompactPeers.isCompact(b))) {
-      d.totals.clampPeersAtZero();
+    // A compact record stays compact unless its predecessor in the boot was dense (an emitter
+    // that changed form mid-boot): then the unlisted peers' deltas differ peer by peer.
+    if (difference != null) {
+      d.totals = difference;
+    } else if (CompactPeers.isCompact(b) && (a == null || CompactPeers.isCompact(a))) {
+      compactPeerDelta(d, b, a);
+    } else {
+      RankTotals now = RankTotals.of(b);
+      d.totals = a == null ? now : now.minus(RankTotals.of(a));
+      if (a != null && (CompactPeers.isCompact(a) || CompactPeers.isCompact(b))) {
+        d.totals.clampPeersAtZero();
+      }
     }
     List<Long> lb = b.getCtaLeadHistogram();
     List<Long> la = a == null ? null : a.getCtaLeadHistogram();
@@ -208,5 +225,54 @@ public final class DeltaFunction
     d.throttleStalls = b.getThrottleStalls() - (a == null ? 0 : a.getThrottleStalls());
     d.tiles = b.getTiles() - (a == null ? 0 : a.getTiles());
     return d;
+  }
+
+  /**
+   * The compact delta b − a: the counters exactly; per peer, the peers either record lists, each
+   * its expanded value in b minus that in a, and one value for all the others (b's others' mean
+   * minus a's). Per-peer deltas are clamped at zero, as every per-peer delta of compact records is
+   * ({@link CompactPeers}: an estimate, not a counter). a null: b itself.
+   */
+  private static void compactPeerDelta(SnapshotDelta d, CounterSnapshot b, CounterSnapshot a) {
+    RecordPeers nb = new RecordPeers(b);
+    RecordPeers na = a == null ? null : new RecordPeers(a);
+    int[] listed = na == null ? nb.index : CompactPeers.union(nb.index, na.index);
+    boolean lateness = nb.lateness;
+    int k = listed.length;
+    int buckets = RankTotals.LATE_BUCKETS;
+    RankTotals t = RankTotals.withoutPeersOf(b);
+    if (a != null) t = t.minus(RankTotals.withoutPeersOf(a));
+    long[] wait = new long[k];
+    long[] last = new long[k];
+    long[] late = new long[lateness ? k : 0];
+    long[] lateHist = new long[lateness ? k * buckets : 0];
+    for (int i = 0; i < k; i++) {
+      int p = listed[i];
+      int at = nb.position(p);
+      int was = na == null ? 0 : na.position(p);
+      wait[i] = nb.wait(at) - (na == null ? 0 : na.wait(was));
+      last[i] = nb.last(at) - (na == null ? 0 : na.last(was));
+      if (lateness) {
+        late[i] = nb.late(at) - (na == null ? 0 : na.late(was));
+        for (int q = 0; q < buckets; q++) {
+          lateHist[i * buckets + q] =
+              nb.lateBucket(at, q) - (na == null ? 0 : na.lateBucket(was, q));
+        }
+      }
+    }
+    t.setPeerWaitCycles(wait);
+    t.setPeerArrivedLast(last);
+    t.setPeerLateCycles(late);
+    t.setPeerLateHistogram(lateHist);
+    d.totals = t.clampPeersAtZero();
+    d.peerIndex = listed;
+    d.othersWaitCycles = Math.max(0, nb.eachWait - (na == null ? 0 : na.eachWait));
+    d.othersArrivedLast = Math.max(0, nb.eachLast - (na == null ? 0 : na.eachLast));
+    d.othersLateCycles = lateness ? Math.max(0, nb.eachLate - (na == null ? 0 : na.eachLate)) : 0;
+    d.othersLateHistogram = new long[lateness ? buckets : 0];
+    for (int q = 0; q < d.othersLateHistogram.length; q++) {
+      long before = na == null || na.eachLateHistogram.length == 0 ? 0 : na.eachLateHistogram[q];
+      d.othersLateHistogram[q] = Math.max(0, nb.eachLateHistogram[q] - before);
+    }
   }
 }

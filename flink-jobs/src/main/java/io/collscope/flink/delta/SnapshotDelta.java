@@ -19,7 +19,34 @@ public class SnapshotDelta {
   public String bootId;
   public long eventTimeMs;
   public long cyclesPerSecond;
+
+  /**
+   * The counters' differences. Their per-peer arrays are indexed by peer when {@link #peerIndex} is
+   * empty (dense records), and by position in it otherwise.
+   */
   public RankTotals totals;
+
+  /**
+   * Empty: a dense delta. Non-empty: the delta of compact records, kept compact — the peers either
+   * record listed, ascending (entry i of the per-peer arrays of {@link #totals} is peer {@code
+   * peerIndex[i]}); every other peer's delta is the same, the {@code others*} values below (the
+   * others' mean of the later record minus that of the earlier one). Exactly what expanding both
+   * records and subtracting them gives ({@code CompactPeers}), without the 19 × world-size
+   * counters.
+   */
+  public int[] peerIndex = new int[0];
+
+  /** Compact deltas: each unlisted peer's wait cycles. */
+  public long othersWaitCycles;
+
+  /** Compact deltas: each unlisted peer's arrived-last count. */
+  public long othersArrivedLast;
+
+  /** Compact deltas: each unlisted peer's lateness cycles (0 without lateness). */
+  public long othersLateCycles;
+
+  /** Compact deltas: each unlisted peer's lateness histogram (empty without lateness). */
+  public long[] othersLateHistogram = new long[0];
 
   /**
    * Persistent-CTA kernels (CounterSnapshot version 5): tiles begun per quarter-round lead bucket,
@@ -31,6 +58,11 @@ public class SnapshotDelta {
   public long tiles;
 
   public SnapshotDelta() {}
+
+  /** Whether the per-peer part is compact ({@link #peerIndex}). */
+  public boolean compact() {
+    return peerIndex.length > 0;
+  }
 
   public RankKey key() {
     return new RankKey(cluster, job, communicator, rank);

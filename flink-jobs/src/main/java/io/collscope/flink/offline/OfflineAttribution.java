@@ -71,6 +71,11 @@ public final class OfflineAttribution {
     return out;
   }
 
+  /** The rank windows' accumulators of the window that starts at {@code start}, by rank. */
+  public Map<Integer, RankWindowAccumulator> accumulators(long start) {
+    return windows.getOrDefault(start, Map.of());
+  }
+
   /** Every window's attribution, in window order. */
   public List<Attribution> attributions() {
     List<Attribution> out = new ArrayList<>();

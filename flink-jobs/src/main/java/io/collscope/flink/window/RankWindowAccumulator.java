@@ -20,15 +20,41 @@ public class RankWindowAccumulator {
   /** The start-up rate of the latest delta: the fallback when the window has no clock samples. */
   public long cyclesPerSecond;
 
+  /**
+   * The summed counters. Their per-peer arrays (arrived-last counts, lateness histograms; the
+   * cycles are kept in microseconds below instead) are indexed by peer in a dense window and by
+   * position in {@link #peerIndex} in a compact one.
+   */
   public RankTotals totals;
 
   /** Index: {@code Phase.ordinal()}. */
   public double[] phaseUs;
 
+  /** By peer, or by position in {@link #peerIndex}. */
   public double[] peerWaitUs;
 
-  /** Empty when the window's snapshots predate per-peer lateness (version 4). */
+  /** Empty when the window's snapshots predate per-peer lateness (version 4). As peerWaitUs. */
   public double[] peerLateUs;
+
+  /**
+   * Empty: a dense window (the records were dense: 19 longs and 2 doubles per peer). Non-empty: a
+   * compact one, the sums of compact deltas — the union of the peers they listed, ascending, and
+   * for every other peer one value, the same for all of them (each delta gave all its unlisted
+   * peers the same value): {@code others*}. A few dozen peers at most, whatever the world size.
+   */
+  public int[] peerIndex = new int[0];
+
+  /** Compact windows: each unlisted peer's wait, µs summed over the window. */
+  public double othersWaitUs;
+
+  /** Compact windows: each unlisted peer's lateness, µs summed over the window. */
+  public double othersLateUs;
+
+  /** Compact windows: each unlisted peer's arrived-last count. */
+  public long othersArrivedLast;
+
+  /** Compact windows: each unlisted peer's lateness histogram (empty without lateness). */
+  public long[] othersLateHistogram = new long[0];
 
   /** Persistent-CTA kernels: the window's tiles per quarter-round lead bucket (else empty). */
   public long[] leadHistogram = new long[0];

@@ -1,13 +1,26 @@
 package io.collscope.flink.window;
 
 import io.collscope.flink.delta.SnapshotDelta;
+import io.collscope.model.CompactPeers;
 import io.collscope.model.Phase;
 import io.collscope.model.RankTotals;
 import org.apache.flink.api.common.functions.AggregateFunction;
 
-/** Sums a rank's deltas over a window (incrementally: one accumulator per rank and window). */
+/**
+ * Sums a rank's deltas over a window (incrementally: one accumulator per rank and window).
+ *
+ * <p>Dense deltas (small worlds) sum into dense arrays, per peer, as they always did. Compact
+ * deltas (large worlds, {@link SnapshotDelta#peerIndex}) sum into a compact accumulator: the union
+ * of the peers they listed and one value for all the others. Both hold the same sums a dense
+ * accumulator of the expanded deltas would: every unlisted peer of a delta gets the same value, so
+ * the peers no delta of the window listed have equal sums, and a peer that a later delta lists
+ * starts from that common sum. Dense is not made a special case of the compact form: at 8 or 64
+ * ranks listing every peer would only add the index.
+ */
 public final class RankWindowAggregate
     implements AggregateFunction<SnapshotDelta, RankWindowAccumulator, RankWindowAccumulator> {
+
+  private static final int B = RankTotals.LATE_BUCKETS;
 
   @Override
   public RankWindowAccumulator createAccumulator() {
@@ -17,16 +30,15 @@ public final class RankWindowAggregate
   @Override
   public RankWindowAccumulator add(SnapshotDelta d, RankWindowAccumulator a) {
     RankTotals t = d.totals;
+    boolean lateness = t.getPeerLateCycles().length > 0;
     if (a.totals == null
-        || a.totals.worldSize() != t.worldSize()
+        || a.worldSize != d.worldSize
+        || compact(a) != d.compact()
         || a.totals.histogramBuckets() != t.histogramBuckets()
-        || a.totals.hasLateness() != t.hasLateness()) {
+        || lateness(a) != lateness) {
       // First delta, or a rank that rebooted into another shape within the window: the window
       // describes the latest shape only.
-      a.totals = t.minus(t);
-      a.phaseUs = new double[Phase.COUNT];
-      a.peerWaitUs = new double[t.worldSize()];
-      a.peerLateUs = new double[t.peerLateCycles().length];
+      reset(a, d, lateness);
     }
     a.cluster = d.cluster;
     a.job = d.job;
@@ -36,17 +48,148 @@ public final class RankWindowAggregate
     a.worldSize = d.worldSize;
     a.host = d.host;
     a.cyclesPerSecond = d.cyclesPerSecond;
-    a.totals.addAll(t);
     a.leadHistogram = addInto(a.leadHistogram, d.leadHistogram);
     a.throttleStalls += d.throttleStalls;
     a.tiles += d.tiles;
     double usPerCycle = 1e6 / t.clockRate(d.cyclesPerSecond);
     for (Phase p : Phase.values()) a.phaseUs[p.ordinal()] += t.cycles(p) * usPerCycle;
     long[] peerWait = t.peerWaitCycles();
-    for (int p = 0; p < peerWait.length; p++) a.peerWaitUs[p] += peerWait[p] * usPerCycle;
     long[] peerLate = t.peerLateCycles();
+    if (d.compact()) {
+      addCounters(a.totals, t);
+      double[] waitUs = new double[peerWait.length];
+      for (int i = 0; i < waitUs.length; i++) waitUs[i] = peerWait[i] * usPerCycle;
+      double[] lateUs = new double[peerLate.length];
+      for (int i = 0; i < lateUs.length; i++) lateUs[i] = peerLate[i] * usPerCycle;
+      absorb(
+          a,
+          d.peerIndex,
+          waitUs,
+          lateUs,
+          t.peerArrivedLast(),
+          t.peerLateHistogram(),
+          d.othersWaitCycles * usPerCycle,
+          d.othersLateCycles * usPerCycle,
+          d.othersArrivedLast,
+          d.othersLateHistogram);
+      return a;
+    }
+    a.totals.addAll(t);
+    for (int p = 0; p < peerWait.length; p++) a.peerWaitUs[p] += peerWait[p] * usPerCycle;
     for (int p = 0; p < peerLate.length; p++) a.peerLateUs[p] += peerLate[p] * usPerCycle;
     return a;
+  }
+
+  static boolean compact(RankWindowAccumulator a) {
+    return a.peerIndex.length > 0;
+  }
+
+  private static void reset(RankWindowAccumulator a, SnapshotDelta d, boolean lateness) {
+    RankTotals t = d.totals;
+    a.phaseUs = new double[Phase.COUNT];
+    if (!d.compact()) {
+      a.totals = t.minus(t);
+      a.peerWaitUs = new double[t.worldSize()];
+      a.peerLateUs = new double[t.peerLateCycles().length];
+      a.peerIndex = new int[0];
+      a.othersWaitUs = a.othersLateUs = 0;
+      a.othersArrivedLast = 0;
+      a.othersLateHistogram = new long[0];
+      return;
+    }
+    // The counters only; the per-peer part grows as deltas list peers. Wait and lateness are kept
+    // in microseconds alone (the dense form also sums their cycles, which nothing reads).
+    a.totals = new RankTotals(0, t.histogramBuckets());
+    a.peerIndex = new int[0];
+    a.peerWaitUs = new double[0];
+    a.peerLateUs = new double[0];
+    a.othersWaitUs = a.othersLateUs = 0;
+    a.othersArrivedLast = 0;
+    a.othersLateHistogram = new long[lateness ? B : 0];
+  }
+
+  /** Whether a's window has per-peer lateness (compact: its others' histogram says so). */
+  static boolean lateness(RankWindowAccumulator a) {
+    return compact(a) ? a.othersLateHistogram.length > 0 : a.peerLateUs.length > 0;
+  }
+
+  /** The counters, phase cycles and latency histogram of t added to a's (not the per-peer part). */
+  private static void addCounters(RankTotals a, RankTotals t) {
+    add(a.getCounters(), t.getCounters());
+    add(a.getPhaseCycles(), t.getPhaseCycles());
+    add(a.getHistogram(), t.getHistogram());
+  }
+
+  private static void add(long[] into, long[] from) {
+    for (int i = 0; i < into.length; i++) into[i] += from[i];
+  }
+
+  /**
+   * Adds one compact per-peer part (a delta's, or another accumulator's) to a compact accumulator:
+   * listed peers by position in {@code index}, every other peer the {@code each*} values. A peer
+   * listed for the first time starts from the others' common sum.
+   */
+  private static void absorb(
+      RankWindowAccumulator a,
+      int[] index,
+      double[] waitUs,
+      double[] lateUs,
+      long[] last,
+      long[] lateHist,
+      double eachWaitUs,
+      double eachLateUs,
+      long eachLast,
+      long[] eachLateHist) {
+    boolean lateness = a.othersLateHistogram.length > 0;
+    int[] merged = CompactPeers.union(a.peerIndex, index);
+    if (merged.length != a.peerIndex.length) grow(a, merged, lateness);
+    long[] accLast = a.totals.peerArrivedLast();
+    long[] accHist = a.totals.peerLateHistogram();
+    for (int m = 0, j = 0; m < merged.length; m++) {
+      boolean listed = j < index.length && index[j] == merged[m];
+      a.peerWaitUs[m] += listed ? waitUs[j] : eachWaitUs;
+      accLast[m] += listed ? last[j] : eachLast;
+      if (lateness) {
+        a.peerLateUs[m] += listed ? lateUs[j] : eachLateUs;
+        for (int b = 0; b < B; b++) {
+          accHist[m * B + b] += listed ? lateHist[j * B + b] : eachLateHist[b];
+        }
+      }
+      if (listed) j++;
+    }
+    a.othersWaitUs += eachWaitUs;
+    a.othersArrivedLast += eachLast;
+    if (lateness) {
+      a.othersLateUs += eachLateUs;
+      for (int b = 0; b < B; b++) a.othersLateHistogram[b] += eachLateHist[b];
+    }
+  }
+
+  /** Re-lays a's per-peer part over {@code merged} (a superset): new peers at the others' sums. */
+  private static void grow(RankWindowAccumulator a, int[] merged, boolean lateness) {
+    int n = merged.length;
+    double[] wait = new double[n];
+    double[] late = new double[lateness ? n : 0];
+    long[] last = new long[n];
+    long[] hist = new long[lateness ? n * B : 0];
+    long[] oldLast = a.totals.peerArrivedLast();
+    long[] oldHist = a.totals.peerLateHistogram();
+    for (int m = 0, o = 0; m < n; m++) {
+      boolean had = o < a.peerIndex.length && a.peerIndex[o] == merged[m];
+      wait[m] = had ? a.peerWaitUs[o] : a.othersWaitUs;
+      last[m] = had ? oldLast[o] : a.othersArrivedLast;
+      if (lateness) {
+        late[m] = had ? a.peerLateUs[o] : a.othersLateUs;
+        if (had) System.arraycopy(oldHist, o * B, hist, m * B, B);
+        else System.arraycopy(a.othersLateHistogram, 0, hist, m * B, B);
+      }
+      if (had) o++;
+    }
+    a.peerIndex = merged;
+    a.peerWaitUs = wait;
+    a.peerLateUs = late;
+    a.totals.setPeerArrivedLast(last);
+    a.totals.setPeerLateHistogram(hist);
   }
 
   /** a + b element-wise; the longer one's length (an empty histogram is no histogram). */
@@ -65,11 +208,27 @@ public final class RankWindowAggregate
   public RankWindowAccumulator merge(RankWindowAccumulator a, RankWindowAccumulator b) {
     if (a.rank < 0) return b;
     if (b.rank < 0) return a;
-    a.totals.addAll(b.totals);
     a.leadHistogram = addInto(a.leadHistogram, b.leadHistogram);
     a.throttleStalls += b.throttleStalls;
     a.tiles += b.tiles;
+    if (compact(a) != compact(b)) return b; // another shape: the window describes the latest
     for (int i = 0; i < a.phaseUs.length; i++) a.phaseUs[i] += b.phaseUs[i];
+    if (compact(a)) {
+      addCounters(a.totals, b.totals);
+      absorb(
+          a,
+          b.peerIndex,
+          b.peerWaitUs,
+          b.peerLateUs,
+          b.totals.peerArrivedLast(),
+          b.totals.peerLateHistogram(),
+          b.othersWaitUs,
+          b.othersLateUs,
+          b.othersArrivedLast,
+          b.othersLateHistogram);
+      return a;
+    }
+    a.totals.addAll(b.totals);
     for (int p = 0; p < a.peerWaitUs.length; p++) a.peerWaitUs[p] += b.peerWaitUs[p];
     for (int p = 0; p < a.peerLateUs.length; p++) a.peerLateUs[p] += b.peerLateUs[p];
     return a;

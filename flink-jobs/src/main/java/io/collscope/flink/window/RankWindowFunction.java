@@ -66,6 +66,18 @@ public final class RankWindowFunction
     w.setCtaLeadP99Rounds(Histograms.leadQuantileRounds(a.leadHistogram, 0.99));
     w.setThrottleStallsPerCall(calls == 0 ? 0 : (double) a.throttleStalls / calls);
     w.setTilesPerCall(calls == 0 ? 0 : (double) a.tiles / calls);
+    // Compact: the listed peers above, and the value every other peer has.
+    List<Integer> index = new ArrayList<>(a.peerIndex.length);
+    for (int p : a.peerIndex) index.add(p);
+    w.setPeerIndex(index);
+    boolean compact = a.peerIndex.length > 0;
+    w.setOthersWaitMeanUs(compact ? a.othersWaitUs * per : 0);
+    w.setOthersLateMeanUs(compact ? a.othersLateUs * per : 0);
+    w.setOthersLateP99Us(
+        compact && a.othersLateHistogram.length > 0
+            ? Histograms.lateQuantileUs(a.othersLateHistogram, 0, 0.99, clockHz)
+            : 0);
+    w.setOthersArrivedLast(compact ? a.othersArrivedLast : 0);
     return w;
   }
 }

@@ -8,9 +8,11 @@ import io.collscope.avro.DeadLetterReason;
 import io.collscope.avro.Stage;
 import io.collscope.flink.decode.DeadLetters;
 import io.collscope.flink.decode.SourcedSnapshot;
+import io.collscope.model.CompactPeers;
 import io.collscope.model.Counter;
 import io.collscope.model.Phase;
 import io.collscope.model.RankKey;
+import io.collscope.model.RankTotals;
 import io.collscope.schema.SnapshotFixtures;
 import java.time.Duration;
 import java.time.Instant;
@@ -150,6 +152,65 @@ class DeltaFunctionTest {
               assertThat(d.getDetail()).contains("wait_cycles went backwards 2000 -> 5");
               assertThat(d.getOffset()).isEqualTo(2);
               assertThat(d.getRaw().remaining()).isPositive();
+            });
+  }
+
+  /**
+   * A compact record (200 ranks) of rank 1 after {@code calls} collectives: peer 7 {@code late7}
+   * cycles of wait, every other peer 10 per call; listing the rank itself and {@code listed}.
+   */
+  private static CounterSnapshot compactSnap(long seq, long calls, long late7, int... listed) {
+    int n = 200;
+    CounterSnapshot s =
+        SnapshotFixtures.snapshot("c", 1, n)
+            .setBootId("b1")
+            .setSeq(seq)
+            .setEventTime(Instant.ofEpochMilli(1_000 * seq))
+            .setCalls(calls)
+            .setWaitCycles(calls * 10 * n + late7)
+            .build();
+    RankTotals t = RankTotals.of(s);
+    for (int p = 0; p < n; p++) if (p != 1) t.peerWaitCycles()[p] = 10 * calls;
+    t.peerWaitCycles()[7] = late7;
+    int[] index =
+        java.util.stream.IntStream.concat(
+                java.util.stream.IntStream.of(1), java.util.Arrays.stream(listed))
+            .sorted()
+            .distinct()
+            .toArray();
+    return CompactPeers.writeCompact(s, t, index);
+  }
+
+  @Test
+  void compactRecordsGiveCompactDeltasOfTheirListedPeersAndTheOthersMean() throws Exception {
+    feed(compactSnap(1, 100, 5_000, 7));
+    feed(compactSnap(2, 300, 90_000, 9)); // peer 7 left the list: its estimate dips, no dead letter
+    assertThat(dead()).isEmpty();
+    SnapshotDelta d = out().get(1);
+    assertThat(d.compact()).isTrue();
+    // The peers either record listed: 1 (itself), 7 and 9.
+    assertThat(d.peerIndex).containsExactly(1, 7, 9);
+    assertThat(d.totals.peerWaitCycles()).hasSize(3);
+    // Peer 9: listed now (3,000), the others' mean before (1,000); peer 7: the others' mean now,
+    // (3,000 * 197 + 90,000) / 198 = 3,439, minus 5,000 listed before: negative, clamped to 0.
+    assertThat(d.totals.peerWaitCycles()[2]).isEqualTo(2_000);
+    assertThat(d.totals.peerWaitCycles()[1]).isZero();
+    // Everyone else: the others' mean now minus before (3,439 - 1,000).
+    assertThat(d.othersWaitCycles).isEqualTo((3_000L * 197 + 90_000) / 198 - 1_000);
+    assertThat(calls(d)).isEqualTo(200);
+  }
+
+  @Test
+  void aCompactRecordsCounterGoingBackwardsIsADeadLetter() throws Exception {
+    feed(compactSnap(1, 100, 5_000, 7));
+    feed(compactSnap(2, 90, 6_000, 7));
+    assertThat(out()).hasSize(1);
+    assertThat(dead())
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(d.getReason()).isEqualTo(DeadLetterReason.COUNTER_WENT_BACKWARDS);
+              assertThat(d.getDetail()).contains("calls went backwards 100 -> 90");
             });
   }
 
