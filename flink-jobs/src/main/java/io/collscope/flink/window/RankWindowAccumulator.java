@@ -44,6 +44,12 @@ public class RankWindowAccumulator {
    */
   public int[] peerIndex = new int[0];
 
+  /**
+   * Compact windows: the listed peers' lateness histograms, sparse ({@link SparseHistograms}); the
+   * totals' per-peer histogram is then empty. Empty without lateness and in dense windows.
+   */
+  public byte[] peerLateBuckets = new byte[0];
+
   /** Compact windows: each unlisted peer's wait, µs summed over the window. */
   public double othersWaitUs;
 

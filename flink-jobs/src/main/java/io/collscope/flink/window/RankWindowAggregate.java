@@ -2,8 +2,11 @@ package io.collscope.flink.window;
 
 import io.collscope.flink.delta.SnapshotDelta;
 import io.collscope.model.CompactPeers;
+import io.collscope.model.Counter;
 import io.collscope.model.Phase;
 import io.collscope.model.RankTotals;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.flink.api.common.functions.AggregateFunction;
 
 /**
@@ -16,11 +19,50 @@ import org.apache.flink.api.common.functions.AggregateFunction;
  * the peers no delta of the window listed have equal sums, and a peer that a later delta lists
  * starts from that common sum. Dense is not made a special case of the compact form: at 8 or 64
  * ranks listing every peer would only add the index.
+ *
+ * <p>The union is capped ({@link #DEFAULT_MAX_WINDOW_PEERS}, as many as a record lists): the deltas
+ * of a 2 s window list about 40 peers between them, most only once, for an interval in which they
+ * stood a little out of the noise. Beyond the cap the accumulator keeps the rank itself and the
+ * peers that differ most from the others' common value — relatively, in mean lateness (wait without
+ * lateness), in lateness p99 or in arrived-last count — and folds the rest into the others' value
+ * as the emitter's compaction does: the others' value becomes the mean over the unlisted peers and
+ * the folded ones (sums kept; arrived-last counts and histogram buckets rounded to the nearest
+ * count). A slow rank, a slow link's sender in its receiver's row and a peer with an intermittent
+ * tail are the peers that differ most; the folded ones are those nearest the common value, so
+ * folding them moves it least. The listed peers' lateness histograms are kept sparse ({@link
+ * SparseHistograms}) between deltas.
  */
 public final class RankWindowAggregate
     implements AggregateFunction<SnapshotDelta, RankWindowAccumulator, RankWindowAccumulator> {
 
   private static final int B = RankTotals.LATE_BUCKETS;
+
+  /**
+   * The most peers a compact window lists: the emitter's {@link CompactPeers#DEFAULT_MAX_PEERS}.
+   */
+  public static final int DEFAULT_MAX_WINDOW_PEERS = CompactPeers.DEFAULT_MAX_PEERS;
+
+  /**
+   * Deviations are relative to the others' value plus this many µs per call: a near-zero common
+   * value (a quiet peer set) does not make every microsecond of difference stand out.
+   */
+  static final double DEVIATION_FLOOR_US = 1.0;
+
+  private final int maxPeers;
+
+  /** Compact windows capped at {@link #DEFAULT_MAX_WINDOW_PEERS} listed peers. */
+  public RankWindowAggregate() {
+    this(DEFAULT_MAX_WINDOW_PEERS);
+  }
+
+  /**
+   * Compact windows capped at {@code maxPeers} listed peers ({@code Integer.MAX_VALUE}: the whole
+   * union, every value exact).
+   */
+  public RankWindowAggregate(int maxPeers) {
+    if (maxPeers < 1) throw new IllegalArgumentException("maxPeers must be >= 1");
+    this.maxPeers = maxPeers;
+  }
 
   @Override
   public RankWindowAccumulator createAccumulator() {
@@ -61,6 +103,7 @@ public final class RankWindowAggregate
       for (int i = 0; i < waitUs.length; i++) waitUs[i] = peerWait[i] * usPerCycle;
       double[] lateUs = new double[peerLate.length];
       for (int i = 0; i < lateUs.length; i++) lateUs[i] = peerLate[i] * usPerCycle;
+      unpack(a);
       absorb(
           a,
           d.peerIndex,
@@ -72,6 +115,8 @@ public final class RankWindowAggregate
           d.othersLateCycles * usPerCycle,
           d.othersArrivedLast,
           d.othersLateHistogram);
+      cap(a, maxPeers);
+      pack(a);
       return a;
     }
     a.totals.addAll(t);
@@ -92,6 +137,7 @@ public final class RankWindowAggregate
       a.peerWaitUs = new double[t.worldSize()];
       a.peerLateUs = new double[t.peerLateCycles().length];
       a.peerIndex = new int[0];
+      a.peerLateBuckets = new byte[0];
       a.othersWaitUs = a.othersLateUs = 0;
       a.othersArrivedLast = 0;
       a.othersLateHistogram = new long[0];
@@ -101,6 +147,7 @@ public final class RankWindowAggregate
     // in microseconds alone (the dense form also sums their cycles, which nothing reads).
     a.totals = new RankTotals(0, t.histogramBuckets());
     a.peerIndex = new int[0];
+    a.peerLateBuckets = new byte[0];
     a.peerWaitUs = new double[0];
     a.peerLateUs = new double[0];
     a.othersWaitUs = a.othersLateUs = 0;
@@ -192,6 +239,115 @@ public final class RankWindowAggregate
     a.totals.setPeerLateHistogram(hist);
   }
 
+  /**
+   * The listed peers' lateness histograms of {@code a}, {@link #B} buckets a peer: a dense
+   * window's, or a compact window's decoded from {@link RankWindowAccumulator#peerLateBuckets} (or
+   * as the previous version kept them, in full in the totals).
+   */
+  public static long[] peerLateHistogram(RankWindowAccumulator a) {
+    long[] held = a.totals.peerLateHistogram();
+    if (!compact(a) || !lateness(a) || held.length == a.peerIndex.length * B) return held;
+    return SparseHistograms.decode(a.peerLateBuckets, a.peerIndex.length);
+  }
+
+  /** The listed peers' histograms in full, in the totals, for summing. */
+  private static void unpack(RankWindowAccumulator a) {
+    a.totals.setPeerLateHistogram(peerLateHistogram(a));
+    a.peerLateBuckets = new byte[0];
+  }
+
+  /** ... and sparse again, as the state keeps them between deltas. */
+  private static void pack(RankWindowAccumulator a) {
+    if (!lateness(a)) return;
+    a.peerLateBuckets = SparseHistograms.encode(a.totals.peerLateHistogram(), a.peerIndex.length);
+    a.totals.setPeerLateHistogram(new long[0]);
+  }
+
+  /**
+   * Keeps at most {@code maxPeers} listed peers of a compact accumulator (histograms unpacked): the
+   * rank itself and the peers that differ most from the others' value; the others' value becomes
+   * the mean over the unlisted and the folded peers.
+   */
+  static void cap(RankWindowAccumulator a, int maxPeers) {
+    int n = a.peerIndex.length;
+    if (n <= maxPeers) return;
+    boolean lateness = lateness(a);
+    long calls = Math.max(1, a.totals.get(Counter.CALLS));
+    double rate = a.totals.clockRate(a.cyclesPerSecond);
+    long[] last = a.totals.peerArrivedLast();
+    long[] hist = a.totals.peerLateHistogram();
+    double othersP99 =
+        lateness ? Histograms.lateQuantileUs(a.othersLateHistogram, 0, 0.99, rate) : 0;
+    double[] deviation = new double[n];
+    List<Integer> order = new ArrayList<>(n);
+    for (int m = 0; m < n; m++) {
+      double dev =
+          lateness
+              ? relative(a.peerLateUs[m] / calls, a.othersLateUs / calls)
+              : relative(a.peerWaitUs[m] / calls, a.othersWaitUs / calls);
+      if (lateness) {
+        dev =
+            Math.max(dev, relative(Histograms.lateQuantileUs(hist, m * B, 0.99, rate), othersP99));
+      }
+      dev = Math.max(dev, Math.abs(last[m] - a.othersArrivedLast) / (double) calls);
+      deviation[m] = a.peerIndex[m] == a.rank ? Double.POSITIVE_INFINITY : dev;
+      order.add(m);
+    }
+    // Most different first; among equals the lower peer (deterministic).
+    order.sort((x, y) -> Double.compare(deviation[y], deviation[x]));
+    boolean[] keep = new boolean[n];
+    for (int i = 0; i < maxPeers; i++) keep[order.get(i)] = true;
+    long unlisted = (long) a.worldSize - n;
+    long folded = n - maxPeers;
+    double wait = a.othersWaitUs * unlisted;
+    double late = a.othersLateUs * unlisted;
+    double lastSum = (double) a.othersArrivedLast * unlisted;
+    double[] histSum = new double[a.othersLateHistogram.length];
+    for (int b = 0; b < histSum.length; b++)
+      histSum[b] = (double) a.othersLateHistogram[b] * unlisted;
+    int[] index = new int[maxPeers];
+    double[] keptWait = new double[maxPeers];
+    double[] keptLate = new double[lateness ? maxPeers : 0];
+    long[] keptLast = new long[maxPeers];
+    long[] keptHist = new long[lateness ? maxPeers * B : 0];
+    for (int m = 0, k = 0; m < n; m++) {
+      if (keep[m]) {
+        index[k] = a.peerIndex[m];
+        keptWait[k] = a.peerWaitUs[m];
+        keptLast[k] = last[m];
+        if (lateness) {
+          keptLate[k] = a.peerLateUs[m];
+          System.arraycopy(hist, m * B, keptHist, k * B, B);
+        }
+        k++;
+        continue;
+      }
+      wait += a.peerWaitUs[m];
+      lastSum += last[m];
+      if (lateness) {
+        late += a.peerLateUs[m];
+        for (int b = 0; b < B; b++) histSum[b] += hist[m * B + b];
+      }
+    }
+    double others = unlisted + folded;
+    a.othersWaitUs = wait / others;
+    a.othersArrivedLast = Math.round(lastSum / others);
+    if (lateness) {
+      a.othersLateUs = late / others;
+      for (int b = 0; b < B; b++) a.othersLateHistogram[b] = Math.round(histSum[b] / others);
+    }
+    a.peerIndex = index;
+    a.peerWaitUs = keptWait;
+    a.peerLateUs = keptLate;
+    a.totals.setPeerArrivedLast(keptLast);
+    a.totals.setPeerLateHistogram(keptHist);
+  }
+
+  /** |value − common| relative to the common value plus {@link #DEVIATION_FLOOR_US}. */
+  private static double relative(double value, double common) {
+    return Math.abs(value - common) / (Math.abs(common) + DEVIATION_FLOOR_US);
+  }
+
   /** a + b element-wise; the longer one's length (an empty histogram is no histogram). */
   static long[] addInto(long[] a, long[] b) {
     if (b.length > a.length) a = java.util.Arrays.copyOf(a, b.length);
@@ -215,17 +371,20 @@ public final class RankWindowAggregate
     for (int i = 0; i < a.phaseUs.length; i++) a.phaseUs[i] += b.phaseUs[i];
     if (compact(a)) {
       addCounters(a.totals, b.totals);
+      unpack(a);
       absorb(
           a,
           b.peerIndex,
           b.peerWaitUs,
           b.peerLateUs,
           b.totals.peerArrivedLast(),
-          b.totals.peerLateHistogram(),
+          peerLateHistogram(b),
           b.othersWaitUs,
           b.othersLateUs,
           b.othersArrivedLast,
           b.othersLateHistogram);
+      cap(a, maxPeers);
+      pack(a);
       return a;
     }
     a.totals.addAll(b.totals);

@@ -36,7 +36,7 @@ public final class RankWindowFunction
     List<Double> peerLate = new ArrayList<>(a.peerLateUs.length);
     for (double us : a.peerLateUs) peerLate.add(us * per);
     List<Double> peerLateP99 = new ArrayList<>(peerLate.size());
-    long[] lateHist = t.peerLateHistogram();
+    long[] lateHist = RankWindowAggregate.peerLateHistogram(a);
     for (int p = 0; p < peerLate.size(); p++) {
       peerLateP99.add(
           Histograms.lateQuantileUs(lateHist, p * RankTotals.LATE_BUCKETS, 0.99, clockHz));

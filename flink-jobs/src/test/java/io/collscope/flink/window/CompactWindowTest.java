@@ -39,7 +39,9 @@ class CompactWindowTest {
     Map<Integer, CounterSnapshot> last = new HashMap<>();
     Map<Long, Map<Integer, RankWindowAccumulator>> compact = new HashMap<>();
     Map<Long, Map<Integer, RankWindowAccumulator>> dense = new HashMap<>();
-    RankWindowAggregate agg = new RankWindowAggregate();
+    // The whole union: the cap (RankWindowAggregate.DEFAULT_MAX_WINDOW_PEERS) folds peers into the
+    // others' value, which CappedWindowTest covers.
+    RankWindowAggregate agg = new RankWindowAggregate(Integer.MAX_VALUE);
     int[] maxListed = {0};
     OneShotSimulator.run(
         SimSpec.of(WORLD).withDurationNanos(3_000_000_000L),
