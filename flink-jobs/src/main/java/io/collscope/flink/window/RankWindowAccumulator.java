@@ -45,10 +45,12 @@ public class RankWindowAccumulator {
   public int[] peerIndex = new int[0];
 
   /**
-   * Compact windows: the listed peers' lateness histograms, sparse ({@link SparseHistograms}); the
-   * totals' per-peer histogram is then empty. Empty without lateness and in dense windows.
+   * Compact windows between deltas: the totals' latency histogram, arrived-last counts and lateness
+   * histograms and {@link #othersLateHistogram}, sparse ({@link SparseCounts}); those arrays are
+   * then empty ({@link RankWindowAggregate#readable} decodes them). Empty in dense windows, and in
+   * accumulators of the previous version (which hold the arrays in full).
    */
-  public byte[] peerLateBuckets = new byte[0];
+  public byte[] packedCounts = new byte[0];
 
   /** Compact windows: each unlisted peer's wait, µs summed over the window. */
   public double othersWaitUs;

@@ -29,8 +29,8 @@ import org.apache.flink.api.common.functions.AggregateFunction;
  * the folded ones (sums kept; arrived-last counts and histogram buckets rounded to the nearest
  * count). A slow rank, a slow link's sender in its receiver's row and a peer with an intermittent
  * tail are the peers that differ most; the folded ones are those nearest the common value, so
- * folding them moves it least. The listed peers' lateness histograms are kept sparse ({@link
- * SparseHistograms}) between deltas.
+ * folding them moves it least. Between deltas a compact accumulator keeps its count arrays sparse
+ * ({@link SparseCounts}, {@link #readable}).
  */
 public final class RankWindowAggregate
     implements AggregateFunction<SnapshotDelta, RankWindowAccumulator, RankWindowAccumulator> {
@@ -71,6 +71,11 @@ public final class RankWindowAggregate
 
   @Override
   public RankWindowAccumulator add(SnapshotDelta d, RankWindowAccumulator a) {
+    unpack(a);
+    return packed(addUnpacked(d, a));
+  }
+
+  private RankWindowAccumulator addUnpacked(SnapshotDelta d, RankWindowAccumulator a) {
     RankTotals t = d.totals;
     boolean lateness = t.getPeerLateCycles().length > 0;
     if (a.totals == null
@@ -103,7 +108,6 @@ public final class RankWindowAggregate
       for (int i = 0; i < waitUs.length; i++) waitUs[i] = peerWait[i] * usPerCycle;
       double[] lateUs = new double[peerLate.length];
       for (int i = 0; i < lateUs.length; i++) lateUs[i] = peerLate[i] * usPerCycle;
-      unpack(a);
       absorb(
           a,
           d.peerIndex,
@@ -116,7 +120,6 @@ public final class RankWindowAggregate
           d.othersArrivedLast,
           d.othersLateHistogram);
       cap(a, maxPeers);
-      pack(a);
       return a;
     }
     a.totals.addAll(t);
@@ -137,7 +140,6 @@ public final class RankWindowAggregate
       a.peerWaitUs = new double[t.worldSize()];
       a.peerLateUs = new double[t.peerLateCycles().length];
       a.peerIndex = new int[0];
-      a.peerLateBuckets = new byte[0];
       a.othersWaitUs = a.othersLateUs = 0;
       a.othersArrivedLast = 0;
       a.othersLateHistogram = new long[0];
@@ -147,7 +149,6 @@ public final class RankWindowAggregate
     // in microseconds alone (the dense form also sums their cycles, which nothing reads).
     a.totals = new RankTotals(0, t.histogramBuckets());
     a.peerIndex = new int[0];
-    a.peerLateBuckets = new byte[0];
     a.peerWaitUs = new double[0];
     a.peerLateUs = new double[0];
     a.othersWaitUs = a.othersLateUs = 0;
@@ -240,33 +241,77 @@ public final class RankWindowAggregate
   }
 
   /**
-   * The listed peers' lateness histograms of {@code a}, {@link #B} buckets a peer: a dense
-   * window's, or a compact window's decoded from {@link RankWindowAccumulator#peerLateBuckets} (or
-   * as the previous version kept them, in full in the totals).
+   * {@code a} with its count arrays in full: {@code a} itself, or — a compact accumulator as the
+   * state keeps it between deltas — a copy with them decoded. For readers of the window's sums.
    */
-  public static long[] peerLateHistogram(RankWindowAccumulator a) {
-    long[] held = a.totals.peerLateHistogram();
-    if (!compact(a) || !lateness(a) || held.length == a.peerIndex.length * B) return held;
-    return SparseHistograms.decode(a.peerLateBuckets, a.peerIndex.length);
-  }
-
-  /** The listed peers' histograms in full, in the totals, for summing. */
-  private static void unpack(RankWindowAccumulator a) {
-    a.totals.setPeerLateHistogram(peerLateHistogram(a));
-    a.peerLateBuckets = new byte[0];
-  }
-
-  /** ... and sparse again, as the state keeps them between deltas. */
-  private static void pack(RankWindowAccumulator a) {
-    if (!lateness(a)) return;
-    a.peerLateBuckets = SparseHistograms.encode(a.totals.peerLateHistogram(), a.peerIndex.length);
-    a.totals.setPeerLateHistogram(new long[0]);
+  public static RankWindowAccumulator readable(RankWindowAccumulator a) {
+    if (a.packedCounts.length == 0) return a;
+    RankWindowAccumulator c = new RankWindowAccumulator();
+    c.cluster = a.cluster;
+    c.job = a.job;
+    c.communicator = a.communicator;
+    c.collective = a.collective;
+    c.rank = a.rank;
+    c.worldSize = a.worldSize;
+    c.host = a.host;
+    c.cyclesPerSecond = a.cyclesPerSecond;
+    c.totals = a.totals.copy();
+    c.phaseUs = a.phaseUs;
+    c.peerWaitUs = a.peerWaitUs;
+    c.peerLateUs = a.peerLateUs;
+    c.peerIndex = a.peerIndex;
+    c.othersWaitUs = a.othersWaitUs;
+    c.othersLateUs = a.othersLateUs;
+    c.othersArrivedLast = a.othersArrivedLast;
+    c.leadHistogram = a.leadHistogram;
+    c.throttleStalls = a.throttleStalls;
+    c.tiles = a.tiles;
+    c.packedCounts = a.packedCounts;
+    unpack(c);
+    return c;
   }
 
   /**
-   * Keeps at most {@code maxPeers} listed peers of a compact accumulator (histograms unpacked): the
-   * rank itself and the peers that differ most from the others' value; the others' value becomes
-   * the mean over the unlisted and the folded peers.
+   * Decodes a compact accumulator's count arrays into the totals and the others' histogram, where
+   * {@link #pack} left them (an accumulator of the previous version, and a dense one, hold them in
+   * full: nothing to do).
+   */
+  private static void unpack(RankWindowAccumulator a) {
+    if (a.packedCounts.length == 0) return;
+    long[][] c = SparseCounts.decode(a.packedCounts, 4);
+    a.totals.setHistogram(c[0]);
+    a.totals.setPeerArrivedLast(c[1]);
+    a.totals.setPeerLateHistogram(c[2]);
+    a.othersLateHistogram = c[3];
+    a.packedCounts = new byte[0];
+  }
+
+  /**
+   * A compact accumulator as the state keeps it between deltas: its count arrays (latency
+   * histogram, listed peers' arrived-last counts and lateness histograms, the others' histogram)
+   * sparse in {@link RankWindowAccumulator#packedCounts}, the arrays themselves empty. Dense
+   * accumulators (worlds below the compact form's threshold) stay as they are.
+   */
+  private static RankWindowAccumulator packed(RankWindowAccumulator a) {
+    if (a.totals == null || !compact(a)) return a;
+    a.packedCounts =
+        SparseCounts.encode(
+            a.totals.getHistogram(),
+            a.totals.getPeerArrivedLast(),
+            a.totals.getPeerLateHistogram(),
+            a.othersLateHistogram);
+    long[] none = new long[0];
+    a.totals.setHistogram(none);
+    a.totals.setPeerArrivedLast(none);
+    a.totals.setPeerLateHistogram(none);
+    a.othersLateHistogram = none;
+    return a;
+  }
+
+  /**
+   * Keeps at most {@code maxPeers} listed peers of a compact accumulator (count arrays unpacked):
+   * the rank itself and the peers that differ most from the others' value; the others' value
+   * becomes the mean over the unlisted and the folded peers.
    */
   static void cap(RankWindowAccumulator a, int maxPeers) {
     int n = a.peerIndex.length;
@@ -362,6 +407,12 @@ public final class RankWindowAggregate
 
   @Override
   public RankWindowAccumulator merge(RankWindowAccumulator a, RankWindowAccumulator b) {
+    unpack(a);
+    unpack(b);
+    return packed(mergeUnpacked(a, b));
+  }
+
+  private RankWindowAccumulator mergeUnpacked(RankWindowAccumulator a, RankWindowAccumulator b) {
     if (a.rank < 0) return b;
     if (b.rank < 0) return a;
     a.leadHistogram = addInto(a.leadHistogram, b.leadHistogram);
@@ -371,20 +422,18 @@ public final class RankWindowAggregate
     for (int i = 0; i < a.phaseUs.length; i++) a.phaseUs[i] += b.phaseUs[i];
     if (compact(a)) {
       addCounters(a.totals, b.totals);
-      unpack(a);
       absorb(
           a,
           b.peerIndex,
           b.peerWaitUs,
           b.peerLateUs,
           b.totals.peerArrivedLast(),
-          peerLateHistogram(b),
+          b.totals.peerLateHistogram(),
           b.othersWaitUs,
           b.othersLateUs,
           b.othersArrivedLast,
           b.othersLateHistogram);
       cap(a, maxPeers);
-      pack(a);
       return a;
     }
     a.totals.addAll(b.totals);

@@ -24,7 +24,8 @@ public final class RankWindowFunction
     }
   }
 
-  public static RankWindow toRankWindow(RankWindowAccumulator a, long start, long end) {
+  public static RankWindow toRankWindow(RankWindowAccumulator held, long start, long end) {
+    RankWindowAccumulator a = RankWindowAggregate.readable(held);
     RankTotals t = a.totals;
     long calls = t.get(Counter.CALLS);
     double per = calls == 0 ? 0 : 1.0 / calls;
@@ -36,7 +37,7 @@ public final class RankWindowFunction
     List<Double> peerLate = new ArrayList<>(a.peerLateUs.length);
     for (double us : a.peerLateUs) peerLate.add(us * per);
     List<Double> peerLateP99 = new ArrayList<>(peerLate.size());
-    long[] lateHist = RankWindowAggregate.peerLateHistogram(a);
+    long[] lateHist = t.peerLateHistogram();
     for (int p = 0; p < peerLate.size(); p++) {
       peerLateP99.add(
           Histograms.lateQuantileUs(lateHist, p * RankTotals.LATE_BUCKETS, 0.99, clockHz));
