@@ -45,10 +45,11 @@ public class RankWindowAccumulator {
   public int[] peerIndex = new int[0];
 
   /**
-   * Compact windows between deltas: the totals' latency histogram, arrived-last counts and lateness
-   * histograms and {@link #othersLateHistogram}, sparse ({@link SparseCounts}); those arrays are
-   * then empty ({@link RankWindowAggregate#readable} decodes them). Empty in dense windows, and in
-   * accumulators of the previous version (which hold the arrays in full).
+   * Compact windows between deltas: the totals' counters, phase cycles, latency histogram,
+   * arrived-last counts and lateness histograms and {@link #othersLateHistogram}, sparse ({@link
+   * SparseCounts}); those arrays are then empty ({@link RankWindowAggregate#readable} decodes
+   * them). Empty in dense windows, and in accumulators of the previous version (which hold the
+   * arrays in full).
    */
   public byte[] packedCounts = new byte[0];
 

@@ -278,29 +278,35 @@ public final class RankWindowAggregate
    */
   private static void unpack(RankWindowAccumulator a) {
     if (a.packedCounts.length == 0) return;
-    long[][] c = SparseCounts.decode(a.packedCounts, 4);
-    a.totals.setHistogram(c[0]);
-    a.totals.setPeerArrivedLast(c[1]);
-    a.totals.setPeerLateHistogram(c[2]);
-    a.othersLateHistogram = c[3];
+    long[][] c = SparseCounts.decode(a.packedCounts, 6);
+    a.totals.setCounters(c[0]);
+    a.totals.setPhaseCycles(c[1]);
+    a.totals.setHistogram(c[2]);
+    a.totals.setPeerArrivedLast(c[3]);
+    a.totals.setPeerLateHistogram(c[4]);
+    a.othersLateHistogram = c[5];
     a.packedCounts = new byte[0];
   }
 
   /**
-   * A compact accumulator as the state keeps it between deltas: its count arrays (latency
-   * histogram, listed peers' arrived-last counts and lateness histograms, the others' histogram)
-   * sparse in {@link RankWindowAccumulator#packedCounts}, the arrays themselves empty. Dense
-   * accumulators (worlds below the compact form's threshold) stay as they are.
+   * A compact accumulator as the state keeps it between deltas: its count arrays (counters, phase
+   * cycles, latency histogram, listed peers' arrived-last counts and lateness histograms, the
+   * others' histogram) sparse in {@link RankWindowAccumulator#packedCounts}, the arrays themselves
+   * empty. Dense accumulators (worlds below the compact form's threshold) stay as they are.
    */
   private static RankWindowAccumulator packed(RankWindowAccumulator a) {
     if (a.totals == null || !compact(a)) return a;
     a.packedCounts =
         SparseCounts.encode(
+            a.totals.getCounters(),
+            a.totals.getPhaseCycles(),
             a.totals.getHistogram(),
             a.totals.getPeerArrivedLast(),
             a.totals.getPeerLateHistogram(),
             a.othersLateHistogram);
     long[] none = new long[0];
+    a.totals.setCounters(none);
+    a.totals.setPhaseCycles(none);
     a.totals.setHistogram(none);
     a.totals.setPeerArrivedLast(none);
     a.totals.setPeerLateHistogram(none);

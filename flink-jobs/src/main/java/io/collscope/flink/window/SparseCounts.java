@@ -6,9 +6,10 @@ import java.io.ByteArrayOutputStream;
  * Count arrays as a compact window accumulator keeps them between deltas: each array as its length,
  * then per block of {@link #BLOCK} entries a bit mask of the non-zero ones and their values, all
  * varints (zigzag: a count never goes below zero, but nothing is lost if one did). The counts of a
- * 2 s window are mostly zeros — a latency histogram of 40 buckets fills one or two, a peer's
- * lateness histogram of 16 two to four — so 16 listed peers' histograms, their arrived-last counts,
- * the others' histogram and the latency histogram take about 150 bytes instead of 900. Lossless.
+ * 2 s window are mostly zeros or small — a latency histogram of 40 buckets fills one or two, a
+ * peer's lateness histogram of 16 two to four — so 16 listed peers' histograms, their arrived-last
+ * counts, the others' histogram and the latency histogram take about 150 bytes instead of 900.
+ * Lossless.
  */
 final class SparseCounts {
 
