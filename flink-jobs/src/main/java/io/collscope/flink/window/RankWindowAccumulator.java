@@ -45,11 +45,10 @@ public class RankWindowAccumulator {
   public int[] peerIndex = new int[0];
 
   /**
-   * Compact windows between deltas: the totals' counters, phase cycles, latency histogram,
-   * arrived-last counts and lateness histograms and {@link #othersLateHistogram}, sparse ({@link
-   * SparseCounts}); those arrays are then empty ({@link RankWindowAggregate#readable} decodes
-   * them). Empty in dense windows, and in accumulators of the previous version (which hold the
-   * arrays in full).
+   * Between deltas: the totals' count arrays (counters, phase cycles, latency histogram, per-peer
+   * cycles, arrived-last counts and lateness histograms) and {@link #othersLateHistogram}, sparse
+   * ({@link SparseCounts}); those arrays are then empty ({@link RankWindowAggregate#readable}
+   * decodes them). Empty in an accumulator of the previous version, which holds the arrays in full.
    */
   public byte[] packedCounts = new byte[0];
 

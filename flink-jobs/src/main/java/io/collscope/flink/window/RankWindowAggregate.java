@@ -245,7 +245,7 @@ public final class RankWindowAggregate
    * state keeps it between deltas — a copy with them decoded. For readers of the window's sums.
    */
   public static RankWindowAccumulator readable(RankWindowAccumulator a) {
-    if (a.packedCounts.length == 0) return a;
+    if (!isPacked(a)) return a;
     RankWindowAccumulator c = new RankWindowAccumulator();
     c.cluster = a.cluster;
     c.job = a.job;
@@ -272,30 +272,42 @@ public final class RankWindowAggregate
   }
 
   /**
+   * Whether a's count arrays are in {@link RankWindowAccumulator#packedCounts}: not in an
+   * accumulator restored from the previous version's state (no such field; Flink's POJO schema
+   * evolution leaves an added field at its Java default, null).
+   */
+  static boolean isPacked(RankWindowAccumulator a) {
+    return a.packedCounts != null && a.packedCounts.length > 0;
+  }
+
+  /**
    * Decodes a compact accumulator's count arrays into the totals and the others' histogram, where
    * {@link #pack} left them (an accumulator of the previous version, and a dense one, hold them in
    * full: nothing to do).
    */
   private static void unpack(RankWindowAccumulator a) {
-    if (a.packedCounts.length == 0) return;
-    long[][] c = SparseCounts.decode(a.packedCounts, 6);
+    if (!isPacked(a)) return;
+    long[][] c = SparseCounts.decode(a.packedCounts, 8);
     a.totals.setCounters(c[0]);
     a.totals.setPhaseCycles(c[1]);
     a.totals.setHistogram(c[2]);
     a.totals.setPeerArrivedLast(c[3]);
     a.totals.setPeerLateHistogram(c[4]);
-    a.othersLateHistogram = c[5];
+    a.totals.setPeerWaitCycles(c[5]);
+    a.totals.setPeerLateCycles(c[6]);
+    a.othersLateHistogram = c[7];
     a.packedCounts = new byte[0];
   }
 
   /**
-   * A compact accumulator as the state keeps it between deltas: its count arrays (counters, phase
-   * cycles, latency histogram, listed peers' arrived-last counts and lateness histograms, the
-   * others' histogram) sparse in {@link RankWindowAccumulator#packedCounts}, the arrays themselves
-   * empty. Dense accumulators (worlds below the compact form's threshold) stay as they are.
+   * An accumulator as the state keeps it between deltas: its count arrays (counters, phase cycles,
+   * latency histogram, the peers' arrived-last counts and lateness histograms, a dense window's
+   * per-peer cycles, the others' histogram) sparse in {@link RankWindowAccumulator#packedCounts},
+   * the arrays themselves empty. Dense accumulators too: an 8-rank window's eight lateness
+   * histograms are 1 KB as longs.
    */
   private static RankWindowAccumulator packed(RankWindowAccumulator a) {
-    if (a.totals == null || !compact(a)) return a;
+    if (a.totals == null) return a;
     a.packedCounts =
         SparseCounts.encode(
             a.totals.getCounters(),
@@ -303,6 +315,8 @@ public final class RankWindowAggregate
             a.totals.getHistogram(),
             a.totals.getPeerArrivedLast(),
             a.totals.getPeerLateHistogram(),
+            a.totals.getPeerWaitCycles(),
+            a.totals.getPeerLateCycles(),
             a.othersLateHistogram);
     long[] none = new long[0];
     a.totals.setCounters(none);
@@ -310,6 +324,8 @@ public final class RankWindowAggregate
     a.totals.setHistogram(none);
     a.totals.setPeerArrivedLast(none);
     a.totals.setPeerLateHistogram(none);
+    a.totals.setPeerWaitCycles(none);
+    a.totals.setPeerLateCycles(none);
     a.othersLateHistogram = none;
     return a;
   }
