@@ -255,7 +255,6 @@ public final class RankWindowAggregate
     c.worldSize = a.worldSize;
     c.host = a.host;
     c.cyclesPerSecond = a.cyclesPerSecond;
-    c.totals = a.totals.copy();
     c.phaseUs = a.phaseUs;
     c.peerWaitUs = a.peerWaitUs;
     c.peerLateUs = a.peerLateUs;
@@ -287,7 +286,8 @@ public final class RankWindowAggregate
    */
   private static void unpack(RankWindowAccumulator a) {
     if (!isPacked(a)) return;
-    long[][] c = SparseCounts.decode(a.packedCounts, 8);
+    long[][] c = SparseCounts.decode(a.packedCounts, 9);
+    a.totals = new RankTotals();
     a.totals.setCounters(c[0]);
     a.totals.setPhaseCycles(c[1]);
     a.totals.setHistogram(c[2]);
@@ -296,15 +296,17 @@ public final class RankWindowAggregate
     a.totals.setPeerWaitCycles(c[5]);
     a.totals.setPeerLateCycles(c[6]);
     a.othersLateHistogram = c[7];
+    a.peerIndex = new int[c[8].length];
+    for (int i = 0, p = 0; i < c[8].length; i++) a.peerIndex[i] = p += (int) c[8][i];
     a.packedCounts = new byte[0];
   }
 
   /**
    * An accumulator as the state keeps it between deltas: its count arrays (counters, phase cycles,
    * latency histogram, the peers' arrived-last counts and lateness histograms, a dense window's
-   * per-peer cycles, the others' histogram) sparse in {@link RankWindowAccumulator#packedCounts},
-   * the arrays themselves empty. Dense accumulators too: an 8-rank window's eight lateness
-   * histograms are 1 KB as longs.
+   * per-peer cycles, the others' histogram, the listed peers) sparse in {@link
+   * RankWindowAccumulator#packedCounts}, the arrays themselves empty. Dense accumulators too: an
+   * 8-rank window's eight lateness histograms are 1 KB as longs.
    */
   private static RankWindowAccumulator packed(RankWindowAccumulator a) {
     if (a.totals == null) return a;
@@ -317,17 +319,20 @@ public final class RankWindowAggregate
             a.totals.getPeerLateHistogram(),
             a.totals.getPeerWaitCycles(),
             a.totals.getPeerLateCycles(),
-            a.othersLateHistogram);
-    long[] none = new long[0];
-    a.totals.setCounters(none);
-    a.totals.setPhaseCycles(none);
-    a.totals.setHistogram(none);
-    a.totals.setPeerArrivedLast(none);
-    a.totals.setPeerLateHistogram(none);
-    a.totals.setPeerWaitCycles(none);
-    a.totals.setPeerLateCycles(none);
-    a.othersLateHistogram = none;
+            a.othersLateHistogram,
+            gaps(a.peerIndex));
+    // Every array of the totals is in the bytes: the totals themselves (7 arrays' headers) go too.
+    a.totals = null;
+    a.othersLateHistogram = new long[0];
+    a.peerIndex = new int[0];
     return a;
+  }
+
+  /** The listed peers as gaps (the first from 0): one byte each mostly, not four. */
+  private static long[] gaps(int[] ascending) {
+    long[] g = new long[ascending.length];
+    for (int i = 0; i < g.length; i++) g[i] = ascending[i] - (i == 0 ? 0 : ascending[i - 1]);
+    return g;
   }
 
   /**

@@ -86,7 +86,7 @@ class CappedWindowTest {
                       .computeIfAbsent(start, x -> new HashMap<>())
                       .computeIfAbsent(r, x -> all.createAccumulator());
               all.add(DeltaFunction.delta(c, prev), a);
-              maxUnion[0] = Math.max(maxUnion[0], a.peerIndex.length);
+              maxUnion[0] = Math.max(maxUnion[0], RankWindowAggregate.readable(a).peerIndex.length);
             }));
 
     // Without the cap the union outgrows it: the cap is what is tested.

@@ -74,7 +74,8 @@ class CompactWindowTest {
                       .computeIfAbsent(start, x -> new HashMap<>())
                       .computeIfAbsent(r, x -> agg.createAccumulator());
               agg.add(d, a);
-              maxListed[0] = Math.max(maxListed[0], a.peerIndex.length);
+              maxListed[0] =
+                  Math.max(maxListed[0], RankWindowAggregate.readable(a).peerIndex.length);
               agg.add(
                   e,
                   dense
@@ -99,6 +100,6 @@ class CompactWindowTest {
     }
     assertThat(windows).isGreaterThan(WORLD);
     // The slow link's receiver lists its sender; everyone lists the slow rank.
-    assertThat(maxListed[0]).isLessThanOrEqualTo(4 * CompactPeers.DEFAULT_MAX_PEERS);
+    assertThat(maxListed[0]).isBetween(1, 4 * CompactPeers.DEFAULT_MAX_PEERS);
   }
 }
