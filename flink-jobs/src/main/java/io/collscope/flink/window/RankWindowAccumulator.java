@@ -23,7 +23,7 @@ public class RankWindowAccumulator {
   /**
    * The summed counters. Their per-peer arrays (arrived-last counts, lateness histograms; the
    * cycles are kept in microseconds below instead) are indexed by peer in a dense window and by
-   * position in {@link #peerIndex} in a compact one.
+   * position in {@link #peerIndex} in a compact one. Null between deltas: in {@link #packedCounts}.
    */
   public RankTotals totals;
 
@@ -38,11 +38,22 @@ public class RankWindowAccumulator {
 
   /**
    * Empty: a dense window (the records were dense: 19 longs and 2 doubles per peer). Non-empty: a
-   * compact one, the sums of compact deltas — the union of the peers they listed, ascending, and
-   * for every other peer one value, the same for all of them (each delta gave all its unlisted
-   * peers the same value): {@code others*}. A few dozen peers at most, whatever the world size.
+   * compact one (read it unpacked: {@link #packedCounts}), the sums of compact deltas — the union
+   * of the peers they listed, ascending, and for every other peer one value, the same for all of
+   * them (each delta gave all its unlisted peers the same value): {@code others*}. At most the
+   * aggregate's cap ({@link RankWindowAggregate#DEFAULT_MAX_WINDOW_PEERS}), whatever the world
+   * size.
    */
   public int[] peerIndex = new int[0];
+
+  /**
+   * Between deltas: the totals' count arrays (counters, phase cycles, latency histogram, per-peer
+   * cycles, arrived-last counts and lateness histograms), {@link #othersLateHistogram} and {@link
+   * #peerIndex}, sparse ({@link SparseCounts}); {@link #totals} is then null, the others' histogram
+   * and the peer index empty ({@link RankWindowAggregate#readable} decodes them). Empty in an
+   * accumulator of the previous version, which holds the arrays in full.
+   */
+  public byte[] packedCounts = new byte[0];
 
   /** Compact windows: each unlisted peer's wait, µs summed over the window. */
   public double othersWaitUs;

@@ -2,8 +2,11 @@ package io.collscope.flink.window;
 
 import io.collscope.flink.delta.SnapshotDelta;
 import io.collscope.model.CompactPeers;
+import io.collscope.model.Counter;
 import io.collscope.model.Phase;
 import io.collscope.model.RankTotals;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.flink.api.common.functions.AggregateFunction;
 
 /**
@@ -16,11 +19,50 @@ import org.apache.flink.api.common.functions.AggregateFunction;
  * the peers no delta of the window listed have equal sums, and a peer that a later delta lists
  * starts from that common sum. Dense is not made a special case of the compact form: at 8 or 64
  * ranks listing every peer would only add the index.
+ *
+ * <p>The union is capped ({@link #DEFAULT_MAX_WINDOW_PEERS}, as many as a record lists): the deltas
+ * of a 2 s window list about 40 peers between them, most only once, for an interval in which they
+ * stood a little out of the noise. Beyond the cap the accumulator keeps the rank itself and the
+ * peers that differ most from the others' common value — relatively, in mean lateness (wait without
+ * lateness), in lateness p99 or in arrived-last count — and folds the rest into the others' value
+ * as the emitter's compaction does: the others' value becomes the mean over the unlisted peers and
+ * the folded ones (sums kept; arrived-last counts and histogram buckets rounded to the nearest
+ * count). A slow rank, a slow link's sender in its receiver's row and a peer with an intermittent
+ * tail are the peers that differ most; the folded ones are those nearest the common value, so
+ * folding them moves it least. Between deltas a compact accumulator keeps its count arrays sparse
+ * ({@link SparseCounts}, {@link #readable}).
  */
 public final class RankWindowAggregate
     implements AggregateFunction<SnapshotDelta, RankWindowAccumulator, RankWindowAccumulator> {
 
   private static final int B = RankTotals.LATE_BUCKETS;
+
+  /**
+   * The most peers a compact window lists: the emitter's {@link CompactPeers#DEFAULT_MAX_PEERS}.
+   */
+  public static final int DEFAULT_MAX_WINDOW_PEERS = CompactPeers.DEFAULT_MAX_PEERS;
+
+  /**
+   * Deviations are relative to the others' value plus this many µs per call: a near-zero common
+   * value (a quiet peer set) does not make every microsecond of difference stand out.
+   */
+  static final double DEVIATION_FLOOR_US = 1.0;
+
+  private final int maxPeers;
+
+  /** Compact windows capped at {@link #DEFAULT_MAX_WINDOW_PEERS} listed peers. */
+  public RankWindowAggregate() {
+    this(DEFAULT_MAX_WINDOW_PEERS);
+  }
+
+  /**
+   * Compact windows capped at {@code maxPeers} listed peers ({@code Integer.MAX_VALUE}: the whole
+   * union, every value exact).
+   */
+  public RankWindowAggregate(int maxPeers) {
+    if (maxPeers < 1) throw new IllegalArgumentException("maxPeers must be >= 1");
+    this.maxPeers = maxPeers;
+  }
 
   @Override
   public RankWindowAccumulator createAccumulator() {
@@ -29,6 +71,11 @@ public final class RankWindowAggregate
 
   @Override
   public RankWindowAccumulator add(SnapshotDelta d, RankWindowAccumulator a) {
+    unpack(a);
+    return packed(addUnpacked(d, a));
+  }
+
+  private RankWindowAccumulator addUnpacked(SnapshotDelta d, RankWindowAccumulator a) {
     RankTotals t = d.totals;
     boolean lateness = t.getPeerLateCycles().length > 0;
     if (a.totals == null
@@ -72,6 +119,7 @@ public final class RankWindowAggregate
           d.othersLateCycles * usPerCycle,
           d.othersArrivedLast,
           d.othersLateHistogram);
+      cap(a, maxPeers);
       return a;
     }
     a.totals.addAll(t);
@@ -192,6 +240,186 @@ public final class RankWindowAggregate
     a.totals.setPeerLateHistogram(hist);
   }
 
+  /**
+   * {@code a} with its count arrays in full: {@code a} itself, or — a compact accumulator as the
+   * state keeps it between deltas — a copy with them decoded. For readers of the window's sums.
+   */
+  public static RankWindowAccumulator readable(RankWindowAccumulator a) {
+    if (!isPacked(a)) return a;
+    RankWindowAccumulator c = new RankWindowAccumulator();
+    c.cluster = a.cluster;
+    c.job = a.job;
+    c.communicator = a.communicator;
+    c.collective = a.collective;
+    c.rank = a.rank;
+    c.worldSize = a.worldSize;
+    c.host = a.host;
+    c.cyclesPerSecond = a.cyclesPerSecond;
+    c.phaseUs = a.phaseUs;
+    c.peerWaitUs = a.peerWaitUs;
+    c.peerLateUs = a.peerLateUs;
+    c.peerIndex = a.peerIndex;
+    c.othersWaitUs = a.othersWaitUs;
+    c.othersLateUs = a.othersLateUs;
+    c.othersArrivedLast = a.othersArrivedLast;
+    c.leadHistogram = a.leadHistogram;
+    c.throttleStalls = a.throttleStalls;
+    c.tiles = a.tiles;
+    c.packedCounts = a.packedCounts;
+    unpack(c);
+    return c;
+  }
+
+  /**
+   * Whether a's count arrays are in {@link RankWindowAccumulator#packedCounts}: not in an
+   * accumulator restored from the previous version's state (no such field; Flink's POJO schema
+   * evolution leaves an added field at its Java default, null).
+   */
+  static boolean isPacked(RankWindowAccumulator a) {
+    return a.packedCounts != null && a.packedCounts.length > 0;
+  }
+
+  /**
+   * Decodes a compact accumulator's count arrays into the totals and the others' histogram, where
+   * {@link #pack} left them (an accumulator of the previous version, and a dense one, hold them in
+   * full: nothing to do).
+   */
+  private static void unpack(RankWindowAccumulator a) {
+    if (!isPacked(a)) return;
+    long[][] c = SparseCounts.decode(a.packedCounts, 9);
+    a.totals = new RankTotals();
+    a.totals.setCounters(c[0]);
+    a.totals.setPhaseCycles(c[1]);
+    a.totals.setHistogram(c[2]);
+    a.totals.setPeerArrivedLast(c[3]);
+    a.totals.setPeerLateHistogram(c[4]);
+    a.totals.setPeerWaitCycles(c[5]);
+    a.totals.setPeerLateCycles(c[6]);
+    a.othersLateHistogram = c[7];
+    a.peerIndex = new int[c[8].length];
+    for (int i = 0, p = 0; i < c[8].length; i++) a.peerIndex[i] = p += (int) c[8][i];
+    a.packedCounts = new byte[0];
+  }
+
+  /**
+   * An accumulator as the state keeps it between deltas: its count arrays (counters, phase cycles,
+   * latency histogram, the peers' arrived-last counts and lateness histograms, a dense window's
+   * per-peer cycles, the others' histogram, the listed peers) sparse in {@link
+   * RankWindowAccumulator#packedCounts}, the arrays themselves empty. Dense accumulators too: an
+   * 8-rank window's eight lateness histograms are 1 KB as longs.
+   */
+  private static RankWindowAccumulator packed(RankWindowAccumulator a) {
+    if (a.totals == null) return a;
+    a.packedCounts =
+        SparseCounts.encode(
+            a.totals.getCounters(),
+            a.totals.getPhaseCycles(),
+            a.totals.getHistogram(),
+            a.totals.getPeerArrivedLast(),
+            a.totals.getPeerLateHistogram(),
+            a.totals.getPeerWaitCycles(),
+            a.totals.getPeerLateCycles(),
+            a.othersLateHistogram,
+            gaps(a.peerIndex));
+    // Every array of the totals is in the bytes: the totals themselves (7 arrays' headers) go too.
+    a.totals = null;
+    a.othersLateHistogram = new long[0];
+    a.peerIndex = new int[0];
+    return a;
+  }
+
+  /** The listed peers as gaps (the first from 0): one byte each mostly, not four. */
+  private static long[] gaps(int[] ascending) {
+    long[] g = new long[ascending.length];
+    for (int i = 0; i < g.length; i++) g[i] = ascending[i] - (i == 0 ? 0 : ascending[i - 1]);
+    return g;
+  }
+
+  /**
+   * Keeps at most {@code maxPeers} listed peers of a compact accumulator (count arrays unpacked):
+   * the rank itself and the peers that differ most from the others' value; the others' value
+   * becomes the mean over the unlisted and the folded peers.
+   */
+  static void cap(RankWindowAccumulator a, int maxPeers) {
+    int n = a.peerIndex.length;
+    if (n <= maxPeers) return;
+    boolean lateness = lateness(a);
+    long calls = Math.max(1, a.totals.get(Counter.CALLS));
+    double rate = a.totals.clockRate(a.cyclesPerSecond);
+    long[] last = a.totals.peerArrivedLast();
+    long[] hist = a.totals.peerLateHistogram();
+    double othersP99 =
+        lateness ? Histograms.lateQuantileUs(a.othersLateHistogram, 0, 0.99, rate) : 0;
+    double[] deviation = new double[n];
+    List<Integer> order = new ArrayList<>(n);
+    for (int m = 0; m < n; m++) {
+      double dev =
+          lateness
+              ? relative(a.peerLateUs[m] / calls, a.othersLateUs / calls)
+              : relative(a.peerWaitUs[m] / calls, a.othersWaitUs / calls);
+      if (lateness) {
+        dev =
+            Math.max(dev, relative(Histograms.lateQuantileUs(hist, m * B, 0.99, rate), othersP99));
+      }
+      dev = Math.max(dev, Math.abs(last[m] - a.othersArrivedLast) / (double) calls);
+      deviation[m] = a.peerIndex[m] == a.rank ? Double.POSITIVE_INFINITY : dev;
+      order.add(m);
+    }
+    // Most different first; among equals the lower peer (deterministic).
+    order.sort((x, y) -> Double.compare(deviation[y], deviation[x]));
+    boolean[] keep = new boolean[n];
+    for (int i = 0; i < maxPeers; i++) keep[order.get(i)] = true;
+    long unlisted = (long) a.worldSize - n;
+    long folded = n - maxPeers;
+    double wait = a.othersWaitUs * unlisted;
+    double late = a.othersLateUs * unlisted;
+    double lastSum = (double) a.othersArrivedLast * unlisted;
+    double[] histSum = new double[a.othersLateHistogram.length];
+    for (int b = 0; b < histSum.length; b++)
+      histSum[b] = (double) a.othersLateHistogram[b] * unlisted;
+    int[] index = new int[maxPeers];
+    double[] keptWait = new double[maxPeers];
+    double[] keptLate = new double[lateness ? maxPeers : 0];
+    long[] keptLast = new long[maxPeers];
+    long[] keptHist = new long[lateness ? maxPeers * B : 0];
+    for (int m = 0, k = 0; m < n; m++) {
+      if (keep[m]) {
+        index[k] = a.peerIndex[m];
+        keptWait[k] = a.peerWaitUs[m];
+        keptLast[k] = last[m];
+        if (lateness) {
+          keptLate[k] = a.peerLateUs[m];
+          System.arraycopy(hist, m * B, keptHist, k * B, B);
+        }
+        k++;
+        continue;
+      }
+      wait += a.peerWaitUs[m];
+      lastSum += last[m];
+      if (lateness) {
+        late += a.peerLateUs[m];
+        for (int b = 0; b < B; b++) histSum[b] += hist[m * B + b];
+      }
+    }
+    double others = unlisted + folded;
+    a.othersWaitUs = wait / others;
+    a.othersArrivedLast = Math.round(lastSum / others);
+    if (lateness) {
+      a.othersLateUs = late / others;
+      for (int b = 0; b < B; b++) a.othersLateHistogram[b] = Math.round(histSum[b] / others);
+    }
+    a.peerIndex = index;
+    a.peerWaitUs = keptWait;
+    a.peerLateUs = keptLate;
+    a.totals.setPeerArrivedLast(keptLast);
+    a.totals.setPeerLateHistogram(keptHist);
+  }
+
+  /** |value − common| relative to the common value plus {@link #DEVIATION_FLOOR_US}. */
+  private static double relative(double value, double common) {
+    return Math.abs(value - common) / (Math.abs(common) + DEVIATION_FLOOR_US);
+  }
+
   /** a + b element-wise; the longer one's length (an empty histogram is no histogram). */
   static long[] addInto(long[] a, long[] b) {
     if (b.length > a.length) a = java.util.Arrays.copyOf(a, b.length);
@@ -206,6 +434,12 @@ public final class RankWindowAggregate
 
   @Override
   public RankWindowAccumulator merge(RankWindowAccumulator a, RankWindowAccumulator b) {
+    unpack(a);
+    unpack(b);
+    return packed(mergeUnpacked(a, b));
+  }
+
+  private RankWindowAccumulator mergeUnpacked(RankWindowAccumulator a, RankWindowAccumulator b) {
     if (a.rank < 0) return b;
     if (b.rank < 0) return a;
     a.leadHistogram = addInto(a.leadHistogram, b.leadHistogram);
@@ -226,6 +460,7 @@ public final class RankWindowAggregate
           b.othersLateUs,
           b.othersArrivedLast,
           b.othersLateHistogram);
+      cap(a, maxPeers);
       return a;
     }
     a.totals.addAll(b.totals);

@@ -24,7 +24,8 @@ public final class RankWindowFunction
     }
   }
 
-  public static RankWindow toRankWindow(RankWindowAccumulator a, long start, long end) {
+  public static RankWindow toRankWindow(RankWindowAccumulator held, long start, long end) {
+    RankWindowAccumulator a = RankWindowAggregate.readable(held);
     RankTotals t = a.totals;
     long calls = t.get(Counter.CALLS);
     double per = calls == 0 ? 0 : 1.0 / calls;

@@ -8,6 +8,11 @@ import io.collscope.flink.delta.SnapshotDelta;
 import io.collscope.model.Counter;
 import io.collscope.model.Phase;
 import io.collscope.model.RankTotals;
+import org.apache.flink.api.common.serialization.SerializerConfigImpl;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
 import org.junit.jupiter.api.Test;
 
 class RankWindowAggregateTest {
@@ -79,10 +84,39 @@ class RankWindowAggregateTest {
     RankWindowAccumulator a = agg.add(delta(GHZ, 0, 10, 1000, 3), agg.createAccumulator());
     RankWindowAccumulator b = agg.add(delta(GHZ, 0, 30, 3000, 3), agg.createAccumulator());
     RankWindowAccumulator m = agg.merge(a, b);
-    assertThat(m.totals.get(Counter.CALLS)).isEqualTo(40);
-    assertThat(m.totals.histogram()[3]).isEqualTo(40);
+    RankTotals sums = RankWindowAggregate.readable(m).totals;
+    assertThat(sums.get(Counter.CALLS)).isEqualTo(40);
+    assertThat(sums.histogram()[3]).isEqualTo(40);
     assertThat(m.phaseUs[Phase.WAIT.ordinal()]).isCloseTo(4.0, within(1e-9));
     assertThat(agg.merge(agg.createAccumulator(), m)).isSameAs(m);
+  }
+
+  @Test
+  void theStateKeepsTheCountsSparseAndAPreviousVersionsAccumulatorGoesOn() throws Exception {
+    RankWindowAggregate agg = new RankWindowAggregate();
+    RankWindowAccumulator a = agg.add(delta(GHZ, 0, 10, 1000, 3), agg.createAccumulator());
+    // Between deltas the arrays are in the packed bytes; readers see them in full.
+    assertThat(a.packedCounts).isNotEmpty();
+    assertThat(a.totals).isNull();
+    assertThat(RankWindowAggregate.readable(a).totals.get(Counter.CALLS)).isEqualTo(10);
+    assertThat(a.totals).isNull(); // readable decodes a copy
+    // The previous version's accumulator: the arrays in full, no packed bytes (null, as Flink's
+    // POJO schema evolution leaves a field the savepoint lacks).
+    RankWindowAccumulator previous = RankWindowAggregate.readable(a);
+    previous.packedCounts = null;
+    // Through Flink's POJO serializer, as the state backend writes and reads it.
+    TypeSerializer<RankWindowAccumulator> serializer =
+        TypeInformation.of(RankWindowAccumulator.class)
+            .createSerializer(new SerializerConfigImpl());
+    DataOutputSerializer out = new DataOutputSerializer(256);
+    serializer.serialize(a, out);
+    RankWindowAccumulator restored =
+        serializer.deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));
+    agg.add(delta(GHZ, 0, 30, 3000, 3), restored);
+    agg.add(delta(GHZ, 0, 30, 3000, 3), previous);
+    assertThat(RankWindowFunction.toRankWindow(restored, 0, 1000))
+        .isEqualTo(RankWindowFunction.toRankWindow(previous, 0, 1000));
+    assertThat(RankWindowAggregate.readable(restored).totals.get(Counter.CALLS)).isEqualTo(40);
   }
 
   @Test
