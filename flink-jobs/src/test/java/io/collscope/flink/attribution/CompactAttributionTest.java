@@ -8,7 +8,7 @@ import io.collscope.avro.Finding;
 import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
-import io.collscope.flink.testing.CompactWindows;
+import io.collscope.model.CompactPeers;
 import io.collscope.model.Phase;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The attribution over compact rank windows (listed peers and one value for the others) is the
- * attribution over the dense windows they stand for ({@link CompactWindows#expand}): same verdict,
+ * attribution over the dense windows they stand for ({@link CompactPeers#expand}): same verdict,
  * findings, floor, noise and confidence — whether the culprit is a listed cell (a slow link seen by
  * one rank of 1,024) or hides in the others' value (late ranks no early rank lists one by one).
  */
@@ -93,7 +93,7 @@ class CompactAttributionTest {
   /** The attribution of the compact windows, checked against that of their dense expansion. */
   static Attribution attributedAsDense(List<RankWindow> compact) {
     Attribution a = attribute(compact);
-    Attribution d = attribute(compact.stream().map(CompactWindows::expand).toList());
+    Attribution d = attribute(compact.stream().map(CompactPeers::expand).toList());
     assertThat(a.getVerdict()).isEqualTo(d.getVerdict());
     assertThat(a.getThresholdUs()).isCloseTo(d.getThresholdUs(), within(1e-9));
     assertThat(a.getNoiseUs()).isCloseTo(d.getNoiseUs(), within(1e-9));

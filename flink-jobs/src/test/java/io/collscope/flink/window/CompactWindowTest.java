@@ -8,7 +8,6 @@ import io.collscope.collective.FaultPlan;
 import io.collscope.emitter.SnapshotSink;
 import io.collscope.flink.delta.DeltaFunction;
 import io.collscope.flink.delta.SnapshotDelta;
-import io.collscope.flink.testing.CompactWindows;
 import io.collscope.model.CompactPeers;
 import io.collscope.model.RankTotals;
 import io.collscope.sim.FaultPlanModel;
@@ -94,7 +93,7 @@ class CompactWindowTest {
                 dense.get(start).get(byRank.getKey()), start, start + WINDOW_MS);
         assertThat(c.getPeerIndex()).isNotEmpty().hasSizeLessThan(WORLD / 4);
         assertThat(d.getPeerIndex()).isEmpty();
-        assertThat(CompactWindows.expand(c)).isEqualTo(d);
+        assertThat(CompactPeers.expand(c)).isEqualTo(d);
         windows++;
       }
     }
