@@ -11,7 +11,6 @@ import io.collscope.flink.offline.OfflineAttribution;
 import io.collscope.flink.window.RankWindowAccumulator;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.CompactPeers;
-import io.collscope.model.RankTotals;
 import io.collscope.schema.AvroCodec;
 import io.collscope.schema.Snapshots;
 import io.collscope.sim.FaultPlanModel;
@@ -103,7 +102,7 @@ public final class WorldCostBench {
     SimSpec spec = SimSpec.of(world).withDurationNanos(4_000_000_000L);
     FaultPlan plan = FaultPlan.parse(List.of("slow-rank=" + world / 2 + ":300us"), world);
     OfflineAttribution offline = new OfflineAttribution(windowMs, Thresholds.DEFAULT);
-    CompactPeers.Selector[] selectors = new CompactPeers.Selector[world];
+    CompactPeers.Compactor compactor = new CompactPeers.Compactor(world);
     CounterSnapshot[] last = new CounterSnapshot[world];
     long[] bytes = {0, 0};
     OneShotSimulator.run(
@@ -115,14 +114,7 @@ public final class WorldCostBench {
           public void send(CounterSnapshot s) {
             CounterSnapshot rec = s;
             if (compact) {
-              int r = s.getRank();
-              if (selectors[r] == null) {
-                selectors[r] = new CompactPeers.Selector(CompactPeers.DEFAULT_MAX_PEERS);
-              }
-              RankTotals t = RankTotals.of(s);
-              rec =
-                  CompactPeers.writeCompact(
-                      CounterSnapshot.newBuilder(s).build(), t, selectors[r].select(t, r));
+              rec = compactor.compact(s);
             }
             bytes[0] += Snapshots.encode(rec).length;
             bytes[1]++;

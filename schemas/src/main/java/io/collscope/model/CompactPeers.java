@@ -224,6 +224,27 @@ public final class CompactPeers {
   }
 
   /**
+   * Makes the records of every rank of one communicator compact as their emitters would: a {@link
+   * Selector} per rank, {@link #DEFAULT_MAX_PEERS} peers each. For simulations, load and tests that
+   * produce every rank's records in one place. Not thread-safe.
+   */
+  public static final class Compactor {
+    private final Selector[] selectors;
+
+    public Compactor(int worldSize) {
+      selectors = new Selector[worldSize];
+    }
+
+    /** A compact copy of {@code s} (left as it is), its peers chosen by its rank's selector. */
+    public CounterSnapshot compact(CounterSnapshot s) {
+      int r = s.getRank();
+      if (selectors[r] == null) selectors[r] = new Selector(DEFAULT_MAX_PEERS);
+      RankTotals t = RankTotals.of(s);
+      return writeCompact(CounterSnapshot.newBuilder(s).build(), t, selectors[r].select(t, r));
+    }
+  }
+
+  /**
    * Chooses, for one rank's successive snapshots, which peers a compact record lists: the rank
    * itself, then the peers that stand out in the interval since the last snapshot (lateness above
    * {@link #STANDS_OUT} × the median peer's, or collectives in the tail buckets), most late first;

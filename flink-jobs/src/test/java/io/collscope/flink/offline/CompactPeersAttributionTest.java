@@ -10,7 +10,6 @@ import io.collscope.collective.FaultPlan;
 import io.collscope.emitter.SnapshotSink;
 import io.collscope.flink.attribution.Thresholds;
 import io.collscope.model.CompactPeers;
-import io.collscope.model.RankTotals;
 import io.collscope.schema.Snapshots;
 import io.collscope.sim.FaultPlanModel;
 import io.collscope.sim.OneShotSimulator;
@@ -38,7 +37,7 @@ class CompactPeersAttributionTest {
     SimSpec spec = SimSpec.of(WORLD).withDurationNanos(4_000_000_000L);
     OfflineAttribution dense = new OfflineAttribution(WINDOW_MS, Thresholds.DEFAULT);
     OfflineAttribution compact = new OfflineAttribution(WINDOW_MS, Thresholds.DEFAULT);
-    CompactPeers.Selector[] selectors = new CompactPeers.Selector[WORLD];
+    CompactPeers.Compactor compactor = new CompactPeers.Compactor(WORLD);
     long[] bytes = new long[2];
     long[] records = new long[1];
     OneShotSimulator.run(
@@ -47,13 +46,7 @@ class CompactPeersAttributionTest {
         SimIdentity.of("cl", "job", "dp0", Instant.parse("2026-01-01T00:00:00Z")),
         SnapshotSink.to(
             s -> {
-              int r = s.getRank();
-              if (selectors[r] == null) {
-                selectors[r] = new CompactPeers.Selector(CompactPeers.DEFAULT_MAX_PEERS);
-              }
-              RankTotals t = RankTotals.of(s);
-              CounterSnapshot c = CounterSnapshot.newBuilder(s).build();
-              CompactPeers.writeCompact(c, t, selectors[r].select(t, r));
+              CounterSnapshot c = compactor.compact(s);
               byte[] denseBytes = Snapshots.encode(s);
               byte[] compactBytes = Snapshots.encode(c);
               bytes[0] += denseBytes.length;

@@ -14,7 +14,6 @@ import io.collscope.flink.delta.DeltaFunction;
 import io.collscope.flink.delta.SnapshotDelta;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.CompactPeers;
-import io.collscope.model.RankTotals;
 import io.collscope.sim.FaultPlanModel;
 import io.collscope.sim.OneShotSimulator;
 import io.collscope.sim.SimIdentity;
@@ -52,7 +51,7 @@ class CappedWindowTest {
                 "slow-link=" + LINK_FROM + "->" + LINK_TO + ":300us",
                 "slow-link=7->50:2ms~5%"),
             WORLD);
-    CompactPeers.Selector[] selectors = new CompactPeers.Selector[WORLD];
+    CompactPeers.Compactor compactor = new CompactPeers.Compactor(WORLD);
     Map<Integer, CounterSnapshot> last = new HashMap<>();
     Map<Long, Map<Integer, RankWindowAccumulator>> capped = new TreeMap<>();
     Map<Long, Map<Integer, RankWindowAccumulator>> whole = new TreeMap<>();
@@ -66,13 +65,7 @@ class CappedWindowTest {
         SnapshotSink.to(
             s -> {
               int r = s.getRank();
-              if (selectors[r] == null) {
-                selectors[r] = new CompactPeers.Selector(CompactPeers.DEFAULT_MAX_PEERS);
-              }
-              RankTotals t = RankTotals.of(s);
-              CounterSnapshot c =
-                  CompactPeers.writeCompact(
-                      CounterSnapshot.newBuilder(s).build(), t, selectors[r].select(t, r));
+              CounterSnapshot c = compactor.compact(s);
               CounterSnapshot prev = last.put(r, c);
               SnapshotDelta d = DeltaFunction.delta(c, prev);
               long start = Math.floorDiv(d.eventTimeMs, WINDOW_MS) * WINDOW_MS;

@@ -34,7 +34,7 @@ class CompactWindowTest {
   @Test
   void aCompactWindowIsTheExpandedRecordsDenseWindowValueForValue() {
     FaultPlan plan = FaultPlan.parse(List.of("slow-rank=100:300us,slow-link=3->200:300us"), WORLD);
-    CompactPeers.Selector[] selectors = new CompactPeers.Selector[WORLD];
+    CompactPeers.Compactor compactor = new CompactPeers.Compactor(WORLD);
     Map<Integer, CounterSnapshot> last = new HashMap<>();
     Map<Long, Map<Integer, RankWindowAccumulator>> compact = new HashMap<>();
     Map<Long, Map<Integer, RankWindowAccumulator>> dense = new HashMap<>();
@@ -49,13 +49,7 @@ class CompactWindowTest {
         SnapshotSink.to(
             s -> {
               int r = s.getRank();
-              if (selectors[r] == null) {
-                selectors[r] = new CompactPeers.Selector(CompactPeers.DEFAULT_MAX_PEERS);
-              }
-              RankTotals t = RankTotals.of(s);
-              CounterSnapshot c =
-                  CompactPeers.writeCompact(
-                      CounterSnapshot.newBuilder(s).build(), t, selectors[r].select(t, r));
+              CounterSnapshot c = compactor.compact(s);
               CounterSnapshot prev = last.put(r, c);
               if (prev != null) assertThat(DeltaFunction.backwardsField(prev, c)).isNull();
               SnapshotDelta d = DeltaFunction.delta(c, prev);
