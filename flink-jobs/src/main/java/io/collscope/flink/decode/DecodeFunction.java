@@ -20,14 +20,6 @@ public final class DecodeFunction extends ProcessFunction<RawRecord, SourcedSnap
 
   private transient Counter deadLettered;
 
-  /**
-   * The previous record's snapshot, filled again by the next one (its object and arrays: no new
-   * allocation per record). Safe because nothing keeps a decoded snapshot past {@code collect}: the
-   * only consumer is the keyBy to the delta, which serializes it as it is emitted (a keyed exchange
-   * is never chained). A consumer chained to this operator would have to copy it.
-   */
-  private transient CounterSnapshot reuse;
-
   @Override
   public void open(OpenContext ctx) {
     deadLettered = getRuntimeContext().getMetricGroup().counter("undecodable");
@@ -36,8 +28,7 @@ public final class DecodeFunction extends ProcessFunction<RawRecord, SourcedSnap
   @Override
   public void processElement(RawRecord r, Context ctx, Collector<SourcedSnapshot> out) {
     try {
-      CounterSnapshot s = Snapshots.decode(r.value, reuse);
-      reuse = s;
+      CounterSnapshot s = Snapshots.decode(r.value);
       if (!Snapshots.plausibleEventTime(r.timestamp, System.currentTimeMillis())) {
         // Its timestamp did not move the watermark (see the job's timestamp assigner); counted
         // here rather than lost as late.
