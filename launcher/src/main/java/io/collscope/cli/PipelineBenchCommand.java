@@ -64,6 +64,15 @@ final class PipelineBenchCommand implements Callable<Integer> {
       description = "Default: ${DEFAULT-VALUE}")
   Duration latencySeconds;
 
+  @Option(
+      names = "--checkpoint-interval",
+      defaultValue = "2s",
+      converter = DurationConverter.class,
+      description =
+          "The job's checkpoint interval: its exactly-once sinks commit on checkpoints, so it bounds"
+              + " the latency. Default: ${DEFAULT-VALUE}")
+  Duration checkpointInterval;
+
   @Option(names = "--inject", paramLabel = "COMM:SPEC", description = "As collscope load.")
   List<String> inject = new ArrayList<>();
 
@@ -71,6 +80,9 @@ final class PipelineBenchCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     if (rounds < 1 || parallelism < 1 || partitions < 1) {
       throw new IllegalArgumentException("--rounds, --parallelism and --partitions must be >= 1");
+    }
+    if (checkpointInterval.toMillis() < 10) {
+      throw new IllegalArgumentException("--checkpoint-interval must be >= 10ms");
     }
     for (String i : inject) {
       if (i.indexOf(':') <= 0) throw new IllegalArgumentException("--inject must be COMM:SPEC");
@@ -86,7 +98,8 @@ final class PipelineBenchCommand implements Callable<Integer> {
             latencyRanks,
             latencyCommunicators,
             latencySeconds,
-            inject),
+            inject,
+            checkpointInterval),
         System.out);
     return 0;
   }

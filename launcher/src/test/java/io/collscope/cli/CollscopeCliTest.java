@@ -123,6 +123,18 @@ class CollscopeCliTest {
   }
 
   @Test
+  void benchPipelineTakesACheckpointIntervalAndRefusesATinyOneBeforeStartingABroker() {
+    CliRun help = CliRun.of("bench", "pipeline", "--help");
+    assertThat(help.exitCode()).as(help.err()).isZero();
+    assertThat(help.out()).contains("--checkpoint-interval");
+    CliRun tiny = CliRun.of("bench", "pipeline", "--checkpoint-interval", "1ms");
+    assertThat(tiny.exitCode()).as(tiny.err()).isEqualTo(2);
+    assertThat(tiny.err())
+        .contains("collscope bench pipeline: --checkpoint-interval must be >= 10ms")
+        .doesNotContain("broker ready");
+  }
+
+  @Test
   void aBackendThatCannotRunHereIsOneLineAndExitCode1(@TempDir Path dir) {
     assumeFalse(CudaProbe.available(), "a GPU is usable here");
     CliRun r =

@@ -14,7 +14,16 @@ public final class Snapshots {
 
   /** Decodes and validates a snapshot record. */
   public static CounterSnapshot decode(byte[] bytes) throws DecodeException {
-    CounterSnapshot s = AvroCodec.of(CounterSnapshot.class).decode(bytes);
+    return decode(bytes, null);
+  }
+
+  /**
+   * As {@link #decode(byte[])}, filling {@code reuse} when it is not null and the record is of the
+   * current version (as {@code AvroCodec.decode(bytes, reuse)}): for a caller that is done with the
+   * previous snapshot.
+   */
+  public static CounterSnapshot decode(byte[] bytes, CounterSnapshot reuse) throws DecodeException {
+    CounterSnapshot s = AvroCodec.of(CounterSnapshot.class).decode(bytes, reuse);
     String problem = validate(s);
     if (problem != null) {
       throw new DecodeException(DeadLetterReason.INVALID, problem);
@@ -130,12 +139,57 @@ public final class Snapshots {
       return "communicator and boot_id must be non-empty";
     }
     // Straight over the record's fields: expanding a compact record (or copying a dense one) to
-    // check its bounds would cost more than decoding it.
+    // check its bounds would cost more than decoding it. One pass over them says whether every
+    // counter is within [0, MAX_COUNTER], as almost every record's are; only when one is not do
+    // the two passes below find the first one to name (a negative counter before one above the
+    // maximum, as they always have).
+    if (allCountersWithin(s)) return null;
     String negative = firstOutside(s, 0, Long.MAX_VALUE);
     if (negative != null) {
       return negative;
     }
     return firstOutside(s, Long.MIN_VALUE, MAX_COUNTER);
+  }
+
+  /** The positions of the scalar counters and phase cycles in a CounterSnapshot, in field order. */
+  private static final int[] SCALAR_COUNTER_POSITIONS = scalarCounterPositions();
+
+  private static int[] scalarCounterPositions() {
+    org.apache.avro.Schema schema = CounterSnapshot.getClassSchema();
+    int[] out = new int[Counter.values().length + Phase.values().length];
+    int i = 0;
+    for (Counter c : Counter.values()) out[i++] = schema.getField(c.fieldName()).pos();
+    for (Phase p : Phase.values()) out[i++] = schema.getField(p.cyclesField()).pos();
+    return out;
+  }
+
+  /** Whether every counter of {@link #firstOutside}'s list is within [0, MAX_COUNTER]. */
+  private static boolean allCountersWithin(CounterSnapshot s) {
+    for (int pos : SCALAR_COUNTER_POSITIONS) {
+      if (!within((Long) s.get(pos))) return false;
+    }
+    boolean compact = CompactPeers.isCompact(s);
+    return within(s.getPeerWaitCycles())
+        && within(s.getPeerArrivedLast())
+        && within(s.getPeerLateCycles())
+        && within(s.getPeerLateHistogram())
+        && within(s.getLatencyHistogram())
+        && (!compact
+            || (within(s.getOthersWaitCycles())
+                && within(s.getOthersArrivedLast())
+                && within(s.getOthersLateCycles())
+                && within(s.getOthersLateHistogram())));
+  }
+
+  private static boolean within(java.util.List<Long> values) {
+    for (int i = 0, n = values.size(); i < n; i++) {
+      if (!within(values.get(i))) return false;
+    }
+    return true;
+  }
+
+  private static boolean within(long v) {
+    return v >= 0 && v <= MAX_COUNTER;
   }
 
   /**

@@ -108,6 +108,63 @@ class AvroCodecTest {
   }
 
   @Test
+  void decodingIntoThePreviousRecordGivesWhatAFreshDecodeGives() throws Exception {
+    // Records of different shapes one after the other into one object: longer arrays then
+    // shorter, peer_index set then absent, lateness then none. A field or array element left over
+    // from the previous record would make a snapshot differ from its fresh decode.
+    io.collscope.model.RankTotals t = new io.collscope.model.RankTotals(256, 40);
+    t.set(io.collscope.model.Counter.CALLS, 2);
+    t.recordLateness(200, 7_000);
+    t.recordLateness(200, 9_000);
+    t.peerWaitCycles()[200] = 9_000;
+    CounterSnapshot compact =
+        io.collscope.model.CompactPeers.writeCompact(
+            SnapshotFixtures.snapshot("dp", 0, 256).build(), t, new int[] {0, 200});
+    List<CounterSnapshot> records =
+        List.of(
+            SnapshotFixtures.snapshot("dp", 0, 64).setCalls(3).setWaitCycles(40).build(),
+            compact,
+            SnapshotFixtures.snapshot("tp", 5, 8).setSeq(2).setHost("h").build(),
+            compact,
+            SnapshotFixtures.snapshot("tp", 1, 2).build());
+    CounterSnapshot reuse = null;
+    for (CounterSnapshot r : records) {
+      byte[] bytes = Snapshots.encode(r);
+      CounterSnapshot fresh = Snapshots.decode(bytes);
+      CounterSnapshot filled = Snapshots.decode(bytes, reuse);
+      if (reuse != null) assertThat(filled).isSameAs(reuse);
+      assertThat(filled).isEqualTo(fresh).isEqualTo(r);
+      reuse = filled;
+    }
+  }
+
+  @Test
+  void countersAreBoundedByZeroAndTheMaximumAndANegativeOneIsNamedFirst() throws Exception {
+    long max = Snapshots.MAX_COUNTER;
+    assertThat(Snapshots.validate(SnapshotFixtures.snapshot("c", 0, 4).setCalls(max).build()))
+        .isNull();
+    assertThat(Snapshots.validate(SnapshotFixtures.snapshot("c", 0, 4).setCalls(max + 1).build()))
+        .isEqualTo("calls is " + (max + 1) + ", above " + max);
+    List<Long> wait = SnapshotFixtures.zeros(4);
+    wait.set(2, -1L);
+    assertThat(
+            Snapshots.validate(
+                SnapshotFixtures.snapshot("c", 0, 4).setPeerWaitCycles(wait).build()))
+        .isEqualTo("peer_wait_cycles[2] is negative: -1");
+    // Above the maximum in an early field, negative in a later one: the negative one is named,
+    // as it was before the single pass over the fields.
+    List<Long> hist = SnapshotFixtures.zeros(40);
+    hist.set(39, -7L);
+    assertThat(
+            Snapshots.validate(
+                SnapshotFixtures.snapshot("c", 0, 4)
+                    .setCalls(max + 1)
+                    .setLatencyHistogram(hist)
+                    .build()))
+        .isEqualTo("latency_histogram[39] is negative: -7");
+  }
+
+  @Test
   void contractViolationsAreInvalid() {
     CounterSnapshot s =
         SnapshotFixtures.snapshot("c", 0, 4).setPeerWaitCycles(List.of(1L, 2L)).build();

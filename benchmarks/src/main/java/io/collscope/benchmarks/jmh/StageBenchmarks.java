@@ -68,6 +68,15 @@ public class StageBenchmarks {
     return Snapshots.decode(encoded);
   }
 
+  private CounterSnapshot reused;
+
+  /** Decode as the job's decoder does: into the previous record's object and arrays. */
+  @Benchmark
+  public CounterSnapshot decodeReusing() throws DecodeException {
+    reused = Snapshots.decode(encoded, reused);
+    return reused;
+  }
+
   @Benchmark
   public SnapshotDelta delta() {
     String problem = DeltaFunction.backwardsField(previous, current);
