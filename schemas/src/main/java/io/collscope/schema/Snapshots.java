@@ -139,11 +139,11 @@ public final class Snapshots {
       return "communicator and boot_id must be non-empty";
     }
     // Straight over the record's fields: expanding a compact record (or copying a dense one) to
-    // check its bounds would cost more than decoding it. One pass over them says whether every
-    // counter is within [0, MAX_COUNTER], as almost every record's are; only when one is not do
-    // the two passes below find the first one to name (a negative counter before one above the
-    // maximum, as they always have).
-    if (allCountersWithin(s)) return null;
+    // check its bounds would cost more than decoding it. One pass says whether every counter is
+    // within [0, MAX_COUNTER], as almost every record's are; only when one is not do the two passes
+    // below find the first one to name (a negative counter before one above the maximum, as they
+    // always have).
+    if (firstOutside(s, 0, MAX_COUNTER) == null) return null;
     String negative = firstOutside(s, 0, Long.MAX_VALUE);
     if (negative != null) {
       return negative;
@@ -151,45 +151,24 @@ public final class Snapshots {
     return firstOutside(s, Long.MIN_VALUE, MAX_COUNTER);
   }
 
-  /** The positions of the scalar counters and phase cycles in a CounterSnapshot, in field order. */
+  /** The scalar counters and phase cycles of a CounterSnapshot: their field names and positions. */
+  private static final String[] SCALAR_COUNTERS = scalarCounters();
+
   private static final int[] SCALAR_COUNTER_POSITIONS = scalarCounterPositions();
 
-  private static int[] scalarCounterPositions() {
-    org.apache.avro.Schema schema = CounterSnapshot.getClassSchema();
-    int[] out = new int[Counter.values().length + Phase.values().length];
+  private static String[] scalarCounters() {
+    String[] out = new String[Counter.values().length + Phase.values().length];
     int i = 0;
-    for (Counter c : Counter.values()) out[i++] = schema.getField(c.fieldName()).pos();
-    for (Phase p : Phase.values()) out[i++] = schema.getField(p.cyclesField()).pos();
+    for (Counter c : Counter.values()) out[i++] = c.fieldName();
+    for (Phase p : Phase.values()) out[i++] = p.cyclesField();
     return out;
   }
 
-  /** Whether every counter of {@link #firstOutside}'s list is within [0, MAX_COUNTER]. */
-  private static boolean allCountersWithin(CounterSnapshot s) {
-    for (int pos : SCALAR_COUNTER_POSITIONS) {
-      if (!within((Long) s.get(pos))) return false;
-    }
-    boolean compact = CompactPeers.isCompact(s);
-    return within(s.getPeerWaitCycles())
-        && within(s.getPeerArrivedLast())
-        && within(s.getPeerLateCycles())
-        && within(s.getPeerLateHistogram())
-        && within(s.getLatencyHistogram())
-        && (!compact
-            || (within(s.getOthersWaitCycles())
-                && within(s.getOthersArrivedLast())
-                && within(s.getOthersLateCycles())
-                && within(s.getOthersLateHistogram())));
-  }
-
-  private static boolean within(java.util.List<Long> values) {
-    for (int i = 0, n = values.size(); i < n; i++) {
-      if (!within(values.get(i))) return false;
-    }
-    return true;
-  }
-
-  private static boolean within(long v) {
-    return v >= 0 && v <= MAX_COUNTER;
+  private static int[] scalarCounterPositions() {
+    org.apache.avro.Schema schema = CounterSnapshot.getClassSchema();
+    int[] out = new int[SCALAR_COUNTERS.length];
+    for (int i = 0; i < out.length; i++) out[i] = schema.getField(SCALAR_COUNTERS[i]).pos();
+    return out;
   }
 
   /**
@@ -197,12 +176,8 @@ public final class Snapshots {
    * ("x is negative: v", "x is v, above max"), or null.
    */
   private static String firstOutside(CounterSnapshot s, long min, long max) {
-    for (Counter c : Counter.values()) {
-      String f = outside(c.fieldName(), (Long) s.get(c.fieldName()), min, max);
-      if (f != null) return f;
-    }
-    for (Phase p : Phase.values()) {
-      String f = outside(p.cyclesField(), (Long) s.get(p.cyclesField()), min, max);
+    for (int i = 0; i < SCALAR_COUNTERS.length; i++) {
+      String f = outside(SCALAR_COUNTERS[i], (Long) s.get(SCALAR_COUNTER_POSITIONS[i]), min, max);
       if (f != null) return f;
     }
     String f = outside("peer_wait_cycles", s.getPeerWaitCycles(), min, max);
