@@ -678,7 +678,7 @@ public final class ReportQuery {
             + " GROUP BY k, s, e QUALIFY row_number() OVER (PARTITION BY k ORDER BY"
             + " max(f.excess_wait_us) DESC, s DESC) <= "
             + MATRIX_WINDOWS
-            + " ORDER BY k, max(f.excess_wait_us) DESC",
+            + " ORDER BY k, max(f.excess_wait_us) DESC, s DESC",
         r ->
             windows.add(
                 new MatrixWindow(
