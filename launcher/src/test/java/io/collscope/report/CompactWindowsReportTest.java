@@ -8,6 +8,7 @@ import io.collscope.flink.history.ParquetFormat;
 import io.collscope.history.HistoryDb;
 import io.collscope.history.HistoryFixtures;
 import io.collscope.history.ParquetHistoryReader;
+import io.collscope.model.CompactPeers;
 import io.collscope.report.Report.DelayMatrix;
 import io.collscope.report.Report.Detail;
 import java.nio.file.Files;
@@ -43,8 +44,7 @@ class CompactWindowsReportTest {
     Path generated = dir.resolve("generated");
     HistoryFixtures.generate(generated, 32, SPAN, END);
     Path compact = copy(generated, dir.resolve("compact"), CompactWindowsReportTest::compact);
-    Path dense =
-        copy(generated, dir.resolve("dense"), w -> CompactWindowsReportTest.expand(compact(w)));
+    Path dense = copy(generated, dir.resolve("dense"), w -> CompactPeers.expand(compact(w)));
 
     List<Detail> a = report(compact).details();
     List<Detail> b = report(dense).details();
@@ -133,31 +133,5 @@ class CompactWindowsReportTest {
 
   static double mean(List<Integer> peers, List<Double> values) {
     return peers.stream().mapToDouble(values::get).average().orElse(0);
-  }
-
-  /** Every peer not listed at the others' values. */
-  static RankWindow expand(RankWindow c) {
-    List<Integer> index = c.getPeerIndex();
-    int n = c.getWorldSize();
-    List<Double> wait = new ArrayList<>(), late = new ArrayList<>(), p99 = new ArrayList<>();
-    List<Long> last = new ArrayList<>();
-    for (int p = 0; p < n; p++) {
-      int i = index.indexOf(p);
-      wait.add(i >= 0 ? c.getPeerWaitMeanUs().get(i) : c.getOthersWaitMeanUs());
-      late.add(i >= 0 ? c.getPeerLateMeanUs().get(i) : c.getOthersLateMeanUs());
-      p99.add(i >= 0 ? c.getPeerLateP99Us().get(i) : c.getOthersLateP99Us());
-      last.add(i >= 0 ? c.getPeerArrivedLast().get(i) : c.getOthersArrivedLast());
-    }
-    RankWindow d = RankWindow.newBuilder(c).build();
-    d.setPeerIndex(new ArrayList<>());
-    d.setPeerWaitMeanUs(wait);
-    d.setPeerLateMeanUs(late);
-    d.setPeerLateP99Us(p99);
-    d.setPeerArrivedLast(last);
-    d.setOthersWaitMeanUs(0.0);
-    d.setOthersLateMeanUs(0.0);
-    d.setOthersLateP99Us(0.0);
-    d.setOthersArrivedLast(0L);
-    return d;
   }
 }
