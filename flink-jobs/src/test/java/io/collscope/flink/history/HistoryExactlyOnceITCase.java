@@ -13,8 +13,13 @@ import io.collscope.flink.source.RawRecord;
 import io.collscope.flink.source.RecordedSource;
 import io.collscope.flink.testing.MiniClusters;
 import io.collscope.schema.RecordedFrame;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -30,7 +35,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
-import java.util.stream.Stream;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
@@ -225,13 +229,26 @@ class HistoryExactlyOnceITCase {
     }
 
     void look() throws Exception {
-      try (Stream<Path> files = Files.walk(base)) {
-        files
-            .filter(Files::isRegularFile)
-            .map(p -> p.getFileName().toString())
-            .filter(n -> n.startsWith(".") && n.contains("inprogress"))
-            .forEach(inProgressSeen::add);
-      }
+      // FileSink renames in-progress files while this walks: a file listed and then gone is what
+      // a concurrent reader sees, not an error (Files.walk would throw NoSuchFileException).
+      Files.walkFileTree(
+          base,
+          new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+              String n = file.getFileName().toString();
+              if (attrs.isRegularFile() && n.startsWith(".") && n.contains("inprogress")) {
+                inProgressSeen.add(n);
+              }
+              return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+              if (e instanceof NoSuchFileException) return FileVisitResult.CONTINUE;
+              throw e;
+            }
+          });
       try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
           Statement s = c.createStatement()) {
         for (String table : HistoryLayout.TABLES) {
