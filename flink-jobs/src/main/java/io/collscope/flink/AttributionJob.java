@@ -7,8 +7,8 @@ import io.collscope.avro.RankWindow;
 import io.collscope.flink.alert.AlertFunction;
 import io.collscope.flink.attribution.AttributionFunction;
 import io.collscope.flink.decode.DeadLetters;
-import io.collscope.flink.decode.DecodeFunction;
-import io.collscope.flink.decode.SourcedSnapshot;
+import io.collscope.flink.decode.RankKeyFunction;
+import io.collscope.flink.decode.RankRecord;
 import io.collscope.flink.delta.DeltaFunction;
 import io.collscope.flink.delta.SnapshotDelta;
 import io.collscope.flink.history.HistorySinks;
@@ -120,12 +120,15 @@ public final class AttributionJob {
     DataStream<RawRecord> raw =
         env.fromSource(source, watermarks, "snapshots").uid("snapshots-source");
 
-    SingleOutputStreamOperator<SourcedSnapshot> decoded =
-        raw.process(new DecodeFunction()).name("decode").uid("decode");
+    // Records cross the keyBy as bytes with the rank key read from them, and are decoded once, in
+    // the delta (RankRecord says why). The stage replaced the decoder ("decode"), which held no
+    // state: a savepoint of a job before it restores without --allowNonRestoredState.
+    SingleOutputStreamOperator<RankRecord> keyed =
+        raw.process(new RankKeyFunction()).name("rank key").uid("rank-key");
 
     SingleOutputStreamOperator<SnapshotDelta> deltas =
-        decoded
-            .keyBy(SourcedSnapshot::key)
+        keyed
+            .keyBy(RankRecord::key)
             .process(new DeltaFunction(o.stateTtl()))
             .name("delta per rank")
             .uid("delta");
@@ -163,7 +166,7 @@ public final class AttributionJob {
     rankWindows.sinkTo(sinks.rankWindows()).name("rank-windows sink").uid("rank-windows-sink");
     alerts.sinkTo(sinks.alerts()).name("alert sink").uid("alert-sink");
     attributions.sinkTo(sinks.attributions()).name("attribution sink").uid("attribution-sink");
-    decoded
+    keyed
         .getSideOutput(DeadLetters.TAG)
         .union(deltas.getSideOutput(DeadLetters.TAG))
         .sinkTo(sinks.deadLetters())

@@ -147,6 +147,11 @@ public final class AvroCodec<T extends SpecificRecord> {
     return schema;
   }
 
+  /** The schema a fingerprint names: the current one or an earlier version; null if unknown. */
+  public Schema schemaOf(long fingerprint) {
+    return fingerprint == currentFingerprint ? schema : earlierVersions.get(fingerprint);
+  }
+
   /** Fingerprints of the current schema first, then of each earlier version. */
   public List<Long> knownFingerprints() {
     return List.copyOf(knownFingerprints);

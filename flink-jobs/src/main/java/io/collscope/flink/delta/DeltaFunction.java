@@ -4,12 +4,12 @@ import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetterReason;
 import io.collscope.avro.Stage;
 import io.collscope.flink.decode.DeadLetters;
-import io.collscope.flink.decode.SourcedSnapshot;
+import io.collscope.flink.decode.RankRecord;
 import io.collscope.model.CompactPeers;
 import io.collscope.model.RankKey;
 import io.collscope.model.RankTotals;
+import io.collscope.schema.DecodeException;
 import io.collscope.schema.Snapshots;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -22,6 +22,10 @@ import org.apache.flink.util.Collector;
 
 /**
  * Turns one rank's cumulative snapshots into deltas.
+ *
+ * <p>Records arrive as bytes ({@link RankRecord}) and are decoded here, once: a record that does
+ * not decode or validate goes to the dead-letter output with the decoder's reason (stage DECODE),
+ * as it would have before the keyBy.
  *
  * <ul>
  *   <li>The baseline is per boot: a new {@code boot_id} restarts it. The first snapshot of a boot
@@ -39,8 +43,7 @@ import org.apache.flink.util.Collector;
  *       lazily: it fires at most once per timeout, not once per record.
  * </ul>
  */
-public final class DeltaFunction
-    extends KeyedProcessFunction<RankKey, SourcedSnapshot, SnapshotDelta> {
+public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecord, SnapshotDelta> {
 
   private final long idleTimeoutMs;
   private transient ValueState<CounterSnapshot> baseline;
@@ -51,6 +54,7 @@ public final class DeltaFunction
   private transient Counter reboots;
   private transient Counter backwards;
   private transient Counter expired;
+  private transient Counter undecodable;
 
   public DeltaFunction(Duration idleTimeout) {
     this.idleTimeoutMs = idleTimeout.toMillis();
@@ -68,13 +72,21 @@ public final class DeltaFunction
     reboots = m.counter("reboots");
     backwards = m.counter("countersBackwards");
     expired = m.counter("expiredRanks");
+    undecodable = m.counter("undecodable");
   }
 
   @Override
-  public void processElement(SourcedSnapshot in, Context ctx, Collector<SnapshotDelta> out)
+  public void processElement(RankRecord in, Context ctx, Collector<SnapshotDelta> out)
       throws Exception {
-    keepAlive(in.snapshot.getEventTime().toEpochMilli(), ctx);
-    CounterSnapshot s = in.snapshot;
+    CounterSnapshot s;
+    try {
+      s = Snapshots.decode(in.value);
+    } catch (DecodeException e) {
+      undecodable.inc();
+      ctx.output(DeadLetters.TAG, in.deadLetter(e.reason(), e.getMessage(), Stage.DECODE));
+      return;
+    }
+    keepAlive(s.getEventTime().toEpochMilli(), ctx);
     CounterSnapshot last = baseline.value();
 
     if (last != null && !last.getBootId().equals(s.getBootId())) {
@@ -109,11 +121,11 @@ public final class DeltaFunction
       backwards.inc();
       ctx.output(
           DeadLetters.TAG,
-          DeadLetters.of(
+          in.deadLetter(
               last.getWorldSize() != s.getWorldSize()
                   ? DeadLetterReason.WORLD_SIZE_CHANGED
                   : DeadLetterReason.COUNTER_WENT_BACKWARDS,
-              in.key()
+              ctx.getCurrentKey()
                   + " boot "
                   + s.getBootId()
                   + " seq "
@@ -122,12 +134,7 @@ public final class DeltaFunction
                   + s.getSeq()
                   + ": "
                   + problem,
-              Stage.DELTA,
-              in.topic,
-              in.partition,
-              in.offset,
-              in.key().toString().getBytes(StandardCharsets.UTF_8),
-              Snapshots.encode(s)));
+              Stage.DELTA));
       return;
     }
     if (s.getSeq() > last.getSeq() + 1) {

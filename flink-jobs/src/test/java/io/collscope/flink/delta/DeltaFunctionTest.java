@@ -7,7 +7,7 @@ import io.collscope.avro.DeadLetter;
 import io.collscope.avro.DeadLetterReason;
 import io.collscope.avro.Stage;
 import io.collscope.flink.decode.DeadLetters;
-import io.collscope.flink.decode.SourcedSnapshot;
+import io.collscope.flink.decode.RankRecord;
 import io.collscope.model.CompactPeers;
 import io.collscope.model.Counter;
 import io.collscope.model.Phase;
@@ -27,8 +27,12 @@ import org.junit.jupiter.api.Test;
 
 class DeltaFunctionTest {
 
-  private KeyedOneInputStreamOperatorTestHarness<RankKey, SourcedSnapshot, SnapshotDelta> harness;
+  private KeyedOneInputStreamOperatorTestHarness<RankKey, RankRecord, SnapshotDelta> harness;
   private static final Duration TTL = Duration.ofSeconds(30);
+
+  /** Event time of the first snapshot: records are validated where they are decoded, here. */
+  private static final long T0 = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
+
   private long offset;
 
   @BeforeEach
@@ -36,7 +40,7 @@ class DeltaFunctionTest {
     harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
             new KeyedProcessOperator<>(new DeltaFunction(TTL)),
-            SourcedSnapshot::key,
+            RankRecord::key,
             TypeInformation.of(RankKey.class));
     harness.open();
   }
@@ -51,7 +55,7 @@ class DeltaFunctionTest {
     return SnapshotFixtures.snapshot("c", 1, 2)
         .setBootId(boot)
         .setSeq(seq)
-        .setEventTime(Instant.ofEpochMilli(1_000 * seq + (boot.equals("b2") ? 1_000_000 : 0)))
+        .setEventTime(Instant.ofEpochMilli(T0 + 1_000 * seq + (boot.equals("b2") ? 1_000_000 : 0)))
         .setCalls(calls)
         .setBytes(4096 * calls)
         .setWaitCycles(100 * calls)
@@ -62,7 +66,7 @@ class DeltaFunctionTest {
   private void feed(CounterSnapshot s) throws Exception {
     harness.processElement(
         new StreamRecord<>(
-            new SourcedSnapshot(s, "snapshots", 0, offset++), s.getEventTime().toEpochMilli()));
+            RankRecord.of(s, "snapshots", 0, offset++), s.getEventTime().toEpochMilli()));
   }
 
   private static long calls(SnapshotDelta d) {
@@ -120,7 +124,7 @@ class DeltaFunctionTest {
     feed(snap("b1", 1, 10));
     feed(snap("b1", 5, 50));
     assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 40L);
-    assertThat(out().get(1).eventTimeMs).isEqualTo(5_000);
+    assertThat(out().get(1).eventTimeMs).isEqualTo(T0 + 5_000);
   }
 
   @Test
@@ -155,6 +159,27 @@ class DeltaFunctionTest {
             });
   }
 
+  @Test
+  void aRecordWhoseKeyReadsButWhoseBodyDoesNotDecodeIsADeadLetterOfTheDecodeStage()
+      throws Exception {
+    feed(snap("b1", 1, 10));
+    // The key stage read the key from the first fields; the rest is cut off, as a torn write would.
+    RankRecord torn = RankRecord.of(snap("b1", 2, 20), "snapshots", 0, 41);
+    torn.value = java.util.Arrays.copyOf(torn.value, torn.value.length / 2);
+    harness.processElement(new StreamRecord<>(torn, T0 + 2_000));
+    // And one that decodes but breaks the contract (a rank outside its world).
+    feed(CounterSnapshot.newBuilder(snap("b1", 3, 30)).setWorldSize(1).build());
+    feed(snap("b1", 4, 40));
+
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(10L, 30L);
+    assertThat(dead())
+        .extracting(DeadLetter::getReason, DeadLetter::getStage, DeadLetter::getOffset)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(DeadLetterReason.CORRUPT_BODY, Stage.DECODE, 41L),
+            org.assertj.core.groups.Tuple.tuple(DeadLetterReason.INVALID, Stage.DECODE, 1L));
+    assertThat(dead().get(0).getRaw()).isEqualTo(java.nio.ByteBuffer.wrap(torn.value));
+  }
+
   /**
    * A compact record (200 ranks) of rank 1 after {@code calls} collectives: peer 7 {@code late7}
    * cycles of wait, every other peer 10 per call; listing the rank itself and {@code listed}.
@@ -165,7 +190,7 @@ class DeltaFunctionTest {
         SnapshotFixtures.snapshot("c", 1, n)
             .setBootId("b1")
             .setSeq(seq)
-            .setEventTime(Instant.ofEpochMilli(1_000 * seq))
+            .setEventTime(Instant.ofEpochMilli(T0 + 1_000 * seq))
             .setCalls(calls)
             .setWaitCycles(calls * 10 * n + late7)
             .build();
@@ -238,11 +263,11 @@ class DeltaFunctionTest {
     assertThat(harness.numEventTimeTimers()).isEqualTo(1); // one timer per rank, not per record
 
     // The timer set by the first record fires before the timeout since the last one: kept.
-    harness.processWatermark(1_000 + TTL.toMillis());
+    harness.processWatermark(T0 + 1_000 + TTL.toMillis());
     assertThat(harness.numKeyedStateEntries()).isEqualTo(2);
     assertThat(harness.numEventTimeTimers()).isEqualTo(1);
 
-    harness.processWatermark(3_000 + TTL.toMillis());
+    harness.processWatermark(T0 + 3_000 + TTL.toMillis());
     assertThat(harness.numKeyedStateEntries()).isZero();
     assertThat(harness.numEventTimeTimers()).isZero();
 

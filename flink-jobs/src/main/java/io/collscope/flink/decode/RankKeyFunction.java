@@ -1,10 +1,11 @@
 package io.collscope.flink.decode;
 
-import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetterReason;
 import io.collscope.avro.Stage;
 import io.collscope.flink.source.RawRecord;
+import io.collscope.model.RankKey;
 import io.collscope.schema.DecodeException;
+import io.collscope.schema.SnapshotKeys;
 import io.collscope.schema.Snapshots;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -12,23 +13,34 @@ import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
- * Decodes snapshot records (any published schema version). Anything that does not decode or breaks
- * the contract goes to {@link DeadLetters#TAG} with its reason, bytes and coordinates; the job
- * never fails on input.
+ * Reads each snapshot record's rank key, so the record can be routed to its rank's state without
+ * being decoded here ({@link RankRecord} says why). The key is read from the record's first fields
+ * ({@link SnapshotKeys}); a record whose key cannot be read that way is decoded whole, which either
+ * gives its key (a published version without the key prefix) or the fault, with the reason the
+ * decoder names. Records that do not decode and records stamped implausibly go to {@link
+ * DeadLetters#TAG} with their bytes and coordinates (stage DECODE); the job never fails on input. A
+ * record whose key reads but whose body does not decode or validate is dead-lettered, with the same
+ * reasons, where it is decoded ({@link io.collscope.flink.delta.DeltaFunction}).
  */
-public final class DecodeFunction extends ProcessFunction<RawRecord, SourcedSnapshot> {
+public final class RankKeyFunction extends ProcessFunction<RawRecord, RankRecord> {
 
   private transient Counter deadLettered;
+  private transient Counter decodedForKey;
 
   @Override
   public void open(OpenContext ctx) {
     deadLettered = getRuntimeContext().getMetricGroup().counter("undecodable");
+    decodedForKey = getRuntimeContext().getMetricGroup().counter("decodedForKey");
   }
 
   @Override
-  public void processElement(RawRecord r, Context ctx, Collector<SourcedSnapshot> out) {
+  public void processElement(RawRecord r, Context ctx, Collector<RankRecord> out) {
     try {
-      CounterSnapshot s = Snapshots.decode(r.value);
+      RankKey key = SnapshotKeys.peek(r.value);
+      if (key == null) {
+        if (decodedForKey != null) decodedForKey.inc();
+        key = RankKey.of(Snapshots.decode(r.value)); // throws with the record's fault
+      }
       if (!Snapshots.plausibleEventTime(r.timestamp, System.currentTimeMillis())) {
         // Its timestamp did not move the watermark (see the job's timestamp assigner); counted
         // here rather than lost as late.
@@ -36,7 +48,7 @@ public final class DecodeFunction extends ProcessFunction<RawRecord, SourcedSnap
             DeadLetterReason.INVALID,
             "record timestamp " + r.timestamp + " is before 2000 or more than a day ahead");
       }
-      out.collect(new SourcedSnapshot(s, r.topic, r.partition, r.offset));
+      out.collect(new RankRecord(key, r));
     } catch (DecodeException e) {
       if (deadLettered != null) deadLettered.inc();
       ctx.output(
