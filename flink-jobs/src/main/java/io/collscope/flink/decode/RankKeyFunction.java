@@ -43,7 +43,9 @@ public final class RankKeyFunction extends ProcessFunction<RawRecord, RankRecord
       }
       if (!Snapshots.plausibleEventTime(r.timestamp, System.currentTimeMillis())) {
         // Its timestamp did not move the watermark (see the job's timestamp assigner); counted
-        // here rather than lost as late.
+        // here rather than lost as late. Decoded whole first (a rare path), so a record that is
+        // also malformed carries its own fault, e.g. the event_time the stamp was taken from.
+        Snapshots.decode(r.value);
         throw new DecodeException(
             DeadLetterReason.INVALID,
             "record timestamp " + r.timestamp + " is before 2000 or more than a day ahead");
