@@ -283,7 +283,8 @@ public final class PipelineBench {
     List<Progress> progress = new java.util.concurrent.CopyOnWriteArrayList<>();
     JobClient client;
     try (Admin admin =
-        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, jo.get(JobOptions.BOOTSTRAP)))) {
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, jo.get(JobOptions.BOOTSTRAP)))) {
       client = env.executeAsync("bench-" + AttributionJob.JOB_NAME);
       var result = client.getJobExecutionResult();
       while (!result.isDone()) {
@@ -321,21 +322,17 @@ public final class PipelineBench {
   /**
    * The job's committed progress at one moment: the sum of the offsets its consumer group
    * committed. The Kafka source commits on each completed checkpoint, and a checkpoint completes
-   * only after every operator has processed everything before its barrier, so what is committed
-   * has been through the whole job. Between the first and the last commit lies the job's
-   * sustained work, without the start-up (the MiniCluster, deploying tasks, the first fetches)
-   * that dominates a short run.
+   * only after every operator has processed everything before its barrier, so what is committed has
+   * been through the whole job. Between the first and the last commit lies the job's sustained
+   * work, without the start-up (the MiniCluster, deploying tasks, the first fetches) that dominates
+   * a short run.
    */
   record Progress(long nanos, long committed, Cpu cpu) {
 
     static Progress now(Admin admin, String group) throws Exception {
       long sum = 0;
       for (var o :
-          admin
-              .listConsumerGroupOffsets(group)
-              .partitionsToOffsetAndMetadata()
-              .get()
-              .values()) {
+          admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().values()) {
         if (o != null) sum += o.offset();
       }
       return new Progress(System.nanoTime(), sum, Cpu.now());
