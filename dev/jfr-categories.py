@@ -17,13 +17,14 @@ cats=[('Avro decode of the record (Snapshots.decode -> AvroCodec)','io.collscope
 ('history (FileWriter / Parquet)','FileWriter.write'),
 ('Attributor.attribute','Attributor.attribute'),
 ('Kafka source record emitter','KafkaRecordEmitter'),
+('reading the rank key (SnapshotKeys.peek)','SnapshotKeys.peek'),
 ]
 n=0; thr=collections.Counter(); inc=collections.Counter()
 for e in txt.split('jdk.ExecutionSample'):
     t=re.search(r'sampledThread = "(.*?)"',e); m=re.search(r'stackTrace = \[(.*?)\n\s*\]',e,re.S)
     if not t or not m: continue
     th=t.group(1)
-    if not (any(k in th for k in ('decode','delta per rank','rank window','attribution','alerts','sink','Source','AsyncOperations'))): continue
+    if not (any(k in th for k in ('decode','rank key','delta per rank','rank window','attribution','alerts','sink','Source','AsyncOperations'))): continue
     n+=1
     g=re.sub(r'\s*\(\d+/\d+\)#\d+','',th); g=re.sub(r'-\d+$','',g); thr[g]+=1
     st=m.group(1)
@@ -39,7 +40,7 @@ for e in txt.split('jdk.ExecutionSample'):
     t=re.search(r'sampledThread = "(.*?)"',e); m=re.search(r'stackTrace = \[(.*?)\n\s*\]',e,re.S)
     if not t or not m: continue
     th=t.group(1)
-    if not (any(k in th for k in ('decode','delta per rank','rank window','attribution','alerts','sink','Source','AsyncOperations'))): continue
+    if not (any(k in th for k in ('decode','rank key','delta per rank','rank window','attribution','alerts','sink','Source','AsyncOperations'))): continue
     fr=[l.strip() for l in m.group(1).split('\n') if l.strip()]
     ci=next((i for i,f in enumerate(fr) if re.search(r'Serializer\.copy\(',f)),None)
     if ci is not None:

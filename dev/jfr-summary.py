@@ -17,7 +17,7 @@ for e in events:
     g=re.sub(r'\s*\(\d+/\d+\)#\d+','',th)
     g=re.sub(r'-\d+$','',g)
     by_thread[g]+=1
-    if any(k in th for k in ('decode','delta per rank','rank window','attribution','alerts','sink','Source:')):
+    if any(k in th for k in ('decode','rank key','delta per rank','rank window','attribution','alerts','sink','Source:')):
         jn+=1
         job_top[frames[0]]+=1
         for f in set(frames): job_incl[f]+=1

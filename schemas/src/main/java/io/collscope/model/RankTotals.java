@@ -405,8 +405,7 @@ public final class RankTotals {
               unboxed(s.getPeerLateHistogram()),
               unboxed(s.getLatencyHistogram()));
     }
-    for (Counter c : Counter.values()) t.set(c, (Long) s.get(c.fieldName()));
-    for (Phase p : Phase.values()) t.setCycles(p, (Long) s.get(p.cyclesField()));
+    readScalars(t, s);
     return t;
   }
 
@@ -425,8 +424,7 @@ public final class RankTotals {
             new long[0],
             new long[0],
             unboxed(s.getLatencyHistogram()));
-    for (Counter c : Counter.values()) t.set(c, (Long) s.get(c.fieldName()));
-    for (Phase p : Phase.values()) t.setCycles(p, (Long) s.get(p.cyclesField()));
+    readScalars(t, s);
     return t;
   }
 
@@ -470,6 +468,26 @@ public final class RankTotals {
 
   private static void addInto(long[] into, long[] from, int sign) {
     for (int i = 0; i < into.length; i++) into[i] += sign * from[i];
+  }
+
+  /** Schema positions of the counters and phase cycles: read by position, not looked up by name. */
+  private static final int[] COUNTER_POSITIONS = positions(Counter.values(), true);
+
+  private static final int[] PHASE_POSITIONS = positions(Phase.values(), false);
+
+  private static int[] positions(Enum<?>[] fields, boolean counters) {
+    int[] pos = new int[fields.length];
+    for (int i = 0; i < fields.length; i++) {
+      String name =
+          counters ? ((Counter) fields[i]).fieldName() : ((Phase) fields[i]).cyclesField();
+      pos[i] = CounterSnapshot.SCHEMA$.getField(name).pos();
+    }
+    return pos;
+  }
+
+  private static void readScalars(RankTotals t, CounterSnapshot s) {
+    for (Counter c : Counter.values()) t.set(c, (Long) s.get(COUNTER_POSITIONS[c.ordinal()]));
+    for (Phase p : Phase.values()) t.setCycles(p, (Long) s.get(PHASE_POSITIONS[p.ordinal()]));
   }
 
   public static long[] unboxed(List<Long> l) {

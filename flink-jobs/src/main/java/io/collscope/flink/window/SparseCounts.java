@@ -1,7 +1,5 @@
 package io.collscope.flink.window;
 
-import java.io.ByteArrayOutputStream;
-
 /**
  * Count arrays as a compact window accumulator keeps them between deltas: each array as its length,
  * then per block of {@link #BLOCK} entries a bit mask of the non-zero ones and their values, all
@@ -18,20 +16,40 @@ final class SparseCounts {
 
   private SparseCounts() {}
 
-  /** The arrays, encoded one after the other. */
+  /**
+   * The arrays, encoded one after the other. Two passes, the size first, into one array: the
+   * aggregate packs its accumulator after every delta, and writing byte by byte through a
+   * ByteArrayOutputStream (synchronized, bounds-checked per byte) was a fifth of the job's task
+   * time in a profile (docs/SCALE.md).
+   */
   static byte[] encode(long[]... arrays) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(64);
+    int size = 0;
     for (long[] a : arrays) {
-      writeVarint(out, a.length);
+      size += varintSize(a.length);
       for (int from = 0; from < a.length; from += BLOCK) {
         int to = Math.min(a.length, from + BLOCK);
-        int mask = 0;
-        for (int i = from; i < to; i++) if (a[i] != 0) mask |= 1 << (i - from);
-        writeVarint(out, mask);
-        for (int i = from; i < to; i++) if (a[i] != 0) writeVarint(out, zigzag(a[i]));
+        size += varintSize(mask(a, from, to));
+        for (int i = from; i < to; i++) if (a[i] != 0) size += varintSize(zigzag(a[i]));
       }
     }
-    return out.toByteArray();
+    byte[] out = new byte[size];
+    int at = 0;
+    for (long[] a : arrays) {
+      at = writeVarint(out, at, a.length);
+      for (int from = 0; from < a.length; from += BLOCK) {
+        int to = Math.min(a.length, from + BLOCK);
+        at = writeVarint(out, at, mask(a, from, to));
+        for (int i = from; i < to; i++) if (a[i] != 0) at = writeVarint(out, at, zigzag(a[i]));
+      }
+    }
+    return out;
+  }
+
+  /** Bit i − from set where a[i] is not zero, for i in [from, to). */
+  private static int mask(long[] a, int from, int to) {
+    int mask = 0;
+    for (int i = from; i < to; i++) if (a[i] != 0) mask |= 1 << (i - from);
+    return mask;
   }
 
   /** The inverse of {@link #encode}: {@code count} arrays. */
@@ -63,12 +81,19 @@ final class SparseCounts {
     return (v >>> 1) ^ -(v & 1);
   }
 
-  private static void writeVarint(ByteArrayOutputStream out, long v) {
+  /** Bytes of v as a varint: 1 for 0..127, 10 for the largest. */
+  static int varintSize(long v) {
+    return v == 0 ? 1 : (63 - Long.numberOfLeadingZeros(v)) / 7 + 1;
+  }
+
+  /** Writes v at {@code at}; returns the index after it. */
+  private static int writeVarint(byte[] out, int at, long v) {
     while ((v & ~0x7FL) != 0) {
-      out.write((int) ((v & 0x7F) | 0x80));
+      out[at++] = (byte) ((v & 0x7F) | 0x80);
       v >>>= 7;
     }
-    out.write((int) v);
+    out[at++] = (byte) v;
+    return at;
   }
 
   private static long readVarint(byte[] in, int[] at) {
