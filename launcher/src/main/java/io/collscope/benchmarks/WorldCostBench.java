@@ -7,6 +7,7 @@ import io.collscope.collective.FaultPlan;
 import io.collscope.emitter.SnapshotSink;
 import io.collscope.flink.attribution.Attributor;
 import io.collscope.flink.attribution.Thresholds;
+import io.collscope.flink.delta.Baseline;
 import io.collscope.flink.offline.OfflineAttribution;
 import io.collscope.flink.window.RankWindowAccumulator;
 import io.collscope.model.CommunicatorKey;
@@ -86,10 +87,17 @@ public final class WorldCostBench {
   private static final TypeSerializer<RankWindowAccumulator> ACCUMULATOR =
       TypeInformation.of(RankWindowAccumulator.class).createSerializer(new SerializerConfigImpl());
 
+  private static final TypeSerializer<Baseline> BASELINE =
+      TypeInformation.of(Baseline.class).createSerializer(new SerializerConfigImpl());
+
   static int serializedBytes(RankWindowAccumulator a) {
+    return serializedBytes(ACCUMULATOR, a);
+  }
+
+  static <T> int serializedBytes(TypeSerializer<T> serializer, T value) {
     DataOutputSerializer out = new DataOutputSerializer(4096);
     try {
-      ACCUMULATOR.serialize(a, out);
+      serializer.serialize(value, out);
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
@@ -159,7 +167,10 @@ public final class WorldCostBench {
     Arrays.sort(cpuMs);
     Arrays.sort(ms);
     double baseline = 0;
-    for (CounterSnapshot s : last) if (s != null) baseline += Snapshots.encode(s).length;
+    // The delta's baseline as its state serializer writes it: the record's bytes.
+    for (CounterSnapshot s : last) {
+      if (s != null) baseline += serializedBytes(BASELINE, Baseline.of(Snapshots.encode(s)));
+    }
     double rankWindow = 0;
     for (RankWindow rw : windows) rankWindow += AvroCodec.of(RankWindow.class).encode(rw).length;
     // The accumulators as the job's state backend writes them: Flink's POJO serializer, the

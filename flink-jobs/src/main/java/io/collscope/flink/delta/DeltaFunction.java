@@ -46,7 +46,15 @@ import org.apache.flink.util.Collector;
 public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecord, SnapshotDelta> {
 
   private final long idleTimeoutMs;
-  private transient ValueState<CounterSnapshot> baseline;
+  private transient ValueState<Baseline> baseline;
+
+  /**
+   * The baseline as jobs before {@link Baseline} kept it (a snapshot object, state "baseline"):
+   * read once per rank after a restore from such a savepoint, moved into {@link #baseline},
+   * cleared.
+   */
+  private transient ValueState<CounterSnapshot> earlierBaseline;
+
   private transient ValueState<Long> lastSeen;
   private transient Counter duplicates;
   private transient Counter outOfOrder;
@@ -63,6 +71,8 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
   @Override
   public void open(OpenContext ctx) {
     baseline =
+        getRuntimeContext().getState(new ValueStateDescriptor<>("baselineRecord", Baseline.class));
+    earlierBaseline =
         getRuntimeContext().getState(new ValueStateDescriptor<>("baseline", CounterSnapshot.class));
     lastSeen = getRuntimeContext().getState(new ValueStateDescriptor<>("lastSeen", Types.LONG));
     var m = getRuntimeContext().getMetricGroup();
@@ -87,7 +97,8 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
       return;
     }
     keepAlive(s.getEventTime().toEpochMilli(), ctx);
-    CounterSnapshot last = baseline.value();
+    Baseline kept = baseline();
+    CounterSnapshot last = kept == null ? null : kept.snapshot();
 
     if (last != null && !last.getBootId().equals(s.getBootId())) {
       if (s.getEventTime().isBefore(last.getEventTime())) {
@@ -98,7 +109,7 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
       last = null;
     }
     if (last == null) {
-      baseline.update(s);
+      baseline.update(Baseline.of(in.value, s, null));
       if (s.getSeq() == 1) {
         out.collect(delta(s, null));
       }
@@ -115,7 +126,7 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     // Dense records are converted once each, for the check and the delta; compact ones never.
     boolean dense = !CompactPeers.isCompact(last) && !CompactPeers.isCompact(s);
     RankTotals now = dense ? RankTotals.of(s) : null;
-    RankTotals before = dense ? RankTotals.of(last) : null;
+    RankTotals before = dense ? kept.totals() : null;
     String problem = dense ? now.firstBackwards(before) : backwardsField(last, s);
     if (problem != null) {
       backwards.inc();
@@ -140,8 +151,20 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     if (s.getSeq() > last.getSeq() + 1) {
       gaps.inc();
     }
-    baseline.update(s);
+    baseline.update(Baseline.of(in.value, s, now));
     out.collect(dense ? delta(s, last, now.minus(before)) : delta(s, last));
+  }
+
+  /** The rank's baseline, moved over from an earlier job's state on first read. */
+  private Baseline baseline() throws Exception {
+    Baseline b = baseline.value();
+    if (b != null) return b;
+    CounterSnapshot earlier = earlierBaseline.value();
+    if (earlier == null) return null;
+    earlierBaseline.clear();
+    b = Baseline.of(Snapshots.encode(earlier), earlier, null);
+    baseline.update(b);
+    return b;
   }
 
   /** Records that the rank is alive at {@code eventTime}; the first record arms the timer. */
@@ -164,6 +187,7 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     }
     if (seen + idleTimeoutMs <= timestamp) {
       baseline.clear();
+      earlierBaseline.clear();
       lastSeen.clear();
       expired.inc();
     } else {

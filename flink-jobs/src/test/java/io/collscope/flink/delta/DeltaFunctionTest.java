@@ -21,6 +21,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,12 +38,16 @@ class DeltaFunctionTest {
 
   @BeforeEach
   void setUp() throws Exception {
-    harness =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new DeltaFunction(TTL)),
-            RankRecord::key,
-            TypeInformation.of(RankKey.class));
+    harness = newHarness();
     harness.open();
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<RankKey, RankRecord, SnapshotDelta>
+      newHarness() throws Exception {
+    return new KeyedOneInputStreamOperatorTestHarness<>(
+        new KeyedProcessOperator<>(new DeltaFunction(TTL)),
+        RankRecord::key,
+        TypeInformation.of(RankKey.class));
   }
 
   @AfterEach
@@ -252,6 +257,58 @@ class DeltaFunctionTest {
     assertThat(dead())
         .singleElement()
         .satisfies(d -> assertThat(d.getReason()).isEqualTo(DeadLetterReason.WORLD_SIZE_CHANGED));
+  }
+
+  @Test
+  void aBaselineRestoredFromACheckpointIsDecodedFromItsBytes() throws Exception {
+    feed(snap("b1", 1, 10));
+    feed(snap("b1", 2, 20));
+    var checkpoint = harness.snapshot(1, 1);
+    harness.close();
+    harness = newHarness();
+    harness.initializeState(checkpoint);
+    harness.open();
+    feed(snap("b1", 3, 35));
+    feed(snap("b1", 3, 35)); // a duplicate of the restored rank is still one
+    // The restored baseline (seq 2, 20 calls) is the subtrahend: 15, not 35 from zero.
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(15L);
+  }
+
+  @Test
+  void aBaselineOfAnEarlierJobsStateIsTakenOver() throws Exception {
+    // A job before Baseline kept the last snapshot itself in state "baseline".
+    var earlier =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new KeyedProcessOperator<>(new EarlierBaselineWriter()),
+            RankRecord::key,
+            TypeInformation.of(RankKey.class));
+    earlier.open();
+    CounterSnapshot kept = snap("b1", 4, 40);
+    earlier.processElement(new StreamRecord<>(RankRecord.of(kept, "snapshots", 0, 0), T0));
+    var checkpoint = earlier.snapshot(1, 1);
+    earlier.close();
+    harness.close();
+    harness = newHarness();
+    harness.initializeState(checkpoint);
+    harness.open();
+    feed(snap("b1", 5, 52));
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(12L);
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(2); // the new baseline and last seen
+  }
+
+  /** Writes a rank's snapshot where jobs before {@link Baseline} kept it. */
+  private static final class EarlierBaselineWriter
+      extends org.apache.flink.streaming.api.functions.KeyedProcessFunction<
+          RankKey, RankRecord, SnapshotDelta> {
+    @Override
+    public void processElement(RankRecord in, Context ctx, Collector<SnapshotDelta> out)
+        throws Exception {
+      getRuntimeContext()
+          .getState(
+              new org.apache.flink.api.common.state.ValueStateDescriptor<>(
+                  "baseline", CounterSnapshot.class))
+          .update(io.collscope.schema.Snapshots.decode(in.value));
+    }
   }
 
   @Test
