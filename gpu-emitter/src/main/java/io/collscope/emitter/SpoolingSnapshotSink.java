@@ -122,7 +122,16 @@ public final class SpoolingSnapshotSink implements SnapshotSink {
   private boolean sendAll(List<byte[]> records) {
     List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
     try {
-      for (byte[] r : records) acks.add(producer.send(record(r)));
+      // send() itself can block through an outage (waiting for the partition's metadata, up to
+      // max.block.ms) and return once the broker is back: a call that took longer than STALL
+      // counts too, or such an outage would go uncounted.
+      long last = System.nanoTime();
+      for (byte[] r : records) {
+        acks.add(producer.send(record(r)));
+        long now = System.nanoTime();
+        if (now - last > STALL.toNanos()) stalled();
+        last = now;
+      }
       for (Future<RecordMetadata> f : acks) {
         while (true) {
           try {

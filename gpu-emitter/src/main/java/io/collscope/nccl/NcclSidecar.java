@@ -5,6 +5,8 @@ import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
 import io.collscope.counters.TornSnapshotException;
 import io.collscope.emitter.SnapshotSink;
+import io.collscope.model.CompactPeers;
+import io.collscope.model.RankTotals;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -53,6 +55,7 @@ public final class NcclSidecar {
   private final SnapshotSink sink;
   private final Duration staleAfter;
   private final boolean removeFinalized;
+  private final int compactFrom;
   private final Map<Path, Entry> live = new LinkedHashMap<>();
   private final Set<Object> retired = new HashSet<>();
   private long published;
@@ -70,20 +73,43 @@ public final class NcclSidecar {
     long graphRefusedLogged;
     boolean kernelOffLogged;
 
-    Entry(NcclBlockFile file, Object fileKey, String bootId) {
+    /** Which peers this rank's compact records list (null: the communicator is published dense). */
+    final CompactPeers.Selector selector;
+
+    Entry(NcclBlockFile file, Object fileKey, String bootId, boolean compact) {
       this.file = file;
       this.fileKey = fileKey;
       this.reader = new SnapshotReader(file.block());
       this.bootId = bootId;
+      this.selector = compact ? new CompactPeers.Selector(CompactPeers.DEFAULT_MAX_PEERS) : null;
     }
   }
 
+  /** Communicators from {@link CompactPeers#DEFAULT_COMPACT_FROM} ranks are published compact. */
   public NcclSidecar(
       Path dir,
       Identity identity,
       SnapshotSink sink,
       Duration staleAfter,
       boolean removeFinalized) {
+    this(dir, identity, sink, staleAfter, removeFinalized, CompactPeers.DEFAULT_COMPACT_FROM);
+  }
+
+  /**
+   * Records of communicators of {@code compactFrom} ranks or more are compact (CounterSnapshot
+   * version 6: the rank itself and the peers that stand out listed, the others summed): a
+   * 1,024-rank data-parallel communicator's dense record is ~30 KB, its compact one ~650 bytes, and
+   * the job keeps its state per rank small only for compact records (docs/SCALE.md).
+   */
+  public NcclSidecar(
+      Path dir,
+      Identity identity,
+      SnapshotSink sink,
+      Duration staleAfter,
+      boolean removeFinalized,
+      int compactFrom) {
+    if (compactFrom < 1) throw new IllegalArgumentException("compactFrom must be >= 1");
+    this.compactFrom = compactFrom;
     this.dir = dir;
     this.identity = identity;
     this.sink = sink;
@@ -133,7 +159,7 @@ public final class NcclSidecar {
       try {
         NcclBlockFile b = NcclBlockFile.open(f.getKey());
         String boot = identity.bootId() + "-" + b.header().instanceHex();
-        live.put(f.getKey(), new Entry(b, f.getValue(), boot));
+        live.put(f.getKey(), new Entry(b, f.getValue(), boot, b.header().nranks() >= compactFrom));
         instances++;
         if (b.header().nNodes() > 1) {
           // The plugin joins arrivals through this node's files only (README of the plugin).
@@ -250,7 +276,8 @@ public final class NcclSidecar {
 
   private CounterSnapshot toRecord(Entry e, Counters c, Instant now) {
     NcclBlockFile.Header h = e.file.header();
-    CounterSnapshot s = c.totals().writeTo(new CounterSnapshot());
+    RankTotals totals = c.totals();
+    CounterSnapshot s = totals.writeTo(new CounterSnapshot());
     s.setCluster(identity.cluster());
     s.setJob(identity.job());
     s.setCommunicator(communicatorOf(h));
@@ -265,7 +292,9 @@ public final class NcclSidecar {
     s.setEventTime(now);
     s.setCyclesPerSecond(c.cyclesPerSecond());
     s.setReadRetries(e.reader.retries());
-    return s;
+    return e.selector == null
+        ? s
+        : CompactPeers.writeCompact(s, totals, e.selector.select(totals, h.rank()));
   }
 
   /** Block files under DIR/&lt;comm&gt;/, with their file keys (inode: a replaced file differs). */

@@ -6,7 +6,10 @@ import io.collscope.avro.CounterSnapshot;
 import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
 import io.collscope.emitter.SnapshotSink;
+import io.collscope.model.CompactPeers;
 import io.collscope.model.Phase;
+import io.collscope.model.RankTotals;
+import io.collscope.schema.Snapshots;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -360,6 +363,53 @@ class NcclProfilerPluginTest {
         .doesNotContainAnyElementsOf(first.stream().map(CounterSnapshot::getBootId).toList());
     assertThat(sidecar.instances()).isEqualTo(4);
     assertThat(sent).hasSize(4);
+  }
+
+  @Test
+  void aCommunicatorFromTheCompactSizeIsPublishedCompactWithTheLateRankListedExactly(
+      @TempDir Path shm) throws Exception {
+    // 8 ranks stand in for a 1,024-rank data-parallel communicator: the size that makes records
+    // compact is the sidecar's setting (128 by default), the form is the same.
+    drive(shm, 6, 8, 300, 5, 1_000_000, 0);
+    List<CounterSnapshot> compact =
+        new NcclSidecar(
+                shm,
+                new NcclSidecar.Identity("c", "j", "h", "b"),
+                new Collecting(new ArrayList<>()),
+                Duration.ofSeconds(60),
+                false,
+                8)
+            .reportOnce();
+    List<CounterSnapshot> dense =
+        new NcclSidecar(
+                shm,
+                new NcclSidecar.Identity("c", "j", "h", "b"),
+                new Collecting(new ArrayList<>()),
+                Duration.ofSeconds(60),
+                false,
+                9)
+            .reportOnce();
+    assertThat(compact).hasSize(8);
+    assertThat(dense).hasSize(8).noneMatch(CompactPeers::isCompact);
+    for (int i = 0; i < 8; i++) {
+      CounterSnapshot s = compact.get(i);
+      CounterSnapshot d = dense.get(i);
+      assertThat(s.getRank()).isEqualTo(d.getRank());
+      assertThat(Snapshots.validate(s)).as("rank %d", s.getRank()).isNull();
+      assertThat(CompactPeers.isCompact(s)).isTrue();
+      assertThat(s.getPeerIndex())
+          .contains(s.getRank())
+          .hasSizeLessThanOrEqualTo(CompactPeers.DEFAULT_MAX_PEERS)
+          .hasSizeLessThan(8); // quiet peers are summed, not listed
+      if (s.getRank() != 5) {
+        assertThat(s.getPeerIndex()).as("rank %d lists the late rank", s.getRank()).contains(5);
+        // A listed peer's counters are exact: the compact record says what the dense one says.
+        assertThat(RankTotals.of(s).peerLateCycles()[5])
+            .isEqualTo(RankTotals.of(d).peerLateCycles()[5])
+            .isPositive();
+      }
+      assertThat(s.getCalls()).isEqualTo(d.getCalls()).isEqualTo(300);
+    }
   }
 
   @Test

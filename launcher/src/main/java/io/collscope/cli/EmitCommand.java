@@ -59,6 +59,15 @@ final class EmitCommand implements Callable<Integer> {
   Duration staleAfter;
 
   @Option(
+      names = "--compact-from",
+      defaultValue = "" + io.collscope.model.CompactPeers.DEFAULT_COMPACT_FROM,
+      description =
+          "--source nccl: communicators of this many ranks or more are published in the compact"
+              + " per-peer form (the rank and the peers that stand out listed, the others summed)."
+              + " Default: ${DEFAULT-VALUE}")
+  int compactFrom;
+
+  @Option(
       names = "--rank",
       description =
           "Run only this rank here: one process per GPU, meeting the other ranks' processes in --rendezvous (CUDA IPC).")
@@ -207,6 +216,7 @@ final class EmitCommand implements Callable<Integer> {
       }
       throttleChoice();
     }
+    if (compactFrom < 1) throw usage("--compact-from must be at least 1");
     if (onlyRank != null && (rendezvous == null || kind == Backends.Kind.CPU)) {
       throw usage("--rank runs one process per GPU: it needs --rendezvous DIR and --backend cuda");
     }
@@ -342,7 +352,8 @@ final class EmitCommand implements Callable<Integer> {
             new io.collscope.nccl.NcclSidecar.Identity(cluster, job, id.host(), id.bootId()),
             sink,
             staleAfter,
-            true);
+            true,
+            compactFrom);
     CountDownLatch stop = new CountDownLatch(1);
     CountDownLatch finished = new CountDownLatch(1);
     stopOnSigterm(stop::countDown, finished);

@@ -102,6 +102,12 @@ class CollscopeCliTest {
     CliRun inject = CliRun.of("emit", "--ranks", "4", "--inject", "dead-rank=9");
     assertThat(inject.err())
         .contains("collscope emit: --inject 'dead-rank=9': rank 9 is outside the world of 4 ranks");
+    CliRun compact =
+        CliRun.of("emit", "--source", "nccl", "--compact-from", "0", "--bootstrap", "localhost:1");
+    assertThat(compact.exitCode()).as(compact.err()).isEqualTo(2);
+    assertThat(compact.err().strip().lines())
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("collscope emit: --compact-from must be at least 1");
   }
 
   @Test
