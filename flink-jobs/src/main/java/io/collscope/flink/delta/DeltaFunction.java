@@ -63,6 +63,7 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
   private transient Counter backwards;
   private transient Counter expired;
   private transient Counter undecodable;
+  private transient Counter baselinesDropped;
 
   public DeltaFunction(Duration idleTimeout) {
     this.idleTimeoutMs = idleTimeout.toMillis();
@@ -83,6 +84,7 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     backwards = m.counter("countersBackwards");
     expired = m.counter("expiredRanks");
     undecodable = m.counter("undecodable");
+    baselinesDropped = m.counter("baselinesNoLongerValid");
   }
 
   @Override
@@ -158,7 +160,18 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
   /** The rank's baseline, moved over from an earlier job's state on first read. */
   private Baseline baseline() throws Exception {
     Baseline b = baseline.value();
-    if (b != null) return b;
+    if (b != null) {
+      try {
+        b.snapshot(); // decoded here if restored: a failure must not fail the job on every retry
+        return b;
+      } catch (DecodeException e) {
+        // Accepted once, refused now (a rule tightened since it was checkpointed): the rank
+        // starts again from its next record, as after a restart of its emitter.
+        baselinesDropped.inc();
+        baseline.clear();
+        return null;
+      }
+    }
     CounterSnapshot earlier = earlierBaseline.value();
     if (earlier == null) return null;
     earlierBaseline.clear();

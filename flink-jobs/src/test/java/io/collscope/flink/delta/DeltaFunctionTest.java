@@ -296,6 +296,43 @@ class DeltaFunctionTest {
     assertThat(harness.numKeyedStateEntries()).isEqualTo(2); // the new baseline and last seen
   }
 
+  @Test
+  void aRestoredBaselineThatNoLongerDecodesIsDroppedAndTheJobGoesOn() throws Exception {
+    var writer =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new KeyedProcessOperator<>(new TornBaselineWriter()),
+            RankRecord::key,
+            TypeInformation.of(RankKey.class));
+    writer.open();
+    writer.processElement(
+        new StreamRecord<>(RankRecord.of(snap("b1", 4, 40), "snapshots", 0, 0), T0));
+    var checkpoint = writer.snapshot(1, 1);
+    writer.close();
+    harness.close();
+    harness = newHarness();
+    harness.initializeState(checkpoint);
+    harness.open();
+    feed(snap("b1", 5, 52)); // no baseline left: a first sighting mid-boot, as after a restart
+    feed(snap("b1", 6, 60));
+    assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(8L);
+    assertThat(dead()).isEmpty();
+  }
+
+  /** Writes a baseline whose bytes are cut short, as a record refused by today's rules stands. */
+  private static final class TornBaselineWriter
+      extends org.apache.flink.streaming.api.functions.KeyedProcessFunction<
+          RankKey, RankRecord, SnapshotDelta> {
+    @Override
+    public void processElement(RankRecord in, Context ctx, Collector<SnapshotDelta> out)
+        throws Exception {
+      getRuntimeContext()
+          .getState(
+              new org.apache.flink.api.common.state.ValueStateDescriptor<>(
+                  "baselineRecord", Baseline.class))
+          .update(Baseline.of(java.util.Arrays.copyOf(in.value, in.value.length / 2)));
+    }
+  }
+
   /** Writes a rank's snapshot where jobs before {@link Baseline} kept it. */
   private static final class EarlierBaselineWriter
       extends org.apache.flink.streaming.api.functions.KeyedProcessFunction<
