@@ -371,24 +371,8 @@ class NcclProfilerPluginTest {
     // 8 ranks stand in for a 1,024-rank data-parallel communicator: the size that makes records
     // compact is the sidecar's setting (128 by default), the form is the same.
     drive(shm, 6, 8, 300, 5, 1_000_000, 0);
-    List<CounterSnapshot> compact =
-        new NcclSidecar(
-                shm,
-                new NcclSidecar.Identity("c", "j", "h", "b"),
-                new Collecting(new ArrayList<>()),
-                Duration.ofSeconds(60),
-                false,
-                8)
-            .reportOnce();
-    List<CounterSnapshot> dense =
-        new NcclSidecar(
-                shm,
-                new NcclSidecar.Identity("c", "j", "h", "b"),
-                new Collecting(new ArrayList<>()),
-                Duration.ofSeconds(60),
-                false,
-                9)
-            .reportOnce();
+    List<CounterSnapshot> compact = readingSidecar(shm, 8).reportOnce();
+    List<CounterSnapshot> dense = readingSidecar(shm, 9).reportOnce();
     assertThat(compact).hasSize(8);
     assertThat(dense).hasSize(8).noneMatch(CompactPeers::isCompact);
     for (int i = 0; i < 8; i++) {
@@ -429,6 +413,17 @@ class NcclProfilerPluginTest {
     assertThat(sidecar.reportOnce()).hasSize(2);
     assertThat(sidecar.reportOnce()).isEmpty(); // finalized blocks are read once
     assertThat(block(shm, 0)).exists(); // removeFinalized=false leaves them
+  }
+
+  /** A sidecar that leaves the blocks in place, records compact from {@code compactFrom} ranks. */
+  static NcclSidecar readingSidecar(Path shm, int compactFrom) {
+    return new NcclSidecar(
+        shm,
+        new NcclSidecar.Identity("c", "j", "h", "b"),
+        new Collecting(new ArrayList<>()),
+        Duration.ofSeconds(60),
+        false,
+        compactFrom);
   }
 
   static final class Collecting implements SnapshotSink {

@@ -2,17 +2,11 @@ package io.collscope.history;
 
 import io.collscope.flink.history.HistoryLayout;
 import java.io.IOException;
-import java.nio.file.FileVisitOption;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -52,33 +46,13 @@ public final class ParquetHistoryReader {
     Path dir = base.resolve(table);
     List<T> out = new ArrayList<>();
     if (!Files.isDirectory(dir)) return out;
-    List<Path> files = new ArrayList<>();
-    // A running job's FileSink renames its in-progress files while this lists them: an entry
-    // listed and gone when its attributes are read was never a committed file, so it is passed
-    // over (Files.walk would throw NoSuchFileException and fail the whole read).
-    Files.walkFileTree(
-        dir,
-        EnumSet.of(FileVisitOption.FOLLOW_LINKS),
-        Integer.MAX_VALUE,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path p, BasicFileAttributes attrs) {
-            if (attrs.isRegularFile()
-                && HistoryDb.visible(dir.relativize(p))
-                && p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX)
-                && inRange(dir.relativize(p.getParent()).toString(), range)) {
-              files.add(p);
-            }
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult visitFileFailed(Path p, IOException e) throws IOException {
-            if (e instanceof NoSuchFileException) return FileVisitResult.CONTINUE;
-            throw e;
-          }
-        });
-    files.sort(null);
+    // Committed files only; a running job's in-progress files may vanish as this lists them.
+    List<Path> files =
+        HistoryLayout.filesUnder(dir).stream()
+            .filter(p -> HistoryDb.visible(dir.relativize(p)))
+            .filter(p -> p.getFileName().toString().endsWith(HistoryLayout.FILE_SUFFIX))
+            .filter(p -> inRange(dir.relativize(p.getParent()).toString(), range))
+            .toList();
     for (Path f : files) {
       forEach(
           f,

@@ -52,6 +52,40 @@ public final class HistoryLayout {
 
   private HistoryLayout() {}
 
+  /**
+   * The regular files under {@code dir} (links followed), sorted, as a reader sees them while a job
+   * writes the history: the FileSink renames its in-progress files as it commits, and an entry
+   * listed and gone when its attributes are read is passed over, not an error ({@code Files.walk}
+   * throws {@code NoSuchFileException} for it and fails the whole listing).
+   */
+  public static java.util.List<java.nio.file.Path> filesUnder(java.nio.file.Path dir)
+      throws java.io.IOException {
+    java.util.List<java.nio.file.Path> files = new java.util.ArrayList<>();
+    java.nio.file.Files.walkFileTree(
+        dir,
+        java.util.EnumSet.of(java.nio.file.FileVisitOption.FOLLOW_LINKS),
+        Integer.MAX_VALUE,
+        new java.nio.file.SimpleFileVisitor<>() {
+          @Override
+          public java.nio.file.FileVisitResult visitFile(
+              java.nio.file.Path p, java.nio.file.attribute.BasicFileAttributes attrs) {
+            if (attrs.isRegularFile()) files.add(p);
+            return java.nio.file.FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public java.nio.file.FileVisitResult visitFileFailed(
+              java.nio.file.Path p, java.io.IOException e) throws java.io.IOException {
+            if (e instanceof java.nio.file.NoSuchFileException) {
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+            throw e;
+          }
+        });
+    files.sort(null);
+    return files;
+  }
+
   /** The partition of an event at {@code epochMillis}: {@code dt=2026-11-30/hour=07}. */
   public static String partition(long epochMillis) {
     return PARTITION.format(Instant.ofEpochMilli(epochMillis));

@@ -277,20 +277,10 @@ class DeltaFunctionTest {
   @Test
   void aBaselineOfAnEarlierJobsStateIsTakenOver() throws Exception {
     // A job before Baseline kept the last snapshot itself in state "baseline".
-    var earlier =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new EarlierBaselineWriter()),
-            RankRecord::key,
-            TypeInformation.of(RankKey.class));
-    earlier.open();
-    CounterSnapshot kept = snap("b1", 4, 40);
-    earlier.processElement(new StreamRecord<>(RankRecord.of(kept, "snapshots", 0, 0), T0));
-    var checkpoint = earlier.snapshot(1, 1);
-    earlier.close();
-    harness.close();
-    harness = newHarness();
-    harness.initializeState(checkpoint);
-    harness.open();
+    restoreFrom(
+        new StateWriter<>(
+            "baseline", CounterSnapshot.class, r -> io.collscope.schema.Snapshots.decode(r.value)),
+        snap("b1", 4, 40));
     feed(snap("b1", 5, 52));
     assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(12L);
     assertThat(harness.numKeyedStateEntries()).isEqualTo(2); // the new baseline and last seen
@@ -298,53 +288,59 @@ class DeltaFunctionTest {
 
   @Test
   void aRestoredBaselineThatNoLongerDecodesIsDroppedAndTheJobGoesOn() throws Exception {
-    var writer =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new TornBaselineWriter()),
-            RankRecord::key,
-            TypeInformation.of(RankKey.class));
-    writer.open();
-    writer.processElement(
-        new StreamRecord<>(RankRecord.of(snap("b1", 4, 40), "snapshots", 0, 0), T0));
-    var checkpoint = writer.snapshot(1, 1);
-    writer.close();
-    harness.close();
-    harness = newHarness();
-    harness.initializeState(checkpoint);
-    harness.open();
+    // Bytes cut short stand for a record that today's rules refuse.
+    restoreFrom(
+        new StateWriter<>(
+            "baselineRecord",
+            Baseline.class,
+            r -> Baseline.of(java.util.Arrays.copyOf(r.value, r.value.length / 2))),
+        snap("b1", 4, 40));
     feed(snap("b1", 5, 52)); // no baseline left: a first sighting mid-boot, as after a restart
     feed(snap("b1", 6, 60));
     assertThat(out()).extracting(DeltaFunctionTest::calls).containsExactly(8L);
     assertThat(dead()).isEmpty();
   }
 
-  /** Writes a baseline whose bytes are cut short, as a record refused by today's rules stands. */
-  private static final class TornBaselineWriter
-      extends org.apache.flink.streaming.api.functions.KeyedProcessFunction<
-          RankKey, RankRecord, SnapshotDelta> {
-    @Override
-    public void processElement(RankRecord in, Context ctx, Collector<SnapshotDelta> out)
-        throws Exception {
-      getRuntimeContext()
-          .getState(
-              new org.apache.flink.api.common.state.ValueStateDescriptor<>(
-                  "baselineRecord", Baseline.class))
-          .update(Baseline.of(java.util.Arrays.copyOf(in.value, in.value.length / 2)));
-    }
+  /** Restores {@link #harness} from the state {@code writer} leaves for the record of {@code s}. */
+  private void restoreFrom(StateWriter<?> writer, CounterSnapshot s) throws Exception {
+    var earlier =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new KeyedProcessOperator<>(writer), RankRecord::key, TypeInformation.of(RankKey.class));
+    earlier.open();
+    earlier.processElement(
+        new StreamRecord<>(RankRecord.of(s, "snapshots", 0, 0), s.getEventTime().toEpochMilli()));
+    var checkpoint = earlier.snapshot(1, 1);
+    earlier.close();
+    harness.close();
+    harness = newHarness();
+    harness.initializeState(checkpoint);
+    harness.open();
   }
 
-  /** Writes a rank's snapshot where jobs before {@link Baseline} kept it. */
-  private static final class EarlierBaselineWriter
+  /** Writes one value state per record, as an earlier (or a broken) job left it. */
+  private static final class StateWriter<T>
       extends org.apache.flink.streaming.api.functions.KeyedProcessFunction<
           RankKey, RankRecord, SnapshotDelta> {
+    private final String name;
+    private final Class<T> type;
+    private final org.apache.flink.util.function.FunctionWithException<RankRecord, T, Exception>
+        value;
+
+    StateWriter(
+        String name,
+        Class<T> type,
+        org.apache.flink.util.function.FunctionWithException<RankRecord, T, Exception> value) {
+      this.name = name;
+      this.type = type;
+      this.value = value;
+    }
+
     @Override
     public void processElement(RankRecord in, Context ctx, Collector<SnapshotDelta> out)
         throws Exception {
       getRuntimeContext()
-          .getState(
-              new org.apache.flink.api.common.state.ValueStateDescriptor<>(
-                  "baseline", CounterSnapshot.class))
-          .update(io.collscope.schema.Snapshots.decode(in.value));
+          .getState(new org.apache.flink.api.common.state.ValueStateDescriptor<>(name, type))
+          .update(value.apply(in));
     }
   }
 

@@ -13,13 +13,7 @@ import io.collscope.flink.source.RawRecord;
 import io.collscope.flink.source.RecordedSource;
 import io.collscope.flink.testing.MiniClusters;
 import io.collscope.schema.RecordedFrame;
-import java.io.IOException;
-import java.nio.file.FileVisitResult;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -229,26 +223,10 @@ class HistoryExactlyOnceITCase {
     }
 
     void look() throws Exception {
-      // FileSink renames in-progress files while this walks: a file listed and then gone is what
-      // a concurrent reader sees, not an error (Files.walk would throw NoSuchFileException).
-      Files.walkFileTree(
-          base,
-          new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-              String n = file.getFileName().toString();
-              if (attrs.isRegularFile() && n.startsWith(".") && n.contains("inprogress")) {
-                inProgressSeen.add(n);
-              }
-              return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-              if (e instanceof NoSuchFileException) return FileVisitResult.CONTINUE;
-              throw e;
-            }
-          });
+      for (Path file : HistoryLayout.filesUnder(base)) {
+        String n = file.getFileName().toString();
+        if (n.startsWith(".") && n.contains("inprogress")) inProgressSeen.add(n);
+      }
       try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
           Statement s = c.createStatement()) {
         for (String table : HistoryLayout.TABLES) {
