@@ -305,8 +305,9 @@ public final class PipelineBench {
         loadAverage());
     Progress.Sustained sustained = Progress.sustained(progress);
     if (sustained == null) {
+      // No sustained span to compare: the ratio below says NaN rather than mix in the start-up.
       out.println("job sustained: fewer than two checkpoints committed offsets; run a longer load");
-      return records / s;
+      return Double.NaN;
     }
     out.printf(
         Locale.ROOT,

@@ -471,18 +471,14 @@ public final class RankTotals {
   }
 
   /** Schema positions of the counters and phase cycles: read by position, not looked up by name. */
-  private static final int[] COUNTER_POSITIONS = positions(Counter.values(), true);
+  private static final int[] COUNTER_POSITIONS =
+      Arrays.stream(Counter.values()).mapToInt(c -> position(c.fieldName())).toArray();
 
-  private static final int[] PHASE_POSITIONS = positions(Phase.values(), false);
+  private static final int[] PHASE_POSITIONS =
+      Arrays.stream(Phase.values()).mapToInt(p -> position(p.cyclesField())).toArray();
 
-  private static int[] positions(Enum<?>[] fields, boolean counters) {
-    int[] pos = new int[fields.length];
-    for (int i = 0; i < fields.length; i++) {
-      String name =
-          counters ? ((Counter) fields[i]).fieldName() : ((Phase) fields[i]).cyclesField();
-      pos[i] = CounterSnapshot.SCHEMA$.getField(name).pos();
-    }
-    return pos;
+  private static int position(String field) {
+    return CounterSnapshot.SCHEMA$.getField(field).pos();
   }
 
   private static void readScalars(RankTotals t, CounterSnapshot s) {
