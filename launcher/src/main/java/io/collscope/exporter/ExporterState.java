@@ -232,6 +232,9 @@ public final class ExporterState {
   }
 
   public synchronized Expired expired() {
+    // As every read: the TTL first. A scrape reads the collectors in no fixed order, and without
+    // this the count could be read before the series it counts were dropped in the same scrape.
+    expire();
     return new Expired(expiredRanks, expiredCommunicators);
   }
 }

@@ -161,6 +161,16 @@ class ExporterMetricsTest {
   }
 
   @Test
+  void theExpiredCountIsRightWhicheverCollectorAScrapeReadsFirst() {
+    // The registry keeps its collectors in a set: a scrape may read the expired counter before any
+    // series. Read alone, straight after the TTL passed, it must already count what expired.
+    accept(rankWindow("tp0", 0, 2, T0, 5.0, 64));
+    accept(attribution("tp0", 2, T0, 0, 5.0));
+    clock.advance(TTL);
+    assertThat(state.expired()).isEqualTo(new ExporterState.Expired(1, 1));
+  }
+
+  @Test
   void idleRanksAndCommunicatorsExpireAfterTheTtl() {
     accept(rankWindow("tp0", 0, 2, T0, 5.0, 64));
     accept(rankWindow("tp0", 1, 2, T0, 6.0, 64));
