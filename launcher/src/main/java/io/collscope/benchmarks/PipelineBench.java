@@ -280,15 +280,13 @@ public final class PipelineBench {
         jo);
     Cpu cpu = Cpu.now();
     long t0 = System.nanoTime();
-    List<Progress> progress = new java.util.concurrent.CopyOnWriteArrayList<>();
-    JobClient client;
+    List<Progress> progress = new ArrayList<>();
     try (Admin admin =
         Admin.create(
             Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, jo.get(JobOptions.BOOTSTRAP)))) {
-      client = env.executeAsync("bench-" + AttributionJob.JOB_NAME);
-      var result = client.getJobExecutionResult();
+      var result = env.executeAsync("bench-" + AttributionJob.JOB_NAME).getJobExecutionResult();
       while (!result.isDone()) {
-        progress.add(Progress.now(admin, "bench-job"));
+        progress.add(Progress.now(admin, jo.get(JobOptions.GROUP_ID)));
         Thread.sleep(200);
       }
       result.get();

@@ -37,15 +37,17 @@ public final class RankKeyFunction extends ProcessFunction<RawRecord, RankRecord
   public void processElement(RawRecord r, Context ctx, Collector<RankRecord> out) {
     try {
       RankKey key = SnapshotKeys.peek(r.value);
+      boolean decoded = false;
       if (key == null) {
         if (decodedForKey != null) decodedForKey.inc();
         key = RankKey.of(Snapshots.decode(r.value)); // throws with the record's fault
+        decoded = true;
       }
       if (!Snapshots.plausibleEventTime(r.timestamp, System.currentTimeMillis())) {
         // Its timestamp did not move the watermark (see the job's timestamp assigner); counted
         // here rather than lost as late. Decoded whole first (a rare path), so a record that is
         // also malformed carries its own fault, e.g. the event_time the stamp was taken from.
-        Snapshots.decode(r.value);
+        if (!decoded) Snapshots.decode(r.value);
         throw new DecodeException(
             DeadLetterReason.INVALID,
             "record timestamp " + r.timestamp + " is before 2000 or more than a day ahead");
