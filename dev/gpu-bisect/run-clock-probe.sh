@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Issue 14: why run 52's candidate kernel reads a clock rate 5-23 % low. On nvidia-h200-x2, from
+# the checkout's root, with a carry that dev/gpu-bisect/build-clock-probe.sh completed:
+#   1. clock_probe on each GPU: %globaltimer's step, and short intervals ended by a spin, by the
+#      timer, and by __nanosleep back-off, against a 20 ms calibration;
+#   2. ClockRateProbe per kernel image (main's, the candidate, and its two clock-sample variants,
+#      make-clock-variants.py): the sampled rate beside the calibration, per rank and shape.
+# Into OUT_DIR/clock/ (the caller tars OUT_DIR).
+set -u
+C=${CARRY:-.carry/main}
+OUT_DIR=${1:-${OUT:-/tmp/out}}
+O="$OUT_DIR/clock"
+mkdir -p "$O"
+export CUDA_DEVICE_MAX_CONNECTIONS=32 NCCL_NVLS_ENABLE=0
+J=$C/gpu-node/jre/bin/java
+for d in 0 1; do timeout 30 "$C/clock/clock_probe" $d; done > "$O/clock_probe.txt" 2>&1
+cat "$O/clock_probe.txt"
+for v in main ${VARIANTS:-cand cand-b0 cand-pubdirect}; do
+  cp=""
+  [[ $v == main ]] || cp="$C/clock/$v:"
+  timeout "${PROBE_TIMEOUT:-75}" $J -cp "$cp$C/gpu-node/lib/*:$C/clock/probe.jar" io.collscope.cuda.ClockRateProbe \
+    "$v" "${WORLDS:-2,4}" "${SIZES:-4096,65536,262144,1048576}" > "$O/probe-$v.csv" 2> "$O/probe-$v.err"
+  echo "$v rc=$? rows=$(grep -c "^$v," "$O/probe-$v.csv")"
+  # the rows outside 5 % of the calibration, as the GPU test would fail them
+  awk -F, -v v="$v" 'NR > 1 && ($9 < 0.95 || $9 > 1.05) { n++; print "  off: " $0 } END { print "  " v ": " n + 0 " rows off by > 5 %" }' "$O/probe-$v.csv"
+done
