@@ -17,19 +17,25 @@ import io.collscope.model.Counter;
  * <p>A dev tool for the issue 14 candidate kernel (dev/gpu-bisect/run-clock-probe.sh builds it
  * against the carry and runs it per kernel variant); not part of any module.
  *
- * <p>Usage: {@code java -cp LIB ClockRateProbe LABEL [ranks,..] [bytes,..]}
+ * <p>Usage: {@code java -cp LIB ClockRateProbe LABEL [ranks,..] [bytes,..] [rounds,..] [dtype,..]}
+ * (a round: 20 collectives launched, 30 replayed from a graph of 10).
  */
 public final class ClockRateProbe {
   public static void main(String[] args) throws Exception {
     String label = args.length > 0 ? args[0] : "?";
     int[] worlds = ints(args.length > 1 ? args[1] : "2,4");
     int[] sizes = ints(args.length > 2 ? args[2] : "4096,65536,262144,1048576");
+    int[] roundCounts = ints(args.length > 3 ? args[3] : "1,40");
+    DType[] dtypes =
+        java.util.Arrays.stream((args.length > 4 ? args[4] : "F32,BF16").split(","))
+            .map(DType::valueOf)
+            .toArray(DType[]::new);
     System.out.println(
         "variant,dtype,ranks,bytes,collectives,rank,rate_ghz,calibrated_ghz,ratio,sampled_ns_per_call");
-    for (DType dtype : new DType[] {DType.F32, DType.BF16}) {
+    for (DType dtype : dtypes) {
       for (int ranks : worlds) {
         for (int bytes : sizes) {
-          for (int rounds : new int[] {1, 40}) {
+          for (int rounds : roundCounts) {
             CollectiveConfig cfg =
                 CollectiveConfig.of(ranks).withElements((int) (bytes / dtype.bytes));
             try (CudaCollective c =

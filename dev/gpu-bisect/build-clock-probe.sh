@@ -18,7 +18,7 @@ javac -d "$tmp/classes" -cp "$C/gpu-node/lib/*" "$root/dev/gpu-bisect/ClockRateP
 cp "$cand/osar.cu" "$tmp/cand.cu"
 cp "$cand/osar_params.h" "$root/gpu-emitter/src/main/cuda/counter_block.h" "$tmp/"
 python3 "$root/dev/gpu-bisect/make-clock-variants.py" "$tmp/cand.cu" "$tmp"
-for n in cand cand-b0 cand-pubdirect; do
+for n in ${NAMES:-cand cand-b0 cand-pubdirect cand-b0g}; do
   mkdir -p "$C/clock/$n/collscope/cuda"
   nvcc -O3 -fatbin -I"$tmp" -diag-suppress 177 \
     -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90 \
