@@ -5,7 +5,10 @@ Usage: make-variants.py OSAR_CU OUT_CU. Each OMIT_* switch removes one part of t
 instrumentation from the instrumented kernels (the plain kernels are the same in every variant);
 PUB_EMPTY makes osar_publish return at once (its launch alone),
 PUB_NO_FENCE leaves out its two system-scope fences (both for timing the publication, never
-correct); MUTANT_STALE_SLOT breaks the data path on purpose (rank 1 stops copying its input into its ring
+correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of run 50 (the
+guard polls the peers' acks in every collective; a system-scope fence before every block's
+arrival), NO_LOCAL_FLAG_WAIT sends the blocks that did not publish straight to the peers' flags
+(run 50's kernel); MUTANT_STALE_SLOT breaks the data path on purpose (rank 1 stops copying its input into its ring
 slot once every slot has been used, so later collectives reduce a stale slot), for checking that
 the GPU tests fail on it. Fails loudly when osar.cu no longer has a pattern a switch needs.
 """
@@ -24,28 +27,31 @@ def rep(a, b):
 
 
 switches = ["OMIT_SAMPLER", "OMIT_TOTALS", "OMIT_PHASE_CLOCKS", "OMIT_WAIT_CLOCK", "OMIT_PEER_ACC",
-            "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT"]
+            "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT",
+            "GUARD_EVERY_TIME", "SYS_FENCE_ARRIVE", "NO_LOCAL_FLAG_WAIT"]
 rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
     + "".join(f"#ifndef {w}\n#define {w} 0\n#endif\n" for w in switches)
     + "#define PCLK() ((INSTR && !OMIT_PHASE_CLOCKS) ? clock64() : 0)\n")
 rep("u64 t0 = INSTR ? clock64() : 0,", "u64 t0 = PCLK(),")
-for k in range(1, 6):
+for k in range(1, 5):
     rep(f"if (INSTR) t{k} = clock64();", f"t{k} = PCLK();")
-rep("const bool clock_sampler = INSTR && blockIdx.x == 0",
-    "const bool clock_sampler = INSTR && !OMIT_SAMPLER && blockIdx.x == 0")
-rep("""      u64 now = INSTR ? clock64() : 0;
-      now = __shfl_sync(0xffffffffu, now, 0);
-      if (INSTR && lane == 0 && bo.spins == 0) s_first_round = now;""",
-    """      constexpr bool WC = INSTR && !OMIT_WAIT_CLOCK;
-      u64 now = WC ? clock64() : 0;
-      if (WC) now = __shfl_sync(0xffffffffu, now, 0);
-      if (WC && lane == 0 && bo.spins == 0) s_first_round = now;""")
-rep("            if (INSTR) s_arrival[p] = now;", "            if (WC) s_arrival[p] = now;")
+rep("const u64 t5 = INSTR ? clock64() : 0;", "const u64 t5 = PCLK();")
+rep("const u64 g0 = INSTR && threadIdx.x == 0 ? globaltimer() : 0;",
+    "const u64 g0 = INSTR && !OMIT_SAMPLER && threadIdx.x == 0 ? globaltimer() : 0;")
+rep("      const u64 g5 = globaltimer();", "      const u64 g5 = OMIT_SAMPLER ? 0 : globaltimer();")
+rep("    const bool clocks = INSTR && s_publisher;", "    const bool clocks = INSTR && !OMIT_WAIT_CLOCK && s_publisher;")
 rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
-rep("  if (accountant && !s_abort) {", "  if (accountant && !OMIT_TOTALS && !s_abort) {")
+rep("  if (accountant && s_publisher && !s_abort) {", "  if (accountant && !OMIT_TOTALS && s_publisher && !s_abort) {")
 rep("        if (INSTR) {  // the collective itself", "        if (INSTR && !OMIT_TOTALS) {  // the collective itself")
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
 rep("  if (!s_abort) {\n    const float term", "  if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n    const float term")
+# the data-path changes of runs 50-51, each undone alone
+rep("(s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)",
+    "(GUARD_EVERY_TIME || s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)")
+rep("    const u64 before = atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);",
+    "    if (SYS_FENCE_ARRIVE) __threadfence_system();\n    const u64 before = atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);")
+rep("    } else {\n      // The other blocks wait until the flag is out",
+    "    } else if (!NO_LOCAL_FLAG_WAIT) {\n      // The other blocks wait until the flag is out")
 open(dst, "w").write(s)

@@ -5,12 +5,15 @@
 // Per collective and per data block:
 //   guard   wait until every peer acked the ring slot this collective reuses
 //   copy    this block's chunk of the input into this rank's slot
-//   publish until this rank's flag (= seq) is visible: the last local block to finish its copy
-//           publishes it, so this is local grid completion
+//   publish the last local block to finish its copy publishes this rank's flag (= seq): local
+//           grid completion; the other blocks go on at once
 //   wait    from this rank's publication until every peer's flag is seen; billed per peer as
 //           critical-path shares (counters/README.md)
 //   reduce  sum every rank's slot into the output; the last block acks the slot
-// Every interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
+// The phases and the per-peer shares are those of the block that published the flag (the
+// rank's critical path), one block per collective; the calls, bytes and latency histogram are
+// counted by the block that acked. Every interval is measured on the SM's own clock64 (never a
+// difference of two SMs' clocks).
 // Counters are accumulated in registers and added to the block's own slice of the rank's totals
 // in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
 // (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
@@ -26,9 +29,9 @@
 //
 // Memory ordering across GPUs and processes: a peer's flag, ack and their timestamps are read
 // with ld.acquire.sys, and this rank publishes its own flag and ack with st.release.sys. The
-// blocks of one rank meet on two counters (S_ARRIVED, S_FINISHED): each block fences its own
-// work before its increment, the increment is an acquire, so the last block, whose release store
-// publishes the flag or ack, has every block's work ordered before it (see publish and finish).
+// blocks of one rank meet on two counters (S_ARRIVED, S_FINISHED): each block's increment is a
+// GPU-scope acquire-release, so the last block, whose system-scope release store publishes the flag
+// or ack, has every block's work ordered before it (cumulativity; see publish and finish).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -73,9 +76,13 @@ __device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
 // A block's arrival on a counter the rank's blocks share (one GPU): the acquire makes the work
 // that earlier blocks fenced before their increments visible to, and ordered before, whatever the
 // block that sees the final count does next.
-__device__ __forceinline__ u64 atom_add_acquire_gpu(u64* p, u64 v) {
+// The release half carries the block's own work (every thread's, by the barrier before it) to
+// whichever block sees the final count: a GPU-scope release is enough, because that block's
+// system-scope release of the flag or ack is cumulative over what it acquired (run 50 replaced a
+// __threadfence_system() in every block, docs/BENCHMARKS.md).
+__device__ __forceinline__ u64 atom_add_acq_rel_gpu(u64* p, u64 v) {
   u64 old;
-  asm volatile("atom.acquire.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
   return old;
 }
 
@@ -275,20 +282,16 @@ __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int world,
 
 // Where published word d of the counter block (from CB_OFF_COUNTERS, in the block's order: counters,
 // phases, then the per-peer arrays at this world's size, then the histogram) comes from in the
-// totals, and whether it is summed over data blocks (published as the mean over them, so a phase
-// is time). -1: past the words this world publishes.
-__device__ __forceinline__ int published_source(int d, int world, int buckets, bool* per_block) {
-  *per_block = false;
-  if (d < T_PEER_WAIT) {  // counters, then phases
-    *per_block = d >= T_PHASES;
-    return d;
-  }
+// totals. -1: past the words this world publishes. Every word is a plain sum over the slices: one
+// block per collective accounts it (the one that published the flag).
+__device__ __forceinline__ int published_source(int d, int world, int buckets) {
+  if (d < T_PEER_WAIT) return d;  // counters, then phases
   d -= T_PEER_WAIT;
-  if (d < world) { *per_block = true; return T_PEER_WAIT + d; }
+  if (d < world) return T_PEER_WAIT + d;
   d -= world;
   if (d < world) return T_PEER_LAST + d;
   d -= world;
-  if (d < world) { *per_block = true; return T_PEER_LATE + d; }
+  if (d < world) return T_PEER_LATE + d;
   d -= world;
   if (d < CB_LATE_BUCKETS * world) return T_PEER_LATE_HIST + d;
   d -= CB_LATE_BUCKETS * world;
@@ -314,11 +317,10 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   u64* cb = (u64*)P[P_COUNTER_BLOCK];
   u64* lock = cb + CB_OFF_SEQLOCK / 8;
   int src[PUB_PER_THREAD];
-  bool per_block[PUB_PER_THREAD];
   u64 v[PUB_PER_THREAD];
 #pragma unroll
   for (int j = 0; j < PUB_PER_THREAD; ++j) {
-    src[j] = published_source(t + PUBLISH_THREADS * j, world, buckets, &per_block[j]);
+    src[j] = published_source(t + PUBLISH_THREADS * j, world, buckets);
     v[j] = 0;
   }
   // 16 slices' loads at a time, all issued before any is summed and with no branch between
@@ -351,7 +353,7 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
 #pragma unroll
   for (int j = 0; j < PUB_PER_THREAD; ++j)
     if (src[j] >= 0)
-      cb[CB_OFF_COUNTERS / 8 + t + PUBLISH_THREADS * j] = per_block[j] ? v[j] / (u64)blocks : v[j];
+      cb[CB_OFF_COUNTERS / 8 + t + PUBLISH_THREADS * j] = v[j];
   // every thread's counters before the even lock value
   fence_acq_rel_sys();
   __syncthreads();
@@ -372,27 +374,33 @@ __device__ void osar(const u64* __restrict__ P) {
   // on the path of the block that completes the collective
   const int buckets = INSTR ? (int)P[P_HIST_BUCKETS] : 0;
   u64* st = (u64*)P[P_STATE];
-  // The accounting warp, the block's last, bills the phases and the peers after the reduce,
-  // beside thread 0's count, ack and release that complete the collective, never ahead of them
-  // on any thread's path (at small sizes it has no elements to reduce either). The clocks are
-  // thread 0's, whose path the injected delays are on, handed over in shared memory: the
-  // accounting warp's own clock reads missed those delays (run 23: slow-publish measured as
-  // 0.13 us, and a clock rate of 1.19 GHz against 1.98), as if scheduled past the barriers it
-  // only waits at.
+  // One block per collective accounts it: the one whose thread 0 published the rank's flag (the
+  // last to finish its copy), whose phases are the rank's critical path. Its last warp bills the
+  // phases and the peers after the reduce, beside thread 0's count, ack and release that complete
+  // the collective and never ahead of them on any thread's path; the other blocks run the plain
+  // kernel's path but for the phase clocks. The clocks are thread 0's (the injected delays are on
+  // its path), handed to the accounting warp in shared memory across a named barrier of the two
+  // warps, in that block only: a warp that waits at a barrier can read its clock before the
+  // barrier lets it go (run 23: slow-publish seen as 0.13 us; run 50, where the accounting warp
+  // read the reduce's end itself: a clock rate 5-7 % low), while thread 0 ends every phase.
   const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
   const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
 
   __shared__ u64 s_seq;
+  __shared__ u64 s_ack_seen;
   __shared__ int s_abort;
+  __shared__ int s_publisher;                // this block published the flag: it accounts
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
   __shared__ u64 s_first_round;
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
   __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
-  __shared__ u64 s_clock[8];                 // thread 0's t0..t5, then block 0's g0, g5
+  __shared__ u64 s_clock[9];                 // thread 0's t0..t5, its g0, g5, and t5 for the rate
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
     s_abort = ld_volatile(st + S_ABORT) != 0;
+    s_ack_seen = ld_volatile(st + S_ACK_SEEN);
+    s_publisher = 0;
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
   if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
@@ -417,16 +425,21 @@ __device__ void osar(const u64* __restrict__ P) {
   if (vec) chunk = (chunk + Vec16<T>::N - 1) / Vec16<T>::N * Vec16<T>::N;
   const long long lo = (long long)blockIdx.x * chunk < elems ? (long long)blockIdx.x * chunk : elems;
   const long long hi = lo + chunk < elems ? lo + chunk : elems;
-  u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
-  // The clock's own rate: block 0 times the whole collective on %globaltimer too, so consumers
-  // convert cycles with the rate of the very intervals they measured, whatever the SM clock did.
-  const bool clock_sampler = INSTR && blockIdx.x == 0 && threadIdx.x == 0;
-  const u64 g0 = clock_sampler ? globaltimer() : 0;
+  u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+  // The clock's own rate: the accounting block times the whole collective on %globaltimer too,
+  // so consumers convert cycles with the rate of the very intervals they measured, whatever the
+  // SM clock did. Every block's thread 0 reads it: which block accounts is known only later.
+  const u64 g0 = INSTR && threadIdx.x == 0 ? globaltimer() : 0;
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
   // Warp 0, one lane per peer as in wait: one thread would issue the acquire loads one after
-  // another (an acquire orders every later load), lanes issue them side by side.
-  if (threadIdx.x < 32 && seq > (u64)nslots) {
+  // another (an acquire orders every later load), lanes issue them side by side. A peer's ack is
+  // a read across NVLink (or PCIe), about a microsecond; the least ack this rank's last poll
+  // acquired (S_ACK_SEEN, in its own memory) usually covers the next few collectives' guards, and
+  // the acquire that saw it is ordered before this launch by the launches' order on the stream.
+  // An injected slow-ack is timed against each ack's time, so it always polls.
+  if (threadIdx.x < 32 && seq > (u64)nslots &&
+      (s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)) {
     const int lane = threadIdx.x;
     const bool peer = lane < world && lane != rank;
     const u64 need = seq - nslots;
@@ -435,11 +448,21 @@ __device__ void osar(const u64* __restrict__ P) {
     const u64* ack = peer ? (const u64*)P[P_ACK_PTR + lane] : nullptr;
     const u64* acktime = peer ? (const u64*)P[P_ACKTIME_PTR + lane] + need % OSAR_ACK_HISTORY : nullptr;
     Backoff bo;
+    u64 seen = ~0ull;  // the peer's ack as last read; none for a lane without a peer
     for (;;) {
       // acquire: the peer's reads of this rank's slot are done before the copy below overwrites it
-      const bool ok = !peer || (ld_acquire_sys(ack) >= need &&
+      if (peer) seen = ld_acquire_sys(ack);
+      const bool ok = !peer || (seen >= need &&
                                 (!ack_delay || ld_acquire_sys(acktime) + ack_delay <= globaltimer()));
-      if (__all_sync(0xffffffffu, ok)) break;
+      if (__all_sync(0xffffffffu, ok)) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+          const u64 other = __shfl_xor_sync(0xffffffffu, seen, o);
+          seen = other < seen ? other : seen;
+        }
+        if (lane == 0) st_volatile(st + S_ACK_SEEN, seen);  // read by later launches only
+        break;
+      }
       const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
       if (__any_sync(0xffffffffu, give_up)) {
         if (lane == 0) s_abort = 1;
@@ -481,18 +504,19 @@ __device__ void osar(const u64* __restrict__ P) {
     u64* flag = (u64*)P[P_FLAG_PTR + rank];
     u64* pubtime = (u64*)P[P_PUBTIME_PTR + rank] + slot;
     const u64 publish_delay = s_delay[F_PUBLISH];
-    __threadfence_system();  // this block's slot data (every thread's: __syncthreads above) first
-    const u64 before = atom_add_acquire_gpu(st + S_ARRIVED, 1ull);
+    const u64 before = atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);
     if (before + 1 == seq * (u64)blocks) {
       spin_ns(publish_delay);
       st_relaxed_sys(pubtime, globaltimer());
-      // The release store replaces __threadfence_system() + a volatile store: it orders the
-      // publish time and, being cumulative, every block's slot data (ordered before the count
-      // this block acquired) before the flag. The old fence's other duty, acquiring the other
-      // blocks' increments, is the atom's acquire above; one system-scope fence either way.
+      // The release store orders the publish time and, being cumulative, every block's slot data
+      // (released to the count this block acquired) before the flag.
       st_release_sys(flag, seq);
+      s_publisher = 1;
     } else {
-      // local completion only: nothing is read on the strength of it, so relaxed
+      // The other blocks wait until the flag is out before they poll the peers' flags. Not for
+      // correctness (a block reduces its own chunk of this rank's slot, which its own threads
+      // copied), but measured: polling the peers at once was ~0.3 us slower per collective at
+      // 4 KB (run 50, `local-flag-wait`, docs/BENCHMARKS.md). Local completion only: relaxed.
       Backoff bo;
       while (ld_relaxed_sys(flag) < seq) {
         if (!bo.pause(deadline)) { s_abort = 1; break; }
@@ -505,6 +529,7 @@ __device__ void osar(const u64* __restrict__ P) {
   // ---- wait: warp 0 polls every peer; each lane owns peers lane, lane+32, ... ---------------
   if (threadIdx.x < 32 && !s_abort) {
     const int lane = threadIdx.x;
+    const bool clocks = INSTR && s_publisher;  // the accounting block's arrivals only
     unsigned pending = 0;  // bit k: peer lane + 32k not yet seen
     for (int k = 0; lane + 32 * k < world; ++k)
       if (lane + 32 * k != rank) pending |= 1u << k;
@@ -521,9 +546,11 @@ __device__ void osar(const u64* __restrict__ P) {
     Backoff bo;
     for (;;) {
       // one timestamp per poll round, taken by lane 0: peers seen in one round are tied
-      u64 now = INSTR ? clock64() : 0;
-      now = __shfl_sync(0xffffffffu, now, 0);
-      if (INSTR && lane == 0 && bo.spins == 0) s_first_round = now;
+      u64 now = 0;
+      if (clocks) {
+        now = __shfl_sync(0xffffffffu, clock64(), 0);
+        if (lane == 0 && bo.spins == 0) s_first_round = now;
+      }
       u64 gt = globaltimer();
       unsigned left = pending;
       while (left) {
@@ -534,7 +561,7 @@ __device__ void osar(const u64* __restrict__ P) {
         if (ld_acquire_sys(flag_of[k]) >= seq) {
           if (link_of[k] == 0 || ld_acquire_sys(pubtime_of[k]) + link_of[k] <= gt) {
             pending &= ~(1u << k);
-            if (INSTR) s_arrival[p] = now;
+            if (clocks) s_arrival[p] = now;
           }
         }
       }
@@ -565,17 +592,25 @@ __device__ void osar(const u64* __restrict__ P) {
     }
   }
   __syncthreads();
-  if (INSTR) t5 = clock64();
-  const u64 g5 = clock_sampler ? globaltimer() : 0;
-  if (INSTR && threadIdx.x == 0) {
-    s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
-    s_clock[6] = g0; s_clock[7] = g5;
-  }
-  // warp 0 and the accounting warp only: the others go on to their end
-  if (INSTR && accounting_warp == 0) {
-    __syncwarp();
-  } else if (INSTR && (threadIdx.x < 32 || accountant)) {
-    asm volatile("bar.sync 1, 64;" : : : "memory");
+  const u64 t5 = INSTR ? clock64() : 0;
+  // The accounting block only: thread 0's clocks to its accounting warp, warp 0 and that warp meeting
+  // on a named barrier; the other warps go on to their end.
+  if (INSTR && s_publisher) {
+    if (threadIdx.x == 0) {
+      const u64 g5 = globaltimer();
+      // The rate's cycles end once the timer's value is back: a clock read under a branch on g5
+      // is issued only then. t5 itself, the reduce's end, can be hundreds of ns before the timer
+      // samples (a stall between the two reads that grows with the blocks in flight: run 68, the
+      // rate read 0.95-0.99 of the calibration with t5, 1.001-1.002 with this read).
+      const u64 t5_rate = g5 != 0 ? clock64() : t5;
+      s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
+      s_clock[6] = g0; s_clock[7] = g5; s_clock[8] = t5_rate;
+    }
+    if (accounting_warp == 0) {
+      __syncwarp();
+    } else if (threadIdx.x < 32 || accountant) {
+      asm volatile("bar.sync 1, 64;" : : : "memory");
+    }
   }
 
   // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
@@ -595,8 +630,8 @@ __device__ void osar(const u64* __restrict__ P) {
     } else {
       u64* ack = (u64*)P[P_ACK_PTR + rank];  // before the atom, as for the flag
       u64* acktime = (u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY;
-      __threadfence();  // this block's reads of the peers' slots are done before its count
-      if (atom_add_acquire_gpu(st + S_FINISHED, 1ull) + 1 == seq * (u64)blocks) {
+      // release: this block's reads of the peers' slots are done before its count
+      if (atom_add_acq_rel_gpu(st + S_FINISHED, 1ull) + 1 == seq * (u64)blocks) {
         // last block: every block has read every peer's slot, so ack it. As for the flag, the
         // release store replaces __threadfence_system() + a volatile store.
         st_relaxed_sys(acktime, globaltimer());
@@ -611,7 +646,7 @@ __device__ void osar(const u64* __restrict__ P) {
       }
     }
   }
-  if (accountant && !s_abort) {
+  if (accountant && s_publisher && !s_abort) {
     const int lane = threadIdx.x & 31;
     const u64 c0 = s_clock[0], c3 = s_clock[3];
     // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
@@ -627,23 +662,21 @@ __device__ void osar(const u64* __restrict__ P) {
     const bool self_last = world == 1 || latest <= s_first_round;
     for (int p = lane; p < world; p += 32) {
       if (p == rank) {
-        // every peer was already there at the first round: arrived-last from block 0's view
-        if (self_last && blockIdx.x == 0) red_add(tot + T_PEER_LAST + p, 1ull);
+        // every peer was already there at the first round
+        if (self_last) red_add(tot + T_PEER_LAST + p, 1ull);
         continue;
       }
       const u64 tp = s_arrival[p];
       const u64 late = tp > c3 ? tp - c3 : 0;
       if (late) red_add(tot + T_PEER_LATE + p, late);
       if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters);
-      if (blockIdx.x == 0) {  // block 0's view: the round that ended the wait, the tail
-        if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
-        red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
-      }
+      if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
+      red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
     }
     if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, s_clock[lane + 1] - s_clock[lane]);
-    if (lane == 0 && blockIdx.x == 0) {  // the clock samples: block 0's whole collective
+    if (lane == 0) {  // the clock samples: the whole collective
       red_add(tot + CB_C_CLOCK_NS, s_clock[7] - s_clock[6]);
-      red_add(tot + CB_C_CLOCK_CYCLES, s_clock[5] - c0);
+      red_add(tot + CB_C_CLOCK_CYCLES, s_clock[8] - c0);
     }
   }
 }

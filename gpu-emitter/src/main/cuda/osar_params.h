@@ -56,6 +56,7 @@
 #define S_NEXT_SEQ 0     // sequence of the next collective (host sets 1); the kernel advances it
 #define S_ARRIVED 1      // blocks done copying, cumulative (publish = last of seq*B)
 #define S_FINISHED 2     // blocks done reducing, cumulative
+#define S_ACK_SEEN 3     // the least ack of any peer that a guard of this rank last acquired
 #define S_ABORT 4        // sticky: the collective (seq) that aborted; later launches return at once
 #define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
 #define S_LOCK 6         // the counter block's seqlock value, mirrored here: no PCIe read
