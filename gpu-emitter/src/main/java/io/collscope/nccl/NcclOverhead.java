@@ -20,6 +20,13 @@ import java.util.TreeMap;
  * label, with the benchmarks' paired rule ({@link Classification#classify}) when both ran in one
  * process and the unpaired rule otherwise, against the issue's goals: at most 0.5 % at 1 MiB and
  * above, at most 200 ns per collective below.
+ *
+ * <p>{@code dev/nccl_overhead_direct.c} also prints, per variant, the median of its paired
+ * per-round differences against its first variant with a 95 % sign-test interval ({@code
+ * nccl-direct-paired,BYTES,LABEL,device,MEDIAN,LO,HI,SLOWER_ROUNDS,ROUNDS}). Where the rows'
+ * baseline is that first variant, the interval decides whether the goal is met: the rule above asks
+ * the baseline's own round-to-round spread to be within the goal, which a host-bound step at 4 KB
+ * (12-18 µs, bimodal) never is, while the paired differences are tight (run 64: ±0.1 µs).
  */
 public final class NcclOverhead {
 
@@ -36,11 +43,30 @@ public final class NcclOverhead {
 
   static final String PAIRED_PREFIX = "nccl-overhead,";
   static final String SEPARATE_PREFIX = "nccl-overhead-separate,";
+  static final String DIRECT_PAIRED_PREFIX = "nccl-direct-paired,";
+
+  /**
+   * The median of a variant's paired per-round differences from the harness's first variant, µs
+   * (device time per step), and its 95 % sign-test interval; NaN bounds with too few rounds.
+   */
+  public record PairedDiff(
+      double medianUs, double loUs, double hiUs, int slowerRounds, int rounds) {
+    String describe() {
+      return Double.isNaN(loUs)
+          ? String.format(Locale.ROOT, "%+.3f", medianUs)
+          : String.format(Locale.ROOT, "%+.3f [%+.3f, %+.3f]", medianUs, loUs, hiUs);
+    }
+  }
 
   /** One variant's comparison with the baseline at one size. */
-  public record Row(long bytes, String variant, double[] on, double[] off, boolean paired) {
+  public record Row(
+      long bytes, String variant, double[] on, double[] off, boolean paired, PairedDiff diff) {
     public Row(long bytes, double[] on, double[] off) {
-      this(bytes, "on", on, off, true);
+      this(bytes, "on", on, off, true, null);
+    }
+
+    public Row(long bytes, String variant, double[] on, double[] off, boolean paired) {
+      this(bytes, variant, on, off, paired, null);
     }
 
     public double goalUs() {
@@ -62,9 +88,15 @@ public final class NcclOverhead {
      * baseline's rounds are quiet enough to tell (their noise, {@link Classification#noise}, is
      * within the goal), "NO" when the variant is classified SLOWER by more than the goal, "not
      * shown" otherwise: a difference above the goal within the noise, or a median below the goal
-     * that rounds this noisy cannot vouch for.
+     * that rounds this noisy cannot vouch for. With the harness's paired interval ({@link #diff}):
+     * "yes" when its upper bound is within the goal, "NO" when its lower bound is above it, "not
+     * shown" when it straddles the goal.
      */
     public String goalMet() {
+      if (diff != null && !Double.isNaN(diff.loUs())) {
+        if (diff.hiUs() <= goalUs()) return "yes";
+        return diff.loUs() > goalUs() ? "NO" : "not shown";
+      }
       if (deltaUs() <= goalUs()) return Classification.noise(off) <= goalUs() ? "yes" : "not shown";
       return verdict() == Verdict.SLOWER ? "NO" : "not shown";
     }
@@ -85,8 +117,29 @@ public final class NcclOverhead {
    */
   public static List<Row> parse(List<String> lines, String baseline) {
     Map<Long, Map<String, Series>> bySize = new TreeMap<>();
+    Map<Long, Map<String, PairedDiff>> diffs = new TreeMap<>();
     for (String line : lines) {
       String l = line.strip();
+      if (l.startsWith(DIRECT_PAIRED_PREFIX)) {
+        String[] f = l.split(",");
+        if (f.length != 9) throw new IllegalArgumentException("malformed paired line: " + l);
+        if (!f[3].equals("device")) continue; // host time: classified from a renamed copy
+        try {
+          diffs
+              .computeIfAbsent(Long.parseLong(f[1]), b -> new LinkedHashMap<>())
+              .put(
+                  f[2],
+                  new PairedDiff(
+                      Double.parseDouble(f[4]),
+                      cDouble(f[5]),
+                      cDouble(f[6]),
+                      Integer.parseInt(f[7]),
+                      Integer.parseInt(f[8])));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("malformed paired line: " + l, e);
+        }
+        continue;
+      }
       boolean separate = l.startsWith(SEPARATE_PREFIX);
       if (!separate && !l.startsWith(PAIRED_PREFIX)) continue;
       String[] f = l.split(",");
@@ -113,23 +166,44 @@ public final class NcclOverhead {
         throw new IllegalArgumentException(
             "size " + e.getKey() + " has no " + baseline + " rounds (the baseline)");
       }
+      // The harness pairs every variant with its first one: the one series of the size that has
+      // no paired line of its own. Its intervals are used only when that is the rows' baseline.
+      Map<String, PairedDiff> sizeDiffs = diffs.getOrDefault(e.getKey(), Map.of());
+      List<String> unpairedLabels =
+          e.getValue().values().stream()
+              .filter(s -> !s.separate() && !sizeDiffs.containsKey(s.label()))
+              .map(Series::label)
+              .toList();
+      boolean intervalsAgainstBase =
+          !sizeDiffs.isEmpty() && unpairedLabels.equals(List.of(baseline));
       for (Series s : e.getValue().values()) {
         if (s == base) continue;
         boolean paired = !s.separate() && !base.separate();
-        rows.add(new Row(e.getKey(), s.label(), s.values(), base.values(), paired));
+        PairedDiff d = paired && intervalsAgainstBase ? sizeDiffs.get(s.label()) : null;
+        rows.add(new Row(e.getKey(), s.label(), s.values(), base.values(), paired, d));
       }
     }
     return rows;
   }
 
+  /** A number as C's printf writes it: "nan" (or "-nan") where the harness had too few rounds. */
+  private static double cDouble(String s) {
+    return s.equals("nan") || s.equals("-nan") ? Double.NaN : Double.parseDouble(s);
+  }
+
   /** The markdown table (baseline: the label the rows were parsed against) and the rules. */
   public static String table(List<Row> rows, String baseline) {
+    boolean withDiffs = rows.stream().anyMatch(r -> r.diff() != null);
     StringBuilder b =
         new StringBuilder(
             "| bytes | variant | "
                 + baseline
-                + " µs | variant µs | Δ µs | Δ % | goal µs | verdict | goal met |\n"
-                + "|---:|---|---:|---:|---:|---:|---:|---|---|\n");
+                + " µs | variant µs | Δ µs | Δ % | goal µs | verdict |"
+                + (withDiffs ? " paired Δ µs [95 %] |" : "")
+                + " goal met |\n"
+                + "|---:|---|---:|---:|---:|---:|---:|---|"
+                + (withDiffs ? "---:|" : "")
+                + "---|\n");
     boolean unpaired = false;
     for (Row r : rows) {
       double off = Classification.median(r.off());
@@ -137,7 +211,7 @@ public final class NcclOverhead {
       b.append(
           String.format(
               Locale.ROOT,
-              "| %d | %s | %.3f (%.3f..%.3f) | %.3f (%.3f..%.3f) | %+.3f | %+.2f | %.3f | %s%s | %s"
+              "| %d | %s | %.3f (%.3f..%.3f) | %.3f (%.3f..%.3f) | %+.3f | %+.2f | %.3f | %s%s |%s %s"
                   + " |%n",
               r.bytes(),
               r.variant(),
@@ -152,10 +226,19 @@ public final class NcclOverhead {
               r.goalUs(),
               r.verdict(),
               r.paired() ? "" : " (unpaired)",
+              !withDiffs ? "" : " " + (r.diff() == null ? "—" : r.diff().describe()) + " |",
               r.goalMet()));
     }
     b.append("\nminEffect = the goal; ").append(Classification.PAIRED_RULE).append('\n');
     if (unpaired) b.append("(unpaired) ").append(Classification.UNPAIRED_RULE).append('\n');
+    if (withDiffs) {
+      b.append(
+          "paired Δ: the harness's median of per-round differences, device µs per step, with its"
+              + " 95 % sign-test interval; goal met: yes when the interval's upper bound is within"
+              + " the goal, NO when its lower bound is above it, not shown otherwise. One step is"
+              + " one collective on each rank, both enqueued by one thread: a job with one rank per"
+              + " process pays its own rank's share.\n");
+    }
     return b.toString();
   }
 

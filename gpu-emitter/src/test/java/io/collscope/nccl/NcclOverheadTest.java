@@ -85,4 +85,49 @@ class NcclOverheadTest {
     assertThat(NcclOverhead.table(rows, "none"))
         .contains("| 4096 | kch |", "| none µs |", "(unpaired)");
   }
+
+  @Test
+  void theHarnessPairedIntervalDecidesTheGoalWhenItIsAgainstTheBaseline() {
+    double[] none = {12.2, 18.0, 12.4, 17.9, 12.1, 18.3, 12.3, 17.8, 12.2};
+    double[] v = new double[9];
+    for (int i = 0; i < 9; i++) v[i] = none[i] + 0.1;
+    List<String> log =
+        List.of(
+            rounds(4096, "none", none),
+            rounds(4096, "cheap", v),
+            rounds(4096, "dear", v),
+            rounds(4096, "unsure", v),
+            rounds(4096, "tooFew", v),
+            "nccl-direct-paired,4096,cheap,device,0.1000,0.0500,0.1500,7,9",
+            "nccl-direct-paired,4096,cheap,host,9.0,9.0,9.0,9,9",
+            "nccl-direct-paired,4096,dear,device,0.3860,0.2630,0.4610,9,9",
+            "nccl-direct-paired,4096,unsure,device,0.1900,0.1300,0.2300,8,9",
+            "nccl-direct-paired,4096,tooFew,device,0.1000,nan,nan,2,3");
+    List<NcclOverhead.Row> rows = NcclOverhead.parse(log, "none");
+    // the baseline's rounds are 6 µs apart: by the medians alone nothing could be shown
+    assertThat(rows)
+        .extracting(NcclOverhead.Row::goalMet)
+        .containsExactly("yes", "NO", "not shown", "not shown");
+    assertThat(rows.get(0).diff().hiUs()).isEqualTo(0.15); // device, not the host line
+    String table = NcclOverhead.table(rows, "none");
+    assertThat(table)
+        .contains("paired Δ µs [95 %]", "+0.386 [+0.263, +0.461] | NO |", "| +0.100 | not shown |");
+  }
+
+  @Test
+  void pairedIntervalsAgainstAnotherVariantAreNotUsed() {
+    double[] none = {12.2, 18.0, 12.4, 17.9, 12.1, 18.3, 12.3, 17.8, 12.2};
+    List<String> log =
+        List.of(
+            rounds(4096, "none", none),
+            rounds(4096, "kch", none),
+            rounds(4096, "ours:64", none),
+            "nccl-direct-paired,4096,kch,device,0.0,-0.01,0.01,4,9",
+            "nccl-direct-paired,4096,ours:64,device,0.0,-0.01,0.01,4,9");
+    // the harness paired against none; rows against kch must not borrow those intervals
+    List<NcclOverhead.Row> rows = NcclOverhead.parse(log, "kch");
+    assertThat(rows).allSatisfy(r -> assertThat(r.diff()).isNull());
+    assertThat(rows).extracting(NcclOverhead.Row::goalMet).containsOnly("not shown");
+    assertThat(NcclOverhead.table(rows, "kch")).doesNotContain("paired Δ");
+  }
 }
