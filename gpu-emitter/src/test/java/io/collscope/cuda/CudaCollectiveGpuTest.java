@@ -19,6 +19,7 @@ import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The GPU backend on a real GPU. Skipped (not failed) where no CUDA driver or device is present, as
@@ -78,6 +79,53 @@ class CudaCollectiveGpuTest {
             .isCloseTo(k.cyclesPerSecond(), within(0.05 * k.cyclesPerSecond()));
         assertThat(java.util.Arrays.stream(k.histogram()).sum()).isEqualTo(50);
         assertThat(k.peerWaitCycles()[r]).isZero();
+      }
+    }
+  }
+
+  /**
+   * Every collective is billed once, whatever the publication interval (every collective, every 64,
+   * none until the flush): each billed collective adds exactly one to each peer's lateness
+   * histogram and to the arrived-last count of one rank at least, so each histogram sums to the
+   * calls, and its phases add up to its clock sample's cycles. A collective billed by two blocks,
+   * or by none, breaks the sums (run 70's deferred billing, a record ring that osar_publish billed,
+   * was checked with this test).
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {1, 64, 1000})
+  void everyCollectiveIsBilledOnceWhateverThePublicationInterval(int publishEvery)
+      throws Exception {
+    int ranks = 2;
+    try (CudaCollective c =
+        CudaCollective.open(config(ranks, 64 << 10, DType.F32), FaultPlan.NONE)) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.setPublishEvery(publishEvery);
+      h.runCollectives(700, true);
+      c.flush();
+      for (int r = 0; r < ranks; r++) {
+        h.verifyOutput(r);
+        Counters k = counters(c, r);
+        assertThat(k.calls()).as("rank %d calls", r).isEqualTo(700);
+        long[] lateHist = k.totals().getPeerLateHistogram();
+        int buckets = lateHist.length / ranks;
+        for (int p = 0; p < ranks; p++) {
+          long sum = 0;
+          for (int b = 0; b < buckets; b++) sum += lateHist[p * buckets + b];
+          assertThat(sum)
+              .as("rank %d: peer %d's lateness histogram", r, p)
+              .isEqualTo(p == r ? 0 : 700);
+        }
+        long last = java.util.Arrays.stream(k.peerArrivedLast()).sum();
+        assertThat(last).as("rank %d: arrived-last counts", r).isBetween(700L, 700L * ranks);
+        double rate = k.get(Counter.CLOCK_CYCLES) * 1e9 / k.get(Counter.CLOCK_NS);
+        assertThat(rate)
+            .as("rank %d clock rate", r)
+            .isCloseTo(k.cyclesPerSecond(), within(0.05 * k.cyclesPerSecond()));
+        for (Phase ph : Phase.values()) assertThat(k.cycles(ph)).as("%s", ph).isNotNegative();
+        // the phases of each billed collective add up to its sampled cycles (t5 - t0 against
+        // t5_rate - t0: a few cycles apart per collective)
+        long phases = java.util.Arrays.stream(Phase.values()).mapToLong(k::cycles).sum();
+        assertThat((double) phases / k.get(Counter.CLOCK_CYCLES)).isBetween(0.9, 1.0);
       }
     }
   }

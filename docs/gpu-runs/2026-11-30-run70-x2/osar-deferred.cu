@@ -1,0 +1,814 @@
+// collscope: an instrumented one-shot all-reduce (sum) for N ranks.
+//
+// Each rank is one kernel launch per collective (one stream per rank; ranks may share a GPU,
+// sit on peer GPUs, or in other processes through CUDA IPC: the kernel only sees pointers).
+// Per collective and per data block:
+//   guard   wait until every peer acked the ring slot this collective reuses
+//   copy    this block's chunk of the input into this rank's slot
+//   publish the last local block to finish its copy publishes this rank's flag (= seq): local
+//           grid completion; the other blocks go on at once
+//   wait    from this rank's publication until every peer's flag is seen; billed per peer as
+//           critical-path shares (counters/README.md)
+//   reduce  sum every rank's slot into the output; the last block acks the slot
+// The phases and the per-peer shares are those of the block that published the flag (the
+// rank's critical path), one block per collective; the calls, bytes and latency histogram are
+// counted by the block that acked. Every interval is measured on the SM's own clock64 (never a
+// difference of two SMs' clocks).
+// Counters are accumulated in registers and added to the block's own slice of the rank's totals
+// in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
+// (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
+// the slices into the counter block (mapped host memory) under its sequence lock: the kernel
+// boundary makes every copy whole, and the collective itself carries no PCIe traffic or fence
+// for instrumentation.
+// Every wait backs off (hot spins, then __nanosleep 128 ns doubling to 4096 ns) and is bounded:
+// past its budget the kernel counts a timeout, raises S_ABORT and returns; it never hangs.
+// S_ABORT is sticky: every later launch of the rank (a dispatcher batch or a graph replay already
+// queued) sees it at entry and returns without touching anything, so an abort costs one budget,
+// not one per queued launch. The rank also raises the abort word in its sync region, and a peer
+// still waiting on it gives up once it backs off instead of running out its own budget.
+//
+// Memory ordering across GPUs and processes: a peer's flag, ack and their timestamps are read
+// with ld.acquire.sys, and this rank publishes its own flag and ack with st.release.sys. The
+// blocks of one rank meet on two counters (S_ARRIVED, S_FINISHED): each block's increment is a
+// GPU-scope acquire-release, so the last block, whose system-scope release store publishes the flag
+// or ack, has every block's work ordered before it (cumulativity; see publish and finish).
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include "counter_block.h"
+#include "osar_params.h"
+
+typedef unsigned long long u64;
+
+static_assert(T_STRIDE >= T_WORDS && T_STRIDE % 16 == 0, "a slice of totals: whole 128-byte lines");
+static_assert(OSAR_MAX_RANKS <= 32, "guard and wait poll one peer per lane of warp 0");
+static_assert(CB_OFF_PHASES == CB_OFF_COUNTERS + 8 * CB_N_COUNTERS, "phases follow counters");
+static_assert(CB_OFF_PEER_WAIT == CB_OFF_PHASES + 8 * CB_N_PHASES, "peer arrays follow phases");
+
+__device__ __forceinline__ u64 globaltimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// This rank's own words: its state, which only its own launches write (ordered by the kernel
+// boundaries between them), and its counter block (ordered by the seqlock's fences).
+__device__ __forceinline__ u64 ld_volatile(const u64* p) { return *(volatile const u64*)p; }
+__device__ __forceinline__ void st_volatile(u64* p, u64 v) { *(volatile u64*)p = v; }
+
+// Sync words that other GPUs and processes read or write: system scope.
+__device__ __forceinline__ u64 ld_acquire_sys(const u64* p) {
+  u64 v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ u64 ld_relaxed_sys(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release_sys(u64* p, u64 v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+// A block's arrival on a counter the rank's blocks share (one GPU): the acquire makes the work
+// that earlier blocks fenced before their increments visible to, and ordered before, whatever the
+// block that sees the final count does next.
+// The release half carries the block's own work (every thread's, by the barrier before it) to
+// whichever block sees the final count: a GPU-scope release is enough, because that block's
+// system-scope release of the flag or ack is cumulative over what it acquired (run 50 replaced a
+// __threadfence_system() in every block, docs/BENCHMARKS.md).
+__device__ __forceinline__ u64 atom_add_acq_rel_gpu(u64* p, u64 v) {
+  u64 old;
+  asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+
+// Adds v to a total in device memory and moves on: red.global has no result to wait for.
+// atomicAdd on a generic pointer (the totals' address comes from the parameter array) compiles to
+// a generic ATOM whose predicate result (did the address fall in shared memory?) the warp waits
+// for before the next one: one L2 round trip per add, ~10 of them at the end of every block,
+// which was ~1.2 us of the instrumentation's ~1.6 us per collective (docs/BENCHMARKS.md, run 20).
+__device__ __forceinline__ void red_add(u64* p, u64 v) {
+  asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+
+// Whether peer p (a lane's own peer: any p < 32) aborted. A peer whose collective aborted never
+// publishes or acks again (its later launches return at entry), so this collective cannot
+// complete on every rank, whichever peer this rank is still waiting for: the wait may end now
+// rather than at this rank's budget. The abort word carries no data: relaxed.
+__device__ __forceinline__ bool peer_aborted(const u64* P, int rank, int world, int p) {
+  return p < world && p != rank && ld_relaxed_sys((const u64*)P[P_ABORT_PTR + p]) != 0;
+}
+
+__device__ __forceinline__ void spin_ns(u64 ns) {
+  if (ns == 0) return;
+  u64 end = globaltimer() + ns;
+  while (globaltimer() < end) __nanosleep(256);
+}
+
+// Bounded back-off: returns false once the deadline (globaltimer) has passed.
+struct Backoff {
+  static constexpr unsigned HOT_SPINS = 32;
+  unsigned spins = 0;
+  unsigned sleep = 128;
+  __device__ __forceinline__ bool pause(u64 deadline) {
+    if (spins < HOT_SPINS) {
+      ++spins;
+    } else {
+      __nanosleep(sleep);
+      sleep = sleep < 4096 ? sleep * 2 : 4096;
+    }
+    return globaltimer() <= deadline;
+  }
+  // Past the hot spins: the wait is long enough to be worth a look at the peers' abort words,
+  // and short waits (every healthy collective's) never pay for that look.
+  __device__ __forceinline__ bool cold() const { return spins >= HOT_SPINS; }
+};
+
+// ---- injected faults (io.collscope.collective.FaultPlan) ----------------------------------
+// The per-sequence pattern of a fault with a fraction (~P%): splitmix64 of the sequence offset by
+// the fault's index, the same function as FaultPlan.mix. Pinned in FaultPlanTest:
+//   fault_mix(1, 0)         = 0x910a2dec89025cc1
+//   fault_mix(2, 0)         = 0x975835de1c9756ce
+//   fault_mix(1, 1)         = 0xbeeb8da1658eec67
+//   fault_mix(1000, 3)      = 0x4f50d8f6e14fcfa7
+//   fault_mix(123456789, 7) = 0xc56da70a99d3435c
+__host__ __device__ __forceinline__ u64 fault_mix(u64 seq, u64 index) {
+  u64 z = seq + (index + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// This collective's injected delays, summed over the rank's fault table (osar_params.h): d[F_*]
+// for the rank's own phases, link[p] for peer p's flag. An entry counts when its delay is set
+// (the host zeroes it outside the fault's active interval) and its pattern selects seq. Thread 0;
+// d and link were zeroed before the block's first barrier. No faults: one load of P_N_FAULTS.
+__device__ __forceinline__ void fault_delays(const u64* P, u64 seq, int rank, int world, u64* d,
+                                             u64* link) {
+  const int nf = (int)P[P_N_FAULTS];
+  for (int i = 0; i < nf; ++i) {
+    const u64* f = P + P_FAULTS + F_WORDS * i;
+    const u64 ns = f[F_DELAY];
+    if (ns == 0 || (fault_mix(seq, f[F_INDEX]) >> 32) >= f[F_THRESHOLD]) continue;
+    const int what = (int)(f[F_WHAT] & 0xff);
+    if (what == F_LINK) {
+      link[(int)(f[F_WHAT] >> 8)] += ns;
+    } else if (what == F_ALL) {
+      for (int p = 0; p < world; ++p)
+        if (p != rank) link[p] += ns;
+    } else {
+      d[what] += ns;
+    }
+  }
+}
+
+__device__ __forceinline__ int bucket_of(u64 cycles, int buckets) {
+  int b = cycles <= 1 ? 0 : 63 - __clzll((long long)cycles);
+  return b < buckets ? b : buckets - 1;
+}
+
+// RankTotals.lateBucketOf: factor-of-two buckets from 2^(CB_LATE_SHIFT + 1) cycles up.
+__device__ __forceinline__ int late_bucket_of(u64 cycles) {
+  const int b = cycles <= 1 ? 0 : 63 - __clzll((long long)cycles) - CB_LATE_SHIFT;
+  return b < 0 ? 0 : (b < CB_LATE_BUCKETS ? b : CB_LATE_BUCKETS - 1);
+}
+
+template <typename T>
+__device__ __forceinline__ float to_f(T v);
+template <>
+__device__ __forceinline__ float to_f<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+
+// 16 bytes of T, moved as one uint4 (one 128-bit load or store) and summed as floats. The data
+// path uses them when a rank's elements fill whole vectors (every slot, input and output is
+// then 16-byte aligned): a thread keeps several of them in flight per peer, which is what a
+// read across NVLink, microseconds long, needs to approach the link's bandwidth.
+template <typename T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  static constexpr int N = 4;
+  __device__ static void unpack(uint4 x, float* f) {
+    f[0] = __uint_as_float(x.x); f[1] = __uint_as_float(x.y);
+    f[2] = __uint_as_float(x.z); f[3] = __uint_as_float(x.w);
+  }
+  __device__ static uint4 pack(const float* f) {
+    return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]),
+                      __float_as_uint(f[3]));
+  }
+};
+template <>
+struct Vec16<__nv_bfloat16> {
+  static constexpr int N = 8;
+  __device__ static float2 pair(unsigned w) {
+    __nv_bfloat162 h;
+    memcpy(&h, &w, 4);
+    return __bfloat1622float2(h);
+  }
+  __device__ static unsigned word(float a, float b) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);  // round to nearest, as __float2bfloat16
+    unsigned w;
+    memcpy(&w, &h, 4);
+    return w;
+  }
+  __device__ static void unpack(uint4 x, float* f) {
+    float2 a = pair(x.x), b = pair(x.y), c = pair(x.z), d = pair(x.w);
+    f[0] = a.x; f[1] = a.y; f[2] = b.x; f[3] = b.y; f[4] = c.x; f[5] = c.y; f[6] = d.x; f[7] = d.y;
+  }
+  __device__ static uint4 pack(const float* f) {
+    return make_uint4(word(f[0], f[1]), word(f[2], f[3]), word(f[4], f[5]), word(f[6], f[7]));
+  }
+};
+constexpr int REDUCE_UNROLL = 2;  // vectors per thread and peer in flight at once
+constexpr int PEER_GROUP = 4;     // peers whose loads are issued together
+
+// Sums every rank's slot into the output over vectors [v_lo, v_hi) of 16 bytes. The peers are
+// taken PEER_GROUP at a time in rank order (the sum's order is the scalar path's, so both give the
+// same bits), each thread issuing all PEER_GROUP x REDUCE_UNROLL loads before it adds any.
+template <typename T>
+__device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int world, int slot,
+                                           long long elems, long long v_lo, long long v_hi, T* out) {
+  using V = Vec16<T>;
+  const long long stride = blockDim.x;
+  for (long long v = v_lo + threadIdx.x; v < v_hi; v += stride * REDUCE_UNROLL) {
+    float acc[REDUCE_UNROLL][V::N];
+#pragma unroll
+    for (int u = 0; u < REDUCE_UNROLL; ++u)
+#pragma unroll
+      for (int k = 0; k < V::N; ++k) acc[u][k] = 0.f;
+    for (int p0 = 0; p0 < world; p0 += PEER_GROUP) {
+      uint4 x[PEER_GROUP][REDUCE_UNROLL];
+#pragma unroll
+      for (int g = 0; g < PEER_GROUP; ++g) {
+        const int p = p0 + g;
+        const uint4* src =
+            p < world ? (const uint4*)((const T*)P[P_SLOT_PTR + p] + (long long)slot * elems) : nullptr;
+#pragma unroll
+        for (int u = 0; u < REDUCE_UNROLL; ++u) {
+          const long long i = v + u * stride;
+          x[g][u] = p < world && i < v_hi ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < PEER_GROUP; ++g) {
+        if (p0 + g >= world) break;
+#pragma unroll
+        for (int u = 0; u < REDUCE_UNROLL; ++u) {
+          float f[V::N];
+          V::unpack(x[g][u], f);
+#pragma unroll
+          for (int k = 0; k < V::N; ++k) acc[u][k] += f[k];
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < REDUCE_UNROLL; ++u) {
+      const long long i = v + u * stride;
+      if (i < v_hi) ((uint4*)out)[i] = V::pack(acc[u]);
+    }
+  }
+}
+
+// Where published word d of the counter block (from CB_OFF_COUNTERS, in the block's order: counters,
+// phases, then the per-peer arrays at this world's size, then the histogram) comes from in the
+// totals. -1: past the words this world publishes. Every word is a plain sum over the slices: one
+// block per collective accounts it (the one that published the flag).
+__device__ __forceinline__ int published_source(int d, int world, int buckets) {
+  if (d < T_PEER_WAIT) return d;  // counters, then phases
+  d -= T_PEER_WAIT;
+  if (d < world) return T_PEER_WAIT + d;
+  d -= world;
+  if (d < world) return T_PEER_LAST + d;
+  d -= world;
+  if (d < world) return T_PEER_LATE + d;
+  d -= world;
+  if (d < CB_LATE_BUCKETS * world) return T_PEER_LATE_HIST + d;
+  d -= CB_LATE_BUCKETS * world;
+  if (d < buckets) return T_HIST + d;
+  return -1;
+}
+
+__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+
+// Copies the totals into the counter block under its sequence lock. One block of
+// PUBLISH_THREADS, in a kernel of its own: no collective of this rank runs meanwhile, so the
+// totals hold still. Each thread sums its words over the data blocks' slices, loading every one
+// before the first store (a few round trips to device memory, not one per word), and only the
+// words this world publishes (a slice has room for 32 peers). The lock value is mirrored in
+// device memory, so the only PCIe traffic is posted writes and two fences.
+constexpr int PUB_PER_THREAD = (T_WORDS + PUBLISH_THREADS - 1) / PUBLISH_THREADS;
+// ---- deferred accounting -----------------------------------------------------------------
+// An instrumented collective's accounting block leaves its raw clocks and arrivals in the record
+// ring (REC_*, after the slices) instead of billing them at its end, where the accounting warp's
+// arithmetic and adds kept the block, and so the launch, alive longer (run 52's ncu at 4 KB:
+// +936 instructions, all in that block). osar_publish bills the records since the last
+// publication, one record per thread, before it sums the slices: the same arithmetic, off the
+// collectives' path, once per publication. A collective that finds REC_RING records not yet
+// accounted (graph replays without a publication, a long interval) bills inline as before, so
+// nothing is lost; a record is valid only for the sequence it names, so an entry a plain or an
+// aborted collective did not write is never billed twice.
+static_assert(REC_RING == PUBLISH_THREADS, "osar_publish bills one record per thread");
+static_assert(REC_STRIDE >= R_ARRIVAL + OSAR_MAX_RANKS && REC_STRIDE % 16 == 0, "record size");
+
+__device__ __forceinline__ u64 warp_sum(u64 v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ void account_records(const u64* __restrict__ P, u64* st) {
+  __shared__ unsigned long long acc[T_HIST];
+  const int t = threadIdx.x, lane = t & 31;
+  const int rank = (int)P[P_RANK];
+  const int world = (int)P[P_WORLD];
+  const int blocks = (int)P[P_WORK_BLOCKS];
+  const u64 from = ld_volatile(st + S_ACCOUNTED), to = ld_volatile(st + S_NEXT_SEQ);
+  for (int w = t; w < T_HIST; w += PUBLISH_THREADS) acc[w] = 0;
+  __syncthreads();
+  const u64* rec = st + S_TOT + (long long)blocks * T_STRIDE + (long long)t * REC_STRIDE;
+  const bool mine = __ldcg(rec + R_SEQ) >= from && __ldcg(rec + R_SEQ) < to;
+  u64 c[6], g0 = 0, g5 = 0, t5_rate = 0, first = 0;
+#pragma unroll
+  for (int i = 0; i < 6; ++i) c[i] = mine ? __ldcg(rec + R_T0 + i) : 0;
+  if (mine) {
+    g0 = __ldcg(rec + R_G0);
+    g5 = __ldcg(rec + R_G5);
+    t5_rate = __ldcg(rec + R_T5_RATE);
+    first = __ldcg(rec + R_FIRST_ROUND);
+  }
+  // what every record adds to the same words: summed in the warp first, one add per warp
+  u64 v = warp_sum(mine ? g5 - g0 : 0);
+  if (lane == 0 && v) atomicAdd(&acc[CB_C_CLOCK_NS], v);
+  v = warp_sum(mine ? t5_rate - c[0] : 0);
+  if (lane == 0 && v) atomicAdd(&acc[CB_C_CLOCK_CYCLES], v);
+#pragma unroll
+  for (int i = 0; i < CB_N_PHASES; ++i) {
+    v = warp_sum(mine ? c[i + 1] - c[i] : 0);
+    if (lane == 0 && v) atomicAdd(&acc[T_PHASES + i], v);
+  }
+  // the peers, as the inline accounting bills them (see osar's end)
+  u64 latest = 0;
+  int gaters = 0;
+  if (mine) {
+    for (int q = 0; q < world; ++q)
+      if (q != rank && __ldcg(rec + R_ARRIVAL + q) > latest) latest = __ldcg(rec + R_ARRIVAL + q);
+    for (int q = 0; q < world; ++q)
+      if (q != rank && __ldcg(rec + R_ARRIVAL + q) == latest) ++gaters;
+  }
+  const bool self_last = world == 1 || latest <= first;
+  const u64 c3 = c[3];
+  for (int p = 0; p < world; ++p) {
+    u64 late = 0, wait = 0, last = 0;
+    if (mine) {
+      if (p == rank) {
+        last = self_last;
+      } else {
+        const u64 tp = __ldcg(rec + R_ARRIVAL + p);
+        late = tp > c3 ? tp - c3 : 0;
+        if (tp == latest && latest > c3) wait = (latest - c3) / gaters;
+        last = !self_last && tp == latest;
+        atomicAdd(&acc[T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late)], 1ull);
+      }
+    }
+    v = warp_sum(late);
+    if (lane == 0 && v) atomicAdd(&acc[T_PEER_LATE + p], v);
+    v = warp_sum(wait);
+    if (lane == 0 && v) atomicAdd(&acc[T_PEER_WAIT + p], v);
+    v = warp_sum(last);
+    if (lane == 0 && v) atomicAdd(&acc[T_PEER_LAST + p], v);
+  }
+  __syncthreads();
+  // into block 0's slice, which no collective is adding to now (the launches before this one on
+  // the stream have completed); the fence makes the adds visible to the slices' L2 loads below
+  u64* tot0 = st + S_TOT;
+  for (int w = t; w < T_HIST; w += PUBLISH_THREADS)
+    if (acc[w]) tot0[w] += acc[w];
+  __threadfence();
+  __syncthreads();
+  if (t == 0) st_volatile(st + S_ACCOUNTED, to);
+}
+
+__device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
+  account_records(P, st);
+  const int t = threadIdx.x;
+  const int world = (int)P[P_WORLD];
+  const int buckets = (int)P[P_HIST_BUCKETS];
+  const int blocks = (int)P[P_WORK_BLOCKS];
+  const u64* tot = st + S_TOT;
+  u64* cb = (u64*)P[P_COUNTER_BLOCK];
+  u64* lock = cb + CB_OFF_SEQLOCK / 8;
+  int src[PUB_PER_THREAD];
+  u64 v[PUB_PER_THREAD];
+#pragma unroll
+  for (int j = 0; j < PUB_PER_THREAD; ++j) {
+    src[j] = published_source(t + PUBLISH_THREADS * j, world, buckets);
+    v[j] = 0;
+  }
+  // 16 slices' loads at a time, all issued before any is summed and with no branch between
+  // them: one round trip per 16 data blocks (a guarded load per slice had the loads wait for
+  // one another, ~58 us for 128 blocks: run 24)
+#pragma unroll
+  for (int j = 0; j < PUB_PER_THREAD; ++j) {
+    if (src[j] < 0) continue;
+    const u64* q = tot + src[j];
+    u64 sum = 0;
+    int b = 0;
+    for (; b + 16 <= blocks; b += 16) {
+      u64 x[16];
+#pragma unroll
+      for (int u = 0; u < 16; ++u) x[u] = __ldcg(q + (long long)(b + u) * T_STRIDE);
+#pragma unroll
+      for (int u = 0; u < 16; ++u) sum += x[u];
+    }
+    for (; b < blocks; ++b) sum += __ldcg(q + (long long)b * T_STRIDE);
+    v[j] = sum;
+  }
+  const u64 s = ld_volatile(st + S_LOCK);
+  const u64 cps = ld_volatile(st + S_CPS);
+  if (t == 0) st_volatile(lock, s + 1);
+  __syncthreads();
+  // the odd lock value before any counter: the barrier carried thread 0's store to every
+  // thread, and each one's fence orders it before that thread's stores below (cumulativity)
+  fence_acq_rel_sys();
+  if (t == 0) cb[CB_OFF_CPS / 8] = cps;
+#pragma unroll
+  for (int j = 0; j < PUB_PER_THREAD; ++j)
+    if (src[j] >= 0)
+      cb[CB_OFF_COUNTERS / 8 + t + PUBLISH_THREADS * j] = v[j];
+  // every thread's counters before the even lock value
+  fence_acq_rel_sys();
+  __syncthreads();
+  if (t == 0) {
+    st_volatile(lock, s + 2);
+    st_volatile(st + S_LOCK, s + 2);
+  }
+}
+
+template <typename T, bool INSTR>
+__device__ void osar(const u64* __restrict__ P) {
+  const int rank = (int)P[P_RANK];
+  const int world = (int)P[P_WORLD];
+  const int nslots = (int)P[P_SLOTS];
+  const long long elems = (long long)P[P_ELEMS];
+  const int blocks = (int)P[P_WORK_BLOCKS];
+  // loaded now: at the end, after the acquires have emptied L1, it would be a round trip to L2
+  // on the path of the block that completes the collective
+  const int buckets = INSTR ? (int)P[P_HIST_BUCKETS] : 0;
+  u64* st = (u64*)P[P_STATE];
+  // One block per collective accounts it: the one whose thread 0 published the rank's flag (the
+  // last to finish its copy), whose phases are the rank's critical path. Its last warp bills the
+  // phases and the peers after the reduce, beside thread 0's count, ack and release that complete
+  // the collective and never ahead of them on any thread's path; the other blocks run the plain
+  // kernel's path but for the phase clocks. The clocks are thread 0's (the injected delays are on
+  // its path), handed to the accounting warp in shared memory across a named barrier of the two
+  // warps, in that block only: a warp that waits at a barrier can read its clock before the
+  // barrier lets it go (run 23: slow-publish seen as 0.13 us; run 50, where the accounting warp
+  // read the reduce's end itself: a clock rate 5-7 % low), while thread 0 ends every phase.
+  const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
+  const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
+
+  __shared__ u64 s_seq;
+  __shared__ u64 s_ack_seen;
+  __shared__ int s_abort;
+  __shared__ int s_publisher;                // this block published the flag: it accounts
+  __shared__ int s_defer;                    // the accounting goes to the record ring
+  __shared__ u64 s_arrival[OSAR_MAX_RANKS];
+  __shared__ u64 s_first_round;
+  __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
+  __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
+  __shared__ u64 s_clock[9];                 // thread 0's t0..t5, its g0, g5, and t5 for the rate
+
+  if (threadIdx.x == 0) {
+    s_seq = ld_volatile(st + S_NEXT_SEQ);
+    s_abort = ld_volatile(st + S_ABORT) != 0;
+    s_ack_seen = ld_volatile(st + S_ACK_SEEN);
+    s_publisher = 0;
+    s_defer = INSTR && s_seq - ld_volatile(st + S_ACCOUNTED) < (u64)REC_RING;
+  }
+  if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
+  if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
+  __syncthreads();
+  // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
+  // the counters are touched. The abort was counted once, by the launch that raised it.
+  if (s_abort) return;
+  const u64 seq = s_seq;
+
+  const int slot = (int)(seq % (u64)nslots);
+  if (threadIdx.x == 0) {
+    fault_delays(P, seq, rank, world, s_delay, s_link);
+    spin_ns(s_delay[F_ARRIVAL]);
+  }
+  __syncthreads();
+
+  const u64 deadline = globaltimer() + P[P_BUDGET_NS];
+  // Whole 16-byte vectors when the elements fill them: each block's chunk is then a whole number
+  // of vectors too, so every vector lies in one block's chunk.
+  const bool vec = elems % Vec16<T>::N == 0;
+  long long chunk = (elems + blocks - 1) / blocks;
+  if (vec) chunk = (chunk + Vec16<T>::N - 1) / Vec16<T>::N * Vec16<T>::N;
+  const long long lo = (long long)blockIdx.x * chunk < elems ? (long long)blockIdx.x * chunk : elems;
+  const long long hi = lo + chunk < elems ? lo + chunk : elems;
+  u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+  // The clock's own rate: the accounting block times the whole collective on %globaltimer too,
+  // so consumers convert cycles with the rate of the very intervals they measured, whatever the
+  // SM clock did. Every block's thread 0 reads it: which block accounts is known only later.
+  const u64 g0 = INSTR && threadIdx.x == 0 ? globaltimer() : 0;
+
+  // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
+  // Warp 0, one lane per peer as in wait: one thread would issue the acquire loads one after
+  // another (an acquire orders every later load), lanes issue them side by side. A peer's ack is
+  // a read across NVLink (or PCIe), about a microsecond; the least ack this rank's last poll
+  // acquired (S_ACK_SEEN, in its own memory) usually covers the next few collectives' guards, and
+  // the acquire that saw it is ordered before this launch by the launches' order on the stream.
+  // An injected slow-ack is timed against each ack's time, so it always polls.
+  if (threadIdx.x < 32 && seq > (u64)nslots &&
+      (s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)) {
+    const int lane = threadIdx.x;
+    const bool peer = lane < world && lane != rank;
+    const u64 need = seq - nslots;
+    const u64 ack_delay = s_delay[F_ACK];
+    // in registers: every acquire below empties this SM's L1, where P would otherwise be cached
+    const u64* ack = peer ? (const u64*)P[P_ACK_PTR + lane] : nullptr;
+    const u64* acktime = peer ? (const u64*)P[P_ACKTIME_PTR + lane] + need % OSAR_ACK_HISTORY : nullptr;
+    Backoff bo;
+    u64 seen = ~0ull;  // the peer's ack as last read; none for a lane without a peer
+    for (;;) {
+      // acquire: the peer's reads of this rank's slot are done before the copy below overwrites it
+      if (peer) seen = ld_acquire_sys(ack);
+      const bool ok = !peer || (seen >= need &&
+                                (!ack_delay || ld_acquire_sys(acktime) + ack_delay <= globaltimer()));
+      if (__all_sync(0xffffffffu, ok)) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+          const u64 other = __shfl_xor_sync(0xffffffffu, seen, o);
+          seen = other < seen ? other : seen;
+        }
+        if (lane == 0) st_volatile(st + S_ACK_SEEN, seen);  // read by later launches only
+        break;
+      }
+      const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
+      if (__any_sync(0xffffffffu, give_up)) {
+        if (lane == 0) s_abort = 1;
+        break;
+      }
+    }
+  }
+  __syncthreads();
+  if (INSTR) t1 = clock64();
+
+  // ---- copy -----------------------------------------------------------------------------
+  // The slot gets the input plus a term of the sequence (CollectiveConfig.inputValue), so every
+  // collective reduces different data and the host's sum check, which knows the sequence, fails
+  // on a slot or an output left over from another collective.
+  T* mine = (T*)P[P_SLOT_PTR + rank] + (long long)slot * elems;
+  const T* in = (const T*)P[P_INPUT];
+  if (!s_abort) {
+    const float term = (float)(seq % P[P_SEQ_PERIOD]);
+    if (vec) {
+      using V = Vec16<T>;
+      for (long long v = lo / V::N + threadIdx.x; v < hi / V::N; v += blockDim.x) {
+        float f[V::N];
+        V::unpack(((const uint4*)in)[v], f);
+#pragma unroll
+        for (int k = 0; k < V::N; ++k) f[k] += term;
+        ((uint4*)mine)[v] = V::pack(f);
+      }
+    } else {
+      for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
+    }
+    if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
+  }
+  __syncthreads();
+  if (INSTR) t2 = clock64();
+
+  // ---- publish: the last block to finish copying publishes the rank's flag -----------------
+  if (threadIdx.x == 0 && !s_abort) {
+    // read before the atom, whose acquire empties L1: the last block's path to its flag stays short
+    u64* flag = (u64*)P[P_FLAG_PTR + rank];
+    u64* pubtime = (u64*)P[P_PUBTIME_PTR + rank] + slot;
+    const u64 publish_delay = s_delay[F_PUBLISH];
+    const u64 before = atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);
+    if (before + 1 == seq * (u64)blocks) {
+      spin_ns(publish_delay);
+      st_relaxed_sys(pubtime, globaltimer());
+      // The release store orders the publish time and, being cumulative, every block's slot data
+      // (released to the count this block acquired) before the flag.
+      st_release_sys(flag, seq);
+      s_publisher = 1;
+    } else {
+      // The other blocks wait until the flag is out before they poll the peers' flags. Not for
+      // correctness (a block reduces its own chunk of this rank's slot, which its own threads
+      // copied), but measured: polling the peers at once was ~0.3 us slower per collective at
+      // 4 KB (run 50, `local-flag-wait`, docs/BENCHMARKS.md). Local completion only: relaxed.
+      Backoff bo;
+      while (ld_relaxed_sys(flag) < seq) {
+        if (!bo.pause(deadline)) { s_abort = 1; break; }
+      }
+    }
+  }
+  __syncthreads();
+  if (INSTR) t3 = clock64();
+
+  // ---- wait: warp 0 polls every peer; each lane owns peers lane, lane+32, ... ---------------
+  if (threadIdx.x < 32 && !s_abort) {
+    const int lane = threadIdx.x;
+    const bool clocks = INSTR && s_publisher;  // the accounting block's arrivals only
+    unsigned pending = 0;  // bit k: peer lane + 32k not yet seen
+    for (int k = 0; lane + 32 * k < world; ++k)
+      if (lane + 32 * k != rank) pending |= 1u << k;
+    // in registers: every acquire below empties this SM's L1, where P would otherwise be cached
+    const u64* flag_of[OSAR_MAX_RANKS / 32];
+    const u64* pubtime_of[OSAR_MAX_RANKS / 32];
+    u64 link_of[OSAR_MAX_RANKS / 32];
+    for (int k = 0; k < OSAR_MAX_RANKS / 32; ++k) {
+      const int p = lane + 32 * k;
+      flag_of[k] = p < world ? (const u64*)P[P_FLAG_PTR + p] : nullptr;
+      pubtime_of[k] = p < world ? (const u64*)P[P_PUBTIME_PTR + p] + slot : nullptr;
+      link_of[k] = p < world ? s_link[p] : 0;
+    }
+    Backoff bo;
+    for (;;) {
+      // one timestamp per poll round, taken by lane 0: peers seen in one round are tied
+      u64 now = 0;
+      if (clocks) {
+        now = __shfl_sync(0xffffffffu, clock64(), 0);
+        if (lane == 0 && bo.spins == 0) s_first_round = now;
+      }
+      u64 gt = globaltimer();
+      unsigned left = pending;
+      while (left) {
+        int k = __ffs(left) - 1;
+        left &= left - 1;
+        int p = lane + 32 * k;
+        // acquire: the peer's slot data (released with its flag) before this block's reads of it
+        if (ld_acquire_sys(flag_of[k]) >= seq) {
+          if (link_of[k] == 0 || ld_acquire_sys(pubtime_of[k]) + link_of[k] <= gt) {
+            pending &= ~(1u << k);
+            if (clocks) s_arrival[p] = now;
+          }
+        }
+      }
+      if (__all_sync(0xffffffffu, pending == 0)) break;
+      const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
+      if (__any_sync(0xffffffffu, give_up)) {
+        if (lane == 0) s_abort = 1;
+        break;
+      }
+    }
+  }
+  // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
+  // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
+  // (__ldcg), which may still hold the slot from nslots collectives ago.
+  __syncthreads();
+  if (INSTR) t4 = clock64();
+
+  // ---- reduce -----------------------------------------------------------------------------
+  if (!s_abort && vec) {
+    reduce_vec<T>(P, world, slot, elems, lo / Vec16<T>::N, hi / Vec16<T>::N, (T*)P[P_OUTPUT]);
+  } else if (!s_abort) {
+    T* out = (T*)P[P_OUTPUT];
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      float acc = 0.f;
+      for (int p = 0; p < world; ++p)
+        acc += to_f<T>(__ldcg((const T*)P[P_SLOT_PTR + p] + (long long)slot * elems + i));
+      out[i] = from_f<T>(acc);
+    }
+  }
+  __syncthreads();
+  const u64 t5 = INSTR ? clock64() : 0;
+  // The accounting block only: thread 0's clocks to its accounting warp, warp 0 and that warp meeting
+  // on a named barrier; the other warps go on to their end. Deferred, thread 0 keeps them: it
+  // writes the record itself, after the ack.
+  u64 g5 = 0, t5_rate = 0;
+  if (INSTR && s_publisher) {
+    if (threadIdx.x == 0) {
+      g5 = globaltimer();
+      // The rate's cycles end once the timer's value is back: a clock read under a branch on g5
+      // is issued only then. t5 itself, the reduce's end, can be hundreds of ns before the timer
+      // samples (a stall between the two reads that grows with the blocks in flight: run 68, the
+      // rate read 0.95-0.99 of the calibration with t5, 1.001-1.002 with this read).
+      t5_rate = g5 != 0 ? clock64() : t5;
+      s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
+      s_clock[6] = g0; s_clock[7] = g5; s_clock[8] = t5_rate;
+    }
+    if (s_defer) {
+      // no hand-off
+    } else if (accounting_warp == 0) {
+      __syncwarp();
+    } else if (threadIdx.x < 32 || accountant) {
+      asm volatile("bar.sync 1, 64;" : : : "memory");
+    }
+  }
+
+  // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
+  // The totals are read only by osar_publish, after this launch has completed, so the adds
+  // below are fire-and-forget (red_add): nothing in this launch waits for them.
+  u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
+  if (threadIdx.x == 0) {
+    if (s_abort) {
+      // Count the timeout once per collective and tell the host; the data path is abandoned.
+      // A wait cut short because a peer had aborted counts too: the communicator is broken, and
+      // a wait on that peer, this one or the next, would only run out its budget.
+      if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
+        red_add(tot + CB_C_TIMEOUTS, 1ull);
+        red_add(tot + CB_C_CALLS, 1ull);
+        st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
+      }
+    } else {
+      u64* ack = (u64*)P[P_ACK_PTR + rank];  // before the atom, as for the flag
+      u64* acktime = (u64*)P[P_ACKTIME_PTR + rank] + seq % OSAR_ACK_HISTORY;
+      // release: this block's reads of the peers' slots are done before its count
+      if (atom_add_acq_rel_gpu(st + S_FINISHED, 1ull) + 1 == seq * (u64)blocks) {
+        // last block: every block has read every peer's slot, so ack it. As for the flag, the
+        // release store replaces __threadfence_system() + a volatile store.
+        st_relaxed_sys(acktime, globaltimer());
+        st_release_sys(ack, seq);
+        if (INSTR) {  // the collective itself, counted once: by the block that completed it
+          red_add(tot + CB_C_CALLS, 1ull);
+          red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
+          red_add(tot + T_HIST + bucket_of(t5 - t0, buckets), 1ull);
+        }
+        // read by the next launch only, after this one completed: no fence needed
+        st_volatile(st + S_NEXT_SEQ, seq + 1);
+      }
+    }
+  }
+  if (INSTR && s_defer && s_publisher && !s_abort && threadIdx.x < 32) {
+    // deferred: the record for osar_publish (account_records), plain stores after the ack
+    u64* rec = st + S_TOT + (long long)blocks * T_STRIDE + (long long)(seq % REC_RING) * REC_STRIDE;
+    for (int p = threadIdx.x; p < world; p += 32) rec[R_ARRIVAL + p] = s_arrival[p];
+    if (threadIdx.x == 0) {
+      rec[R_T0 + 0] = t0; rec[R_T0 + 1] = t1; rec[R_T0 + 2] = t2;
+      rec[R_T0 + 3] = t3; rec[R_T0 + 4] = t4; rec[R_T0 + 5] = t5;
+      rec[R_G0] = g0; rec[R_G5] = g5; rec[R_T5_RATE] = t5_rate;
+      rec[R_FIRST_ROUND] = s_first_round;
+      rec[R_SEQ] = seq;
+    }
+  }
+  if (accountant && s_publisher && !s_abort && !s_defer) {
+    const int lane = threadIdx.x & 31;
+    const u64 c0 = s_clock[0], c3 = s_clock[3];
+    // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
+    // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
+    // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
+    // ended it.
+    u64 latest = 0;
+    int gaters = 0;
+    for (int q = 0; q < world; ++q)
+      if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
+    for (int q = 0; q < world; ++q)
+      if (q != rank && s_arrival[q] == latest) ++gaters;
+    const bool self_last = world == 1 || latest <= s_first_round;
+    for (int p = lane; p < world; p += 32) {
+      if (p == rank) {
+        // every peer was already there at the first round
+        if (self_last) red_add(tot + T_PEER_LAST + p, 1ull);
+        continue;
+      }
+      const u64 tp = s_arrival[p];
+      const u64 late = tp > c3 ? tp - c3 : 0;
+      if (late) red_add(tot + T_PEER_LATE + p, late);
+      if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters);
+      if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
+      red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
+    }
+    if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, s_clock[lane + 1] - s_clock[lane]);
+    if (lane == 0) {  // the clock samples: the whole collective
+      red_add(tot + CB_C_CLOCK_NS, s_clock[7] - s_clock[6]);
+      red_add(tot + CB_C_CLOCK_CYCLES, s_clock[8] - c0);
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P) { osar<float, false>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16(const u64* P) { osar<__nv_bfloat16, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false>(P); }
+
+// Publishes the totals of every collective before it on this stream. One block of
+// PUBLISH_THREADS.
+extern "C" __global__ void __launch_bounds__(PUBLISH_THREADS) osar_publish(const u64* P) {
+  publish_counter_block(P, (u64*)P[P_STATE]);
+}
+
+// clock64 cycles per second against %globaltimer over ~20 ms. out[0] = cycles, out[1] = ns.
+extern "C" __global__ void osar_calibrate(u64* out) {
+  if (threadIdx.x != 0) return;
+  u64 g0 = globaltimer(), c0 = clock64();
+  while (globaltimer() - g0 < 20000000ull) {
+  }
+  u64 c1 = clock64(), g1 = globaltimer();
+  out[0] = c1 - c0;
+  out[1] = g1 - g0;
+}
