@@ -63,12 +63,14 @@ public final class CudaCollective implements CollectiveBackend {
     public static final long PUBLISH_BYTES = 1L << 30;
 
     /**
-     * Data blocks per rank when {@link #blocksPerRank()} is 0: 16 up to 512 KiB per rank (small
-     * collectives are bound by the handshake between ranks, not by bytes, and more blocks meet on
-     * more atomics), then one per 32 KiB up to 128, so large collectives keep enough reads in
-     * flight across NVLink; a placement lowers it to the SMs it can give each rank. Runs 50-51
-     * (docs/BENCHMARKS.md) measured a better rule for a faster candidate kernel that is not in use
-     * yet: {@code blocksFor(b, 4096, 16, 8192)}, 1 block at 4 KiB, 32 at 256 KiB, 128 from 1 MiB.
+     * Data blocks per rank when {@link #blocksPerRank()} is 0: one per 4 KiB up to 16 (small
+     * collectives are bound by the handshake between ranks, not by bytes, and every block more
+     * meets the others on the arrival and finish counters), then one per 8 KiB up to 128, so large
+     * collectives keep enough reads in flight across NVLink; a placement lowers it to the SMs it
+     * can give each rank. 1 block at 4 KiB, 16 at 64 KiB, 32 at 256 KiB, 128 from 1 MiB. Measured
+     * on two H200s against the earlier rule (16 blocks up to 512 KiB, then one per 32 KiB): the
+     * instrumented kernel 0.27 µs faster at 4 KiB, 0.21 at 256 KiB, 0.95 at 1 MiB, the same at 64
+     * KiB and 16 MiB (run 73, docs/BENCHMARKS.md; runs 50-51 first measured it).
      */
     public static int defaultBlocks(long bytesPerRank) {
       return blocksFor(bytesPerRank, SMALL_BLOCK_BYTES, SMALL_BLOCKS, BLOCK_BYTES);
@@ -84,9 +86,9 @@ public final class CudaCollective implements CollectiveBackend {
     static final String SMALL_BLOCKS_PROPERTY = "collscope.osar.smallBlocks";
     static final String BLOCK_BYTES_PROPERTY = "collscope.osar.blockBytes";
 
-    static final long SMALL_BLOCK_BYTES = Long.getLong(SMALL_BLOCK_BYTES_PROPERTY, 1);
+    static final long SMALL_BLOCK_BYTES = Long.getLong(SMALL_BLOCK_BYTES_PROPERTY, 4 << 10);
     static final int SMALL_BLOCKS = Integer.getInteger(SMALL_BLOCKS_PROPERTY, 16);
-    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 32 << 10);
+    static final long BLOCK_BYTES = Long.getLong(BLOCK_BYTES_PROPERTY, 8 << 10);
 
     /**
      * ceil(bytes / smallBlockBytes) blocks up to {@code smallBlocks}, or bytes / blockBytes if

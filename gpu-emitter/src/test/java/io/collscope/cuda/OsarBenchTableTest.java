@@ -70,7 +70,7 @@ class OsarBenchTableTest {
   }
 
   @Test
-  void theCandidateRuleOfRuns50And51GivesOneBlockPer4KiBUpTo16ThenOnePer8KiB() {
+  void blocksForGivesOneBlockPerSmallUnitUpToTheSmallCountThenOnePerLargeUnitUpTo128() {
     assertThat(CudaCollective.Options.blocksFor(4 << 10, 4096, 16, 8192)).isEqualTo(1);
     assertThat(CudaCollective.Options.blocksFor(6 << 10, 4096, 16, 8192)).isEqualTo(2);
     assertThat(CudaCollective.Options.blocksFor(64 << 10, 4096, 16, 8192)).isEqualTo(16);
@@ -78,13 +78,17 @@ class OsarBenchTableTest {
     assertThat(CudaCollective.Options.blocksFor(1 << 20, 4096, 16, 8192)).isEqualTo(128);
     assertThat(CudaCollective.Options.blocksFor(16 << 20, 4096, 16, 8192)).isEqualTo(128);
     assertThat(CudaCollective.Options.blocksFor(1, 4096, 16, 8192)).isEqualTo(1);
+    // the rule main had before run 73: 16 blocks up to 512 KiB, then one per 32 KiB
+    assertThat(CudaCollective.Options.blocksFor(4 << 10, 1, 16, 32 << 10)).isEqualTo(16);
+    assertThat(CudaCollective.Options.blocksFor(1 << 20, 1, 16, 32 << 10)).isEqualTo(32);
   }
 
   @Test
-  void largeCollectivesGetMoreBlocksUpTo128() {
-    assertThat(CudaCollective.Options.defaultBlocks(4 << 10)).isEqualTo(16);
-    assertThat(CudaCollective.Options.defaultBlocks(512 << 10)).isEqualTo(16);
-    assertThat(CudaCollective.Options.defaultBlocks(1 << 20)).isEqualTo(32);
+  void theDefaultRuleIsRun73s() {
+    assertThat(CudaCollective.Options.defaultBlocks(4 << 10)).isEqualTo(1);
+    assertThat(CudaCollective.Options.defaultBlocks(64 << 10)).isEqualTo(16);
+    assertThat(CudaCollective.Options.defaultBlocks(256 << 10)).isEqualTo(32);
+    assertThat(CudaCollective.Options.defaultBlocks(1 << 20)).isEqualTo(128);
     assertThat(CudaCollective.Options.defaultBlocks(16 << 20)).isEqualTo(128);
   }
 

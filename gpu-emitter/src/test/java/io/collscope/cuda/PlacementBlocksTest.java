@@ -11,8 +11,9 @@ class PlacementBlocksTest {
 
   @Test
   void oneRankPerGpuGetsTheSizesDefault() {
-    assertThat(Placement.blocksPerRank(0, 4 << 10, H200_SMS, 1)).isEqualTo(16);
-    assertThat(Placement.blocksPerRank(0, 1 << 20, H200_SMS, 1)).isEqualTo(32);
+    assertThat(Placement.blocksPerRank(0, 4 << 10, H200_SMS, 1)).isEqualTo(1);
+    assertThat(Placement.blocksPerRank(0, 64 << 10, H200_SMS, 1)).isEqualTo(16);
+    assertThat(Placement.blocksPerRank(0, 1 << 20, H200_SMS, 1)).isEqualTo(128);
     assertThat(Placement.blocksPerRank(0, 16 << 20, H200_SMS, 1)).isEqualTo(128);
   }
 
