@@ -65,10 +65,6 @@ public final class NcclOverhead {
       this(bytes, "on", on, off, true, null);
     }
 
-    public Row(long bytes, String variant, double[] on, double[] off, boolean paired) {
-      this(bytes, variant, on, off, paired, null);
-    }
-
     public double goalUs() {
       return bytes >= LARGE_BYTES ? LARGE_GOAL * Classification.median(off) : SMALL_GOAL_US;
     }
