@@ -7,6 +7,10 @@
 // COLLSCOPE_NCCL_KERNEL_SAMPLING).
 //   nccl_profiler_driver LIB VERSION(5|6) RANKS COLLECTIVES LATE_RANK LATE_NS [CAPTURED [LOSE [AFTER]]]
 // Run with COLLSCOPE_SHM_DIR=dir and COLLSCOPE_NCCL_NO_THREAD=1: it polls the publisher itself.
+// The function and datatype names come at another address every other collective (the same
+// text: the plugin remembers the last pointer it matched); COLLSCOPE_DRIVER_MIXED_TYPES=1 rotates
+// the datatype of 1024 elements through float32, bfloat16, float32 (a copy), int64: 18 KiB per
+// 4 collectives.
 // Rank LATE_RANK's kernels start LATE_NS after the others' and take LATE_NS less (the others
 // wait for it inside their kernels); CAPTURED more collectives are graph-captured (refused).
 // LOSE > 0: rank 0 never gets the stop of channel 1 of one collective in LOSE (a lost event),
@@ -62,6 +66,11 @@ int main(int argc, char** argv) {
     }
   }
   printf("mask %d\n", mask);
+  const char* mt = getenv("COLLSCOPE_DRIVER_MIXED_TYPES");
+  int mixedTypes = mt && *mt == '1';
+  char* funcCopy = strdup("AllReduce");
+  char* f32Copy = strdup("ncclFloat32");
+  const char* mixed[4] = {"ncclFloat32", "ncclBfloat16", f32Copy, "ncclInt64"};
   unsigned long long t = 1700000000000000000ULL;
   const int nch = 2;
   int kernelColls = 0, kernelCaptured = 0, kernelAfter = 0;  // (collective, rank) pairs
@@ -84,9 +93,9 @@ int main(int argc, char** argv) {
       d.parentObj = api;
       d.rank = r;
       d.coll.seqNumber = (unsigned long long)i;
-      d.coll.func = "AllReduce";
+      d.coll.func = i % 2 ? funcCopy : "AllReduce";
       d.coll.count = 1024;
-      d.coll.datatype = "ncclFloat32";
+      d.coll.datatype = mixedTypes ? mixed[i % 4] : i % 2 ? f32Copy : "ncclFloat32";
       d.coll.nChannels = nch;
       d.coll.algo = "RING";
       d.coll.proto = "LL";

@@ -116,6 +116,13 @@ struct ctx {
   uint64_t graphMixed;      // captured collectives whose KernelCh differed from the capture's first
   struct peer* peers;
   int warnedGraph;
+  // The last function and datatype names seen, and what they map to (user thread). NCCL passes
+  // pointers to its own constant strings, so a pointer compare usually spares the string
+  // matches; another pointer is matched by name and remembered.
+  const char* lastFunc;
+  int lastFuncIndex;
+  const char* lastType;
+  size_t lastTypeSize;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -519,7 +526,10 @@ static int chosen(uint64_t k) {
   uint64_t z = k + 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return (z ^ (z >> 31)) % n == 0;
+  z ^= z >> 31;
+  // a power of two (the default, 64) by its mask: the same choice without a 64-bit division,
+  // the largest cost of an untimed collective's callbacks
+  return ((n & (n - 1)) == 0 ? z & (n - 1) : z % n) == 0;
 }
 
 // NCCL's mask is one per process: KernelCh is in it while any communicator's next collective is
@@ -635,6 +645,8 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   }
   struct ctx* c = calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
+  c->lastFuncIndex = funcIndex(NULL);  // what a NULL name (the remembered pointer at first) maps to
+  c->lastTypeSize = typeSize(NULL);
   c->commId = commId;
   c->rank = rank;
   c->nranks = nranks;
@@ -744,9 +756,17 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
       }
       return ncclSuccess;
     }
-    int f = funcIndex(d->coll.func);
+    if (d->coll.func != c->lastFunc) {
+      c->lastFuncIndex = funcIndex(d->coll.func);
+      c->lastFunc = d->coll.func;
+    }
+    if (d->coll.datatype != c->lastType) {
+      c->lastTypeSize = typeSize(d->coll.datatype);
+      c->lastType = d->coll.datatype;
+    }
+    int f = c->lastFuncIndex;
     __atomic_fetch_add(&c->funcCalls[f], 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&c->funcBytes[f], (uint64_t)d->coll.count * typeSize(d->coll.datatype),
+    __atomic_fetch_add(&c->funcBytes[f], (uint64_t)d->coll.count * c->lastTypeSize,
                        __ATOMIC_RELAXED);
     // Untimed: counted, no handle, so NCCL sends no stop and no channel events for it.
     if (d->parentObj != &g_timedApi) return ncclSuccess;

@@ -66,7 +66,14 @@ class NcclProfilerPluginTest {
 
   /** sampling: COLLSCOPE_NCCL_KERNEL_SAMPLING (1: every collective timed, exact totals). */
   static String run(Path shm, boolean noFinalize, int sampling, String... cmd) throws Exception {
+    return run(shm, noFinalize, sampling, java.util.Map.of(), cmd);
+  }
+
+  static String run(
+      Path shm, boolean noFinalize, int sampling, java.util.Map<String, String> env, String... cmd)
+      throws Exception {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().putAll(env);
     if (noFinalize) pb.environment().put("COLLSCOPE_DRIVER_NO_FINALIZE", "1");
     pb.environment().put("COLLSCOPE_NCCL_KERNEL_SAMPLING", "" + sampling);
     if (shm != null) {
@@ -116,6 +123,37 @@ class NcclProfilerPluginTest {
         .isEqualTo(Files.readString(Path.of(LIB + ".sha256")).trim());
     String elf = new String(Files.readAllBytes(LIB), StandardCharsets.ISO_8859_1);
     assertThat(elf).startsWith("\u007fELF").contains("ncclProfiler_v5", "ncclProfiler_v6");
+  }
+
+  /**
+   * Bytes are counted from each collective's datatype: the plugin maps a datatype name to its size
+   * once per pointer it sees (NCCL passes its own constant strings), so names at new addresses,
+   * alternating types and a copy of an earlier name must each be matched again by their text.
+   */
+  @Test
+  void bytesFollowEachCollectivesDatatypeWhateverAddressItsNameIsAt(@TempDir Path shm)
+      throws Exception {
+    run(
+        shm,
+        false,
+        64,
+        java.util.Map.of("COLLSCOPE_DRIVER_MIXED_TYPES", "1"),
+        driver.toString(),
+        LIB.toAbsolutePath().toString(),
+        "5",
+        "2",
+        "1000",
+        "1",
+        "0",
+        "0");
+    for (int r = 0; r < 2; r++) {
+      Counters c = new SnapshotReader(NcclBlockFile.open(block(shm, r)).block()).read();
+      assertThat(c.calls()).isEqualTo(1000);
+      // per 4 collectives of 1024 elements: float32, bfloat16, float32 (a copy), int64
+      assertThat(c.totals().get(io.collscope.model.Counter.BYTES))
+          .as("rank %d bytes", r)
+          .isEqualTo(250L * 1024 * (4 + 2 + 4 + 8));
+    }
   }
 
   @ParameterizedTest(name = "profiler interface v{0}")
