@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 14: why run 52's candidate kernel reads a clock rate 5-23 % low. On nvidia-h200-x2, from
+# Issue 14: why run 52's candidate kernel read a clock rate 5-23 % low (found in run 68: the timer's end
+# sample came back late; the fixed kernel is main's since run 69). On nvidia-h200-x2, from
 # the checkout's root, with a carry that dev/gpu-bisect/build-clock-probe.sh completed:
 #   1. clock_probe on each GPU: %globaltimer's step, and short intervals ended by a spin, by the
 #      timer, and by __nanosleep back-off, against a 20 ms calibration;
