@@ -116,7 +116,8 @@ struct ctx {
   uint64_t graphMixed;      // captured collectives whose KernelCh differed from the capture's first
   struct peer* peers;
   int warnedGraph;
-  // The last function and datatype names seen, and what they map to (user thread). NCCL passes
+  // The last function and datatype names seen, and what they map to (user thread: NCCL calls a
+  // communicator's Coll events from one thread at a time, as it takes its API calls). NCCL passes
   // pointers to its own constant strings, so a pointer compare usually spares the string
   // matches; another pointer is matched by name and remembered.
   const char* lastFunc;
@@ -527,8 +528,8 @@ static int chosen(uint64_t k) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   z ^= z >> 31;
-  // a power of two (the default, 64) by its mask: the same choice without a 64-bit division,
-  // the largest cost of an untimed collective's callbacks
+  // a power of two (the default, 64) by its mask: the same choice without a 64-bit division on
+  // every collective's callbacks
   return ((n & (n - 1)) == 0 ? z & (n - 1) : z % n) == 0;
 }
 
