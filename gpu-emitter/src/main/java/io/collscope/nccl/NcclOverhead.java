@@ -27,6 +27,12 @@ import java.util.TreeMap;
  * baseline is that first variant, the interval decides whether the goal is met: the rule above asks
  * the baseline's own round-to-round spread to be within the goal, which a host-bound step at 4 KB
  * (12-18 µs, bimodal) never is, while the paired differences are tight (run 64: ±0.1 µs).
+ *
+ * <p>The harness's step is one collective on each of its ranks (its header's {@code devices N}),
+ * all enqueued by one thread, so the absolute goal per step is {@link #SMALL_GOAL_US} times the
+ * ranks: in a job with one rank per process each process enqueues, and pays for, its own rank's
+ * collective only. The relative goal is the same either way (the step's time is that of N enqueues
+ * too).
  */
 public final class NcclOverhead {
 
@@ -44,6 +50,7 @@ public final class NcclOverhead {
   static final String PAIRED_PREFIX = "nccl-overhead,";
   static final String SEPARATE_PREFIX = "nccl-overhead-separate,";
   static final String DIRECT_PAIRED_PREFIX = "nccl-direct-paired,";
+  static final String DIRECT_HEADER_PREFIX = "nccl-direct:";
 
   /**
    * The median of a variant's paired per-round differences from the harness's first variant, µs
@@ -60,13 +67,22 @@ public final class NcclOverhead {
 
   /** One variant's comparison with the baseline at one size. */
   public record Row(
-      long bytes, String variant, double[] on, double[] off, boolean paired, PairedDiff diff) {
+      long bytes,
+      String variant,
+      double[] on,
+      double[] off,
+      boolean paired,
+      PairedDiff diff,
+      int ranksPerStep) {
     public Row(long bytes, double[] on, double[] off) {
-      this(bytes, "on", on, off, true, null);
+      this(bytes, "on", on, off, true, null, 1);
     }
 
+    /** The goal for one value of the rounds: one step, {@link #ranksPerStep} collectives. */
     public double goalUs() {
-      return bytes >= LARGE_BYTES ? LARGE_GOAL * Classification.median(off) : SMALL_GOAL_US;
+      return bytes >= LARGE_BYTES
+          ? LARGE_GOAL * Classification.median(off)
+          : SMALL_GOAL_US * ranksPerStep;
     }
 
     public double deltaUs() {
@@ -114,8 +130,14 @@ public final class NcclOverhead {
   public static List<Row> parse(List<String> lines, String baseline) {
     Map<Long, Map<String, Series>> bySize = new TreeMap<>();
     Map<Long, Map<String, PairedDiff>> diffs = new TreeMap<>();
+    int ranksPerStep = 1;
     for (String line : lines) {
       String l = line.strip();
+      if (l.startsWith(DIRECT_HEADER_PREFIX)) {
+        // its header, and other lines of the harness's ("nccl-direct: done") that name no devices
+        ranksPerStep = directRanks(l, ranksPerStep);
+        continue;
+      }
       if (l.startsWith(DIRECT_PAIRED_PREFIX)) {
         String[] f = l.split(",");
         if (f.length != 9) throw new IllegalArgumentException("malformed paired line: " + l);
@@ -176,10 +198,31 @@ public final class NcclOverhead {
         if (s == base) continue;
         boolean paired = !s.separate() && !base.separate();
         PairedDiff d = paired && intervalsAgainstBase ? sizeDiffs.get(s.label()) : null;
-        rows.add(new Row(e.getKey(), s.label(), s.values(), base.values(), paired, d));
+        rows.add(
+            new Row(e.getKey(), s.label(), s.values(), base.values(), paired, d, ranksPerStep));
       }
     }
     return rows;
+  }
+
+  /**
+   * The ranks of the harness's step, from its header ({@code ... devices 2 ...}); {@code otherwise}
+   * for a line that names none.
+   */
+  private static int directRanks(String header, int otherwise) {
+    String[] w = header.split("\\s+");
+    for (int i = 0; i + 1 < w.length; i++) {
+      if (w[i].equals("devices")) {
+        try {
+          int n = Integer.parseInt(w[i + 1]);
+          if (n >= 1) return n;
+        } catch (NumberFormatException e) {
+          // fall through: a header this parser does not know
+        }
+        throw new IllegalArgumentException("malformed harness header: " + header);
+      }
+    }
+    return otherwise;
   }
 
   /** A number as C's printf writes it: "nan" (or "-nan") where the harness had too few rounds. */
@@ -232,8 +275,9 @@ public final class NcclOverhead {
           "paired Δ: the harness's median of per-round differences, device µs per step, with its"
               + " 95 % sign-test interval; goal met: yes when the interval's upper bound is within"
               + " the goal, NO when its lower bound is above it, not shown otherwise. One step is"
-              + " one collective on each rank, both enqueued by one thread: a job with one rank per"
-              + " process pays its own rank's share.\n");
+              + " one collective on each rank, all enqueued by one thread: below 1 MiB the goal µs"
+              + " is 200 ns times the ranks, since a job with one rank per process pays its own"
+              + " rank's share.\n");
     }
     return b.toString();
   }

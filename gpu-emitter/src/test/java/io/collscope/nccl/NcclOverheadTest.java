@@ -115,6 +115,40 @@ class NcclOverheadTest {
   }
 
   @Test
+  void theAbsoluteGoalPerStepCountsTheHarnessRanks() {
+    double[] none = {12.2, 18.0, 12.4, 17.9, 12.1, 18.3, 12.3, 17.8, 12.2};
+    double[] big = {100, 101, 100, 102, 100, 101, 100, 100, 101};
+    String paired4k = "nccl-direct-paired,4096,ours:64,device,0.1515,0.0699,0.3036,44,61";
+    String paired1m = "nccl-direct-paired,1048576,ours:64,device,0.30,0.20,0.40,9,9";
+    List<String> oneRank =
+        List.of(
+            rounds(4096, "none", none),
+            rounds(4096, "ours:64", none),
+            rounds(1 << 20, "none", big),
+            rounds(1 << 20, "ours:64", big),
+            paired4k,
+            paired1m);
+    List<String> twoRanks = new java.util.ArrayList<>(oneRank);
+    twoRanks.add(0, "nccl-direct: nccl 22809 cudart 13000 devices 2 plugin p bench b rounds 61");
+    twoRanks.add("nccl-direct: done"); // the harness's last line names no devices
+    // run 75's 4 KB interval: over 200 ns per step, within 200 ns per rank's collective
+    assertThat(NcclOverhead.parse(oneRank, "none"))
+        .extracting(NcclOverhead.Row::goalMet)
+        .containsExactly("not shown", "yes");
+    List<NcclOverhead.Row> rows = NcclOverhead.parse(twoRanks, "none");
+    assertThat(rows).extracting(NcclOverhead.Row::goalUs).containsExactly(0.4, 0.5);
+    // the relative goal at 1 MiB does not scale with the ranks
+    assertThat(rows).extracting(NcclOverhead.Row::goalMet).containsExactly("yes", "yes");
+    assertThat(
+            NcclOverhead.parse(
+                List.of(
+                    "nccl-direct: devices 8", rounds(4096, "none", none), rounds(4096, "x", none)),
+                "none"))
+        .extracting(NcclOverhead.Row::goalUs)
+        .containsExactly(1.6);
+  }
+
+  @Test
   void pairedIntervalsAgainstAnotherVariantAreNotUsed() {
     double[] none = {12.2, 18.0, 12.4, 17.9, 12.1, 18.3, 12.3, 17.8, 12.2};
     List<String> log =
