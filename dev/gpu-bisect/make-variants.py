@@ -9,7 +9,7 @@ correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of 
 guard polls the peers' acks in every collective; a system-scope fence before every block's
 arrival), NO_LOCAL_FLAG_WAIT sends the blocks that did not publish straight to the peers' flags
 (run 50's kernel); MUTANT_STALE_SLOT breaks the data path on purpose (rank 1 stops copying its input into its ring
-slot once every slot has been used, so later collectives reduce a stale slot), for checking that
+slot, or pushing it into its peers', once every slot has been used, so later collectives reduce a stale slot), for checking that
 the GPU tests fail on it. Fails loudly when osar.cu no longer has a pattern a switch needs.
 """
 import sys
@@ -46,12 +46,12 @@ rep("        if (INSTR) {  // the collective itself", "        if (INSTR && !OMI
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
-rep("  if (!s_abort) {\n    const float term", "  if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n    const float term")
+rep("  if (!s_abort) {\n    if (PUSH) {", "  if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n    if (PUSH) {")
 # the data-path changes of runs 50-51, each undone alone
 rep("(s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)",
     "(GUARD_EVERY_TIME || s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)")
-rep("    const u64 before = atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);",
-    "    if (SYS_FENCE_ARRIVE) __threadfence_system();\n    const u64 before = atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);")
+rep("    const u64 before = PUSH ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)",
+    "    if (SYS_FENCE_ARRIVE) __threadfence_system();\n    const u64 before = PUSH ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)")
 rep("    } else {\n      // The other blocks wait until the flag is out",
     "    } else if (!NO_LOCAL_FLAG_WAIT) {\n      // The other blocks wait until the flag is out")
 open(dst, "w").write(s)

@@ -7,6 +7,9 @@
 # carried runtime leaves out) with --baseline on NCCL's rounds; then `bench gpu` once per bisect
 # variant in BISECT (none by default) at 4K and 256K (ranks BISECT_RANKS, default 1,2); BLOCK_RULES
 # (SMALL_BYTES:SMALL_BLOCKS:BYTES ..., CudaCollective.Options.blocksFor) benches the runtime's kernel under other rules for the data blocks per rank;
+# MODES (bytes ...) benches the runtime's kernel with the push path from that many bytes per rank
+# (CudaCollective.Options.PUSH_BYTES: 0 pushes at every size, a huge value never) at MODE_SIZES;
+# TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
 # NCU=1 adds Nsight Compute's figures at 4 KB. MUTANT=0 skips the stale-slot mutant. Everything
 # into OUT_DIR/x2perf.tgz.
 set -u
@@ -28,7 +31,7 @@ junit() {  # LOG CLASSPATH_PREFIX SELECTOR...
   echo "$log rc=$?"; grep -E "Test run finished|tests (successful|failed|skipped)" "$O/$log"
 }
 if [[ "${TESTS:-1}" == 1 ]]; then
-  for t in CudaCollectiveGpuTest ProcessPerGpuGpuTest; do
+  for t in ${TEST_CLASSES:-CudaCollectiveGpuTest ProcessPerGpuGpuTest}; do
     junit "gpu-tests-$t.log" "" --select-class "io.collscope.cuda.$t"
   done
   grep -hE "dead peer:|peer abort:" "$O"/gpu-tests-*.log
@@ -70,6 +73,13 @@ for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data
     io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES --dtypes=f32 \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule//:/-}.log" 2>&1
   echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-14
+  save
+done
+for m in ${MODES:-}; do  # the push path from m bytes per rank, f32 and bf16
+  timeout 200 $J -Dcollscope.osar.pushBytes=$m -cp "$LIB" \
+    io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=${MODE_SIZES:-$SIZES} \
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-push-from-$m.log" 2>&1
+  echo "osar bench push from $m rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-push-from-$m.log" | cut -d'|' -f2-8,12-14
   save
 done
 for v in ${BISECT:-}; do

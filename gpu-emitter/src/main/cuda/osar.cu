@@ -4,12 +4,21 @@
 // sit on peer GPUs, or in other processes through CUDA IPC: the kernel only sees pointers).
 // Per collective and per data block:
 //   guard   wait until every peer acked the ring slot this collective reuses
-//   copy    this block's chunk of the input into this rank's slot
+//   copy    this block's chunk of the input into this rank's slot (pull), or into this rank's
+//           segment of every peer's slot (push, below)
 //   publish the last local block to finish its copy publishes this rank's flag (= seq): local
 //           grid completion; the other blocks go on at once
 //   wait    from this rank's publication until every peer's flag is seen; billed per peer as
 //           critical-path shares (counters/README.md)
 //   reduce  sum every rank's slot into the output; the last block acks the slot
+// Two data paths, one protocol. Pull (small collectives): each rank copies its input into its own
+// slot and every rank reads every peer's slot across NVLink in the reduce. Push (from
+// CudaCollective.Options.PUSH_BYTES up): a rank's slot has one segment per rank, each rank writes
+// its input straight into its segment of every peer's slot (posted NVLink writes, no local copy)
+// and reduces its own slot and input locally. A read across NVLink waits a round trip per request;
+// a write does not, and the pull path's copy into its own slot is a second pass over the input.
+// The flag, the ack, the guard and every phase mean the same in both: in push a copy's time
+// includes the link, and a slow link shows in the peers' waits either way.
 // The phases and the per-peer shares are those of the block that published the flag (the
 // rank's critical path), one block per collective; the calls, bytes and latency histogram are
 // counted by the block that acked. Every interval is measured on the SM's own clock64 (never a
@@ -83,6 +92,14 @@ __device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
 __device__ __forceinline__ u64 atom_add_acq_rel_gpu(u64* p, u64 v) {
   u64 old;
   asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+// The push path's arrival: a block's copy wrote to peers' memory, so its release is system scope.
+// The model's cumulativity would carry those writes through a GPU-scope release too, but whether a
+// GPU-scope fence waits for writes still crossing NVLink is the hardware's business: this one must.
+__device__ __forceinline__ u64 atom_add_acq_rel_sys(u64* p, u64 v) {
+  u64 old;
+  asm volatile("atom.acq_rel.sys.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
   return old;
 }
 
@@ -232,13 +249,91 @@ struct Vec16<__nv_bfloat16> {
 };
 constexpr int REDUCE_UNROLL = 2;  // vectors per thread and peer in flight at once
 constexpr int PEER_GROUP = 4;     // peers whose loads are issued together
+constexpr int PUSH_UNROLL = 4;    // input vectors per thread loaded before any is pushed
 
-// Sums every rank's slot into the output over vectors [v_lo, v_hi) of 16 bytes. The peers are
-// taken PEER_GROUP at a time in rank order (the sum's order is the scalar path's, so both give the
-// same bits), each thread issuing all PEER_GROUP x REDUCE_UNROLL loads before it adds any.
+// The input plus the sequence term, rounded to T: what a slot holds (the copy's value).
 template <typename T>
-__device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int world, int slot,
-                                           long long elems, long long v_lo, long long v_hi, T* out) {
+__device__ __forceinline__ uint4 with_term(uint4 x, float term) {
+  using V = Vec16<T>;
+  float f[V::N];
+  V::unpack(x, f);
+#pragma unroll
+  for (int k = 0; k < V::N; ++k) f[k] += term;
+  return V::pack(f);
+}
+
+// Where rank p's data for this collective is. Pull: p's slot. Push: p's segment of this rank's
+// slot, or this rank's own input (its term added by the caller).
+template <typename T, bool PUSH>
+__device__ __forceinline__ const T* source_of(const u64* __restrict__ P, int rank, int world, int p,
+                                              int slot, long long elems) {
+  if (!PUSH) return (const T*)P[P_SLOT_PTR + p] + (long long)slot * elems;
+  if (p == rank) return (const T*)P[P_INPUT];
+  return (const T*)P[P_SLOT_PTR + rank] + ((long long)slot * world + p) * elems;
+}
+
+// Push: this block's chunk of the input, plus the sequence term, into this rank's segment of every
+// peer's slot. The stores are posted, but a block can have only so many in flight: the link sets
+// their pace, and a thread that loads its next vectors only after storing its last ones leaves the
+// link idle for a load's latency every round. So each thread loads round r + 1's PUSH_UNROLL vectors
+// before it stores round r's (and adds the term, for bf16 a dozen conversions per vector, while
+// those loads are in flight: run 76's bf16 push was 10 % slower than f32 at 16 MB without that).
+template <typename T>
+__device__ __forceinline__ void push_input(const u64* __restrict__ P, int rank, int world, int slot,
+                                           long long elems, long long lo, long long hi, bool vec,
+                                           float term) {
+  const T* in = (const T*)P[P_INPUT];
+  const long long seg = ((long long)slot * world + rank) * elems;
+  if (vec) {
+    using V = Vec16<T>;
+    const long long stride = blockDim.x;
+    const long long step = stride * PUSH_UNROLL;
+    const long long v_hi = hi / V::N;
+    long long v = lo / V::N + threadIdx.x;
+    uint4 x[PUSH_UNROLL];
+#pragma unroll
+    for (int u = 0; u < PUSH_UNROLL; ++u) {
+      const long long i = v + u * stride;
+      x[u] = i < v_hi ? ((const uint4*)in)[i] : make_uint4(0, 0, 0, 0);
+    }
+    for (; v < v_hi; v += step) {
+      uint4 next[PUSH_UNROLL];
+#pragma unroll
+      for (int u = 0; u < PUSH_UNROLL; ++u) {
+        const long long i = v + step + u * stride;
+        next[u] = i < v_hi ? ((const uint4*)in)[i] : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < PUSH_UNROLL; ++u) x[u] = with_term<T>(x[u], term);
+      for (int p = 0; p < world; ++p) {
+        if (p == rank) continue;
+        uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg);
+#pragma unroll
+        for (int u = 0; u < PUSH_UNROLL; ++u) {
+          const long long i = v + u * stride;
+          if (i < v_hi) dst[i] = x[u];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < PUSH_UNROLL; ++u) x[u] = next[u];
+    }
+  } else {
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      const T x = from_f<T>(to_f<T>(in[i]) + term);
+      for (int p = 0; p < world; ++p)
+        if (p != rank) ((T*)P[P_SLOT_PTR + p] + seg)[i] = x;
+    }
+  }
+}
+
+// Sums every rank's data (source_of) into the output over vectors [v_lo, v_hi) of 16 bytes. The
+// peers are taken PEER_GROUP at a time in rank order (the sum's order is the scalar path's, so both
+// give the same bits, and push the same as pull), each thread issuing all PEER_GROUP x REDUCE_UNROLL
+// loads before it adds any.
+template <typename T, bool PUSH>
+__device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, int world, int slot,
+                                           long long elems, long long v_lo, long long v_hi, T* out,
+                                           float term) {
   using V = Vec16<T>;
   const long long stride = blockDim.x;
   for (long long v = v_lo + threadIdx.x; v < v_hi; v += stride * REDUCE_UNROLL) {
@@ -253,11 +348,15 @@ __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int world,
       for (int g = 0; g < PEER_GROUP; ++g) {
         const int p = p0 + g;
         const uint4* src =
-            p < world ? (const uint4*)((const T*)P[P_SLOT_PTR + p] + (long long)slot * elems) : nullptr;
+            p < world ? (const uint4*)source_of<T, PUSH>(P, rank, world, p, slot, elems) : nullptr;
 #pragma unroll
         for (int u = 0; u < REDUCE_UNROLL; ++u) {
           const long long i = v + u * stride;
           x[g][u] = p < world && i < v_hi ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
+        }
+        if (PUSH && p == rank) {
+#pragma unroll
+          for (int u = 0; u < REDUCE_UNROLL; ++u) x[g][u] = with_term<T>(x[g][u], term);
         }
       }
 #pragma unroll
@@ -363,7 +462,7 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   }
 }
 
-template <typename T, bool INSTR>
+template <typename T, bool INSTR, bool PUSH>
 __device__ void osar(const u64* __restrict__ P) {
   const int rank = (int)P[P_RANK];
   const int world = (int)P[P_WORLD];
@@ -479,9 +578,11 @@ __device__ void osar(const u64* __restrict__ P) {
   // on a slot or an output left over from another collective.
   T* mine = (T*)P[P_SLOT_PTR + rank] + (long long)slot * elems;
   const T* in = (const T*)P[P_INPUT];
+  const float term = (float)(seq % P[P_SEQ_PERIOD]);
   if (!s_abort) {
-    const float term = (float)(seq % P[P_SEQ_PERIOD]);
-    if (vec) {
+    if (PUSH) {
+      push_input<T>(P, rank, world, slot, elems, lo, hi, vec, term);
+    } else if (vec) {
       using V = Vec16<T>;
       for (long long v = lo / V::N + threadIdx.x; v < hi / V::N; v += blockDim.x) {
         float f[V::N];
@@ -504,7 +605,8 @@ __device__ void osar(const u64* __restrict__ P) {
     u64* flag = (u64*)P[P_FLAG_PTR + rank];
     u64* pubtime = (u64*)P[P_PUBTIME_PTR + rank] + slot;
     const u64 publish_delay = s_delay[F_PUBLISH];
-    const u64 before = atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);
+    const u64 before = PUSH ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)
+                            : atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);
     if (before + 1 == seq * (u64)blocks) {
       spin_ns(publish_delay);
       st_relaxed_sys(pubtime, globaltimer());
@@ -581,13 +683,16 @@ __device__ void osar(const u64* __restrict__ P) {
 
   // ---- reduce -----------------------------------------------------------------------------
   if (!s_abort && vec) {
-    reduce_vec<T>(P, world, slot, elems, lo / Vec16<T>::N, hi / Vec16<T>::N, (T*)P[P_OUTPUT]);
+    reduce_vec<T, PUSH>(P, rank, world, slot, elems, lo / Vec16<T>::N, hi / Vec16<T>::N,
+                        (T*)P[P_OUTPUT], term);
   } else if (!s_abort) {
     T* out = (T*)P[P_OUTPUT];
     for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
       float acc = 0.f;
-      for (int p = 0; p < world; ++p)
-        acc += to_f<T>(__ldcg((const T*)P[P_SLOT_PTR + p] + (long long)slot * elems + i));
+      for (int p = 0; p < world; ++p) {
+        const T x = __ldcg(source_of<T, PUSH>(P, rank, world, p, slot, elems) + i);
+        acc += to_f<T>(PUSH && p == rank ? from_f<T>(to_f<T>(x) + term) : x);
+      }
       out[i] = from_f<T>(acc);
     }
   }
@@ -681,10 +786,15 @@ __device__ void osar(const u64* __restrict__ P) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true>(P); }
-extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P) { osar<float, false>(P); }
-extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16(const u64* P) { osar<__nv_bfloat16, true>(P); }
-extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true, false>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P) { osar<float, false, false>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16(const u64* P) { osar<__nv_bfloat16, true, false>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_plain(const u64* P) { osar<__nv_bfloat16, false, false>(P); }
+// The push path (a slot of world segments: RankBuffers allocates it so)
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_push(const u64* P) { osar<float, true, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_push_plain(const u64* P) { osar<float, false, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_push(const u64* P) { osar<__nv_bfloat16, true, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_push_plain(const u64* P) { osar<__nv_bfloat16, false, true>(P); }
 
 // Publishes the totals of every collective before it on this stream. One block of
 // PUBLISH_THREADS.

@@ -101,6 +101,34 @@ public final class CudaCollective implements CollectiveBackend {
       return (int) Math.max(1, Math.min(128, Math.max(small, large)));
     }
 
+    /**
+     * f32 payload bytes per rank from which the ranks push their input into each other's slots
+     * instead of copying it into their own for the peers to read ({@code osar.cu}, "Two data
+     * paths"). Measured on two H200s, both paths in one machine session (run 78,
+     * docs/BENCHMARKS.md): push is slower at 1 and 4 MiB, 3 % faster at 8 MiB, 8 % at 16 MiB (66.1
+     * against 72.2 µs) and 3 % at 64 MiB. bf16 stays on the pull path: push measured 0-2 % slower
+     * there at 8, 16 and 64 MiB. A system property, {@value #PUSH_BYTES_PROPERTY}, sets the
+     * threshold of both types, for measurement (dev/gpu-bisect/run-x2-perf.sh, MODES); every rank
+     * of a communicator must see the same value.
+     */
+    static final String PUSH_BYTES_PROPERTY = "collscope.osar.pushBytes";
+
+    static final Long PUSH_BYTES_OVERRIDE = Long.getLong(PUSH_BYTES_PROPERTY);
+    static final long F32_PUSH_BYTES = 8L << 20;
+
+    /** Whether collectives of {@code dtype} and {@code bytesPerRank} take the push path. */
+    public static boolean pushFor(DType dtype, long bytesPerRank) {
+      if (PUSH_BYTES_OVERRIDE != null) return bytesPerRank >= PUSH_BYTES_OVERRIDE;
+      return dtype == DType.F32 && bytesPerRank >= F32_PUSH_BYTES;
+    }
+
+    /** The data paths as {@link #pushFor} chooses them, in words. */
+    public static String dataPaths() {
+      return PUSH_BYTES_OVERRIDE != null
+          ? "push from " + PUSH_BYTES_OVERRIDE + " bytes per rank (" + PUSH_BYTES_PROPERTY + ")"
+          : "f32: push from " + F32_PUSH_BYTES + " bytes per rank; bf16: pull";
+    }
+
     /** Collectives between publications for collectives of {@code bytes} per rank. */
     public static int publishEveryFor(long bytes) {
       return (int) Math.max(1, Math.min(MAX_PUBLISH_EVERY, PUBLISH_BYTES / Math.max(1, bytes)));

@@ -25,7 +25,7 @@ final class Launcher {
 
   void collective(RankBuffers r, boolean instrumented) {
     cuLaunchKernel(
-        r.device().module.kernel(dtype, instrumented),
+        r.device().module.kernel(dtype, instrumented, r.push()),
         r.blocks(),
         1,
         1,

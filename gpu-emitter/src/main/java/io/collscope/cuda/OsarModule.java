@@ -22,6 +22,10 @@ final class OsarModule {
   final CUfunction f32Plain = new CUfunction();
   final CUfunction bf16 = new CUfunction();
   final CUfunction bf16Plain = new CUfunction();
+  final CUfunction f32Push = new CUfunction();
+  final CUfunction f32PushPlain = new CUfunction();
+  final CUfunction bf16Push = new CUfunction();
+  final CUfunction bf16PushPlain = new CUfunction();
   final CUfunction publish = new CUfunction();
   final CUfunction calibrate = new CUfunction();
 
@@ -35,19 +39,34 @@ final class OsarModule {
     cuModuleGetFunction(f32Plain, module, "osar_f32_plain");
     cuModuleGetFunction(bf16, module, "osar_bf16");
     cuModuleGetFunction(bf16Plain, module, "osar_bf16_plain");
+    cuModuleGetFunction(f32Push, module, "osar_f32_push");
+    cuModuleGetFunction(f32PushPlain, module, "osar_f32_push_plain");
+    cuModuleGetFunction(bf16Push, module, "osar_bf16_push");
+    cuModuleGetFunction(bf16PushPlain, module, "osar_bf16_push_plain");
     cuModuleGetFunction(publish, module, "osar_publish");
     cuModuleGetFunction(calibrate, module, "osar_calibrate");
   }
 
-  CUfunction kernel(DType dtype, boolean instrumented) {
+  /**
+   * The collective kernel; {@code push}: the push data path, whose slots have a segment per rank.
+   */
+  CUfunction kernel(DType dtype, boolean instrumented, boolean push) {
+    if (push) {
+      return switch (dtype) {
+        case F32 -> instrumented ? f32Push : f32PushPlain;
+        case BF16 -> instrumented ? bf16Push : bf16PushPlain;
+      };
+    }
     return switch (dtype) {
       case F32 -> instrumented ? f32 : f32Plain;
       case BF16 -> instrumented ? bf16 : bf16Plain;
     };
   }
 
-  jcuda.driver.CUfunction[] collectives() {
-    return new jcuda.driver.CUfunction[] {f32, f32Plain, bf16, bf16Plain};
+  CUfunction[] collectives() {
+    return new CUfunction[] {
+      f32, f32Plain, bf16, bf16Plain, f32Push, f32PushPlain, bf16Push, bf16PushPlain
+    };
   }
 
   static byte[] fatbin() {

@@ -26,6 +26,7 @@ final class RankBuffers implements RankMemory {
   private final int blocks;
   private final CollectiveConfig cfg;
   private final DType dtype;
+  private final boolean push;
   private final CUstream stream = new CUstream();
   private final CUdeviceptr slots = new CUdeviceptr();
   private final CUdeviceptr sync = new CUdeviceptr();
@@ -51,11 +52,13 @@ final class RankBuffers implements RankMemory {
     this.blocks = blocks;
     this.cfg = cfg;
     this.dtype = dtype;
+    this.push = CudaCollective.Options.pushFor(dtype, elementBytes());
     try {
       device.makeCurrent();
       cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
       owned.add(stream);
-      alloc(slots, elementBytes() * cfg.ringSlots());
+      // push: a slot holds one segment per rank, written by that rank (its own stays unused)
+      alloc(slots, elementBytes() * cfg.ringSlots() * (push ? cfg.worldSize() : 1));
       alloc(sync, OsarLayout.SYNC_BYTES);
       alloc(input, elementBytes());
       alloc(output, elementBytes());
@@ -206,6 +209,13 @@ final class RankBuffers implements RankMemory {
   @Override
   public CUdeviceptr sync() {
     return sync;
+  }
+
+  /**
+   * Whether this rank's collectives take the push path ({@link CudaCollective.Options#pushFor}).
+   */
+  boolean push() {
+    return push;
   }
 
   /** Thread blocks of each of this rank's collectives. */

@@ -10,8 +10,9 @@ import java.util.List;
 
 /**
  * A child process of {@link ProcessPerGpuGpuTest}: one rank of a communicator whose ranks are
- * processes. Arguments: RANK WORLD RENDEZVOUS_DIR COLLECTIVES [INJECT]. Prints one line "OK ..."
- * and exits 0, or prints the error and exits 1.
+ * processes. Arguments: RANK WORLD RENDEZVOUS_DIR COLLECTIVES [INJECT [ELEMENTS]] (INJECT "-":
+ * none; ELEMENTS: f32 elements per rank, default 64 Ki). Prints one line "OK ..." and exits 0, or
+ * prints the error and exits 1.
  */
 public final class IpcRankProcess {
 
@@ -20,8 +21,10 @@ public final class IpcRankProcess {
     int world = Integer.parseInt(a[1]);
     Path dir = Path.of(a[2]);
     int count = Integer.parseInt(a[3]);
-    FaultPlan plan = a.length > 4 ? FaultPlan.parse(List.of(a[4]), world) : FaultPlan.NONE;
-    CollectiveConfig cfg = CollectiveConfig.of(world).withElements(64 << 10);
+    FaultPlan plan =
+        a.length > 4 && !a[4].equals("-") ? FaultPlan.parse(List.of(a[4]), world) : FaultPlan.NONE;
+    int elements = a.length > 5 ? Integer.parseInt(a[5]) : 64 << 10;
+    CollectiveConfig cfg = CollectiveConfig.of(world).withElements(elements);
     String result = null;
     try (CudaCollective c =
         CudaCollective.openProcessRank(
@@ -29,7 +32,9 @@ public final class IpcRankProcess {
             plan,
             CudaCollective.Options.defaults(world),
             rank,
-            0,
+            // one GPU each where there are enough (16 MB per rank takes 128 blocks: two such
+            // ranks on one GPU are refused by the placement's occupancy check)
+            rank % CudaProbe.gpuCount(),
             dir,
             Duration.ofSeconds(60))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
@@ -41,8 +46,12 @@ public final class IpcRankProcess {
       for (long v : k.peerWaitCycles()) w.append(v).append(',');
       result =
           String.format(
-              "OK rank=%d calls=%d timeouts=%d peer_wait_cycles=%s",
-              rank, k.calls(), k.timeouts(), w);
+              "OK rank=%d calls=%d timeouts=%d path=%s peer_wait_cycles=%s",
+              rank,
+              k.calls(),
+              k.timeouts(),
+              CudaCollective.Options.pushFor(DType.F32, 4L * elements) ? "push" : "pull",
+              w);
     } catch (Throwable t) {
       t.printStackTrace(System.out);
       System.out.println("FAILED rank=" + rank + ": " + t);

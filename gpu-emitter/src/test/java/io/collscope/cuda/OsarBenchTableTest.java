@@ -93,6 +93,15 @@ class OsarBenchTableTest {
   }
 
   @Test
+  void f32PushesFrom8MiBAndBf16NeverAsRun78Measured() {
+    assertThat(CudaCollective.Options.pushFor(DType.F32, (8 << 20) - 1)).isFalse();
+    assertThat(CudaCollective.Options.pushFor(DType.F32, 8 << 20)).isTrue();
+    assertThat(CudaCollective.Options.pushFor(DType.F32, 64 << 20)).isTrue();
+    assertThat(CudaCollective.Options.pushFor(DType.BF16, 64 << 20)).isFalse();
+    assertThat(CudaCollective.Options.dataPaths()).contains("f32: push from 8388608");
+  }
+
+  @Test
   void theMethodStatesTheRulesUnderTheTable() {
     String m = OsarBench.method(9, 1.0, true);
     assertThat(m)

@@ -11,6 +11,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Ranks as separate processes that swap CUDA IPC handles at a rendezvous. With one GPU the
@@ -22,8 +24,8 @@ class ProcessPerGpuGpuTest {
 
   @TempDir Path rendezvous;
 
-  private static Process spawn(int rank, int world, Path dir, int count, String inject)
-      throws Exception {
+  private static Process spawn(
+      int rank, int world, Path dir, int count, String inject, int elements) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-cp");
@@ -33,7 +35,8 @@ class ProcessPerGpuGpuTest {
     cmd.add(Integer.toString(world));
     cmd.add(dir.toString());
     cmd.add(Integer.toString(count));
-    if (inject != null) cmd.add(inject);
+    cmd.add(inject == null ? "-" : inject);
+    cmd.add(Integer.toString(elements));
     return new ProcessBuilder(cmd).redirectErrorStream(true).start();
   }
 
@@ -120,12 +123,21 @@ class ProcessPerGpuGpuTest {
     assertThat(lastCounter(out0, "timeouts")).as(out0).isPositive();
   }
 
-  @Test
-  void twoProcessesAllReduceThroughIpcMappedMemory() throws Exception {
+  /**
+   * Both data paths across processes: 256 KB per rank reads the peer's slot through the mapping
+   * (pull), 16 MB writes into it (push, a slot of one segment per rank); the sums are checked
+   * against the host's with inputs that change every collective, and rank 1's injected lateness is
+   * rank 0's wait either way.
+   */
+  @ParameterizedTest(name = "{0} f32 elements per rank: {1}")
+  @CsvSource({"65536, pull", "4194304, push"})
+  void twoProcessesAllReduceThroughIpcMappedMemory(int elements, String path) throws Exception {
     int world = 2;
     int count = 40;
     List<Process> ps = new ArrayList<>();
-    for (int r = 0; r < world; r++) ps.add(spawn(r, world, rendezvous, count, "slow-rank=1:200us"));
+    for (int r = 0; r < world; r++) {
+      ps.add(spawn(r, world, rendezvous, count, "slow-rank=1:200us", elements));
+    }
     List<String> outs = new ArrayList<>();
     for (Process p : ps) {
       boolean done = p.waitFor(180, TimeUnit.SECONDS);
@@ -136,8 +148,8 @@ class ProcessPerGpuGpuTest {
       assertThat(done).as(out).isTrue();
       assertThat(p.exitValue()).as(out).isZero();
     }
-    assertThat(outs.get(0)).contains("OK rank=0 calls=" + count + " timeouts=0");
-    assertThat(outs.get(1)).contains("OK rank=1 calls=" + count + " timeouts=0");
+    assertThat(outs.get(0)).contains("OK rank=0 calls=" + count + " timeouts=0 path=" + path);
+    assertThat(outs.get(1)).contains("OK rank=1 calls=" + count + " timeouts=0 path=" + path);
     // rank 1 was injected slow: rank 0 waited on it
     String waits = outs.get(0).replaceAll("(?s).*peer_wait_cycles=([0-9,]+).*", "$1");
     long onRank1 = Long.parseLong(waits.split(",")[1].trim());
