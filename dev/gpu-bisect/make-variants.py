@@ -36,12 +36,12 @@ rep("u64 t0 = INSTR ? clock64() : 0,", "u64 t0 = PCLK(),")
 for k in range(1, 5):
     rep(f"if (INSTR) t{k} = clock64();", f"t{k} = PCLK();")
 rep("const u64 t5 = INSTR ? clock64() : 0;", "const u64 t5 = PCLK();")
-rep("const u64 g0 = INSTR && threadIdx.x == 0 ? globaltimer() : 0;",
-    "const u64 g0 = INSTR && !OMIT_SAMPLER && threadIdx.x == 0 ? globaltimer() : 0;")
+rep("const u64 g0 = sampled && threadIdx.x == 0 ? globaltimer() : 0;",
+    "const u64 g0 = sampled && !OMIT_SAMPLER && threadIdx.x == 0 ? globaltimer() : 0;")
 rep("      const u64 g5 = globaltimer();", "      const u64 g5 = OMIT_SAMPLER ? 0 : globaltimer();")
-rep("    const bool clocks = INSTR && s_publisher;", "    const bool clocks = INSTR && !OMIT_WAIT_CLOCK && s_publisher;")
+rep("    const bool clocks = sampled && s_publisher;", "    const bool clocks = sampled && !OMIT_WAIT_CLOCK && s_publisher;")
 rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
-rep("  if (accountant && s_publisher && !s_abort) {", "  if (accountant && !OMIT_TOTALS && s_publisher && !s_abort) {")
+rep("  if (accountant && sampled && s_publisher && !s_abort) {", "  if (accountant && !OMIT_TOTALS && sampled && s_publisher && !s_abort) {")
 rep("        if (INSTR) {  // the collective itself", "        if (INSTR && !OMIT_TOTALS) {  // the collective itself")
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')

@@ -9,6 +9,7 @@
 # (SMALL_BYTES:SMALL_BLOCKS:BYTES ..., CudaCollective.Options.blocksFor) benches the runtime's kernel under other rules for the data blocks per rank;
 # MODES (bytes ...) benches the runtime's kernel with the push path from that many bytes per rank
 # (CudaCollective.Options.PUSH_BYTES: 0 pushes at every size, a huge value never) at MODE_SIZES;
+# SAMPLINGS (n ...) benches it with the accounting sampled 1 in n (-Dcollscope.osar.sampleEvery);
 # TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
 # NCU=1 adds Nsight Compute's figures at 4 KB. MUTANT=0 skips the stale-slot mutant. Everything
 # into OUT_DIR/x2perf.tgz.
@@ -73,6 +74,13 @@ for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data
     io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES --dtypes=f32 \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule//:/-}.log" 2>&1
   echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-14
+  save
+done
+for n in ${SAMPLINGS:-}; do  # the instrumented kernel accounting 1 collective in n (osar.cu)
+  timeout 200 $J -Dcollscope.osar.sampleEvery=$n -cp "$LIB" \
+    io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-sample-every-$n.log" 2>&1
+  echo "osar bench sample every $n rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-sample-every-$n.log" | cut -d'|' -f2-8,12-14
   save
 done
 for m in ${MODES:-}; do  # the push path from m bytes per rank, f32 and bf16

@@ -23,6 +23,13 @@
 // rank's critical path), one block per collective; the calls, bytes and latency histogram are
 // counted by the block that acked. Every interval is measured on the SM's own clock64 (never a
 // difference of two SMs' clocks).
+// Sampled accounting: the calls, the bytes and the latency histogram count every collective; the
+// phases, the per-peer shares and lateness, and the clock sample are accounted for 1 collective in
+// P_SAMPLE_MASK + 1 (a power of two; 1 = every one), chosen by a hash of its sequence
+// (fault_mix(seq, SAMPLE_KEY), so that no period of the job's own collectives aliases with it) and
+// weighted by that number: the totals estimate every collective's, as the NCCL plugin's sampled
+// kernel times do. An unsampled collective reads no %globaltimer, takes no clock per poll round
+// and hands nothing to an accounting warp: those were most of the instrumentation's cost.
 // Counters are accumulated in registers and added to the block's own slice of the rank's totals
 // in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
 // (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
@@ -462,6 +469,10 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
   }
 }
 
+// The key of the sampling hash (CudaCollective.Options.SAMPLE_KEY): fault_mix's index argument,
+// far from any fault table's.
+#define SAMPLE_KEY 1000003ull
+
 template <typename T, bool INSTR, bool PUSH>
 __device__ void osar(const u64* __restrict__ P) {
   const int rank = (int)P[P_RANK];
@@ -489,6 +500,7 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ u64 s_ack_seen;
   __shared__ int s_abort;
   __shared__ int s_publisher;                // this block published the flag: it accounts
+  __shared__ int s_sampled;                  // this collective's phases and peers are accounted
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
   __shared__ u64 s_first_round;
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
@@ -500,6 +512,7 @@ __device__ void osar(const u64* __restrict__ P) {
     s_abort = ld_volatile(st + S_ABORT) != 0;
     s_ack_seen = ld_volatile(st + S_ACK_SEEN);
     s_publisher = 0;
+    s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & P[P_SAMPLE_MASK]) == 0;
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
   if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
@@ -508,6 +521,10 @@ __device__ void osar(const u64* __restrict__ P) {
   // the counters are touched. The abort was counted once, by the launch that raised it.
   if (s_abort) return;
   const u64 seq = s_seq;
+  // Read from shared memory at each use, not held in a register for the whole kernel: held, it
+  // cost the push path 5-7 us per collective at 16 MB against this form's +0.6 (run 82,
+  // docs/BENCHMARKS.md: ptxas schedules the data path differently; the source is the same).
+#define sampled (INSTR && s_sampled)
 
   const int slot = (int)(seq % (u64)nslots);
   if (threadIdx.x == 0) {
@@ -524,11 +541,14 @@ __device__ void osar(const u64* __restrict__ P) {
   if (vec) chunk = (chunk + Vec16<T>::N - 1) / Vec16<T>::N * Vec16<T>::N;
   const long long lo = (long long)blockIdx.x * chunk < elems ? (long long)blockIdx.x * chunk : elems;
   const long long hi = lo + chunk < elems ? lo + chunk : elems;
+  // t0 and t5 time every instrumented collective (its latency histogram); t1-t4 are read always
+  // (a clock read is cheap; skipping them in unsampled collectives measured no faster, run 82) and
+  // used in the sampled ones
   u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
   // The clock's own rate: the accounting block times the whole collective on %globaltimer too,
   // so consumers convert cycles with the rate of the very intervals they measured, whatever the
   // SM clock did. Every block's thread 0 reads it: which block accounts is known only later.
-  const u64 g0 = INSTR && threadIdx.x == 0 ? globaltimer() : 0;
+  const u64 g0 = sampled && threadIdx.x == 0 ? globaltimer() : 0;
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
   // Warp 0, one lane per peer as in wait: one thread would issue the acquire loads one after
@@ -631,7 +651,7 @@ __device__ void osar(const u64* __restrict__ P) {
   // ---- wait: warp 0 polls every peer; each lane owns peers lane, lane+32, ... ---------------
   if (threadIdx.x < 32 && !s_abort) {
     const int lane = threadIdx.x;
-    const bool clocks = INSTR && s_publisher;  // the accounting block's arrivals only
+    const bool clocks = sampled && s_publisher;  // the accounting block's arrivals only
     unsigned pending = 0;  // bit k: peer lane + 32k not yet seen
     for (int k = 0; lane + 32 * k < world; ++k)
       if (lane + 32 * k != rank) pending |= 1u << k;
@@ -700,7 +720,7 @@ __device__ void osar(const u64* __restrict__ P) {
   const u64 t5 = INSTR ? clock64() : 0;
   // The accounting block only: thread 0's clocks to its accounting warp, warp 0 and that warp meeting
   // on a named barrier; the other warps go on to their end.
-  if (INSTR && s_publisher) {
+  if (sampled && s_publisher) {
     if (threadIdx.x == 0) {
       const u64 g5 = globaltimer();
       // The rate's cycles end once the timer's value is back: a clock read under a branch on g5
@@ -751,9 +771,10 @@ __device__ void osar(const u64* __restrict__ P) {
       }
     }
   }
-  if (accountant && s_publisher && !s_abort) {
+  if (accountant && sampled && s_publisher && !s_abort) {
     const int lane = threadIdx.x & 31;
     const u64 c0 = s_clock[0], c3 = s_clock[3];
+    const u64 w = P[P_SAMPLE_MASK] + 1;  // the collectives this one stands for
     // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
     // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
     // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
@@ -768,23 +789,25 @@ __device__ void osar(const u64* __restrict__ P) {
     for (int p = lane; p < world; p += 32) {
       if (p == rank) {
         // every peer was already there at the first round
-        if (self_last) red_add(tot + T_PEER_LAST + p, 1ull);
+        if (self_last) red_add(tot + T_PEER_LAST + p, w);
         continue;
       }
       const u64 tp = s_arrival[p];
       const u64 late = tp > c3 ? tp - c3 : 0;
-      if (late) red_add(tot + T_PEER_LATE + p, late);
-      if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters);
-      if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, 1ull);
-      red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), 1ull);
+      if (late) red_add(tot + T_PEER_LATE + p, late * w);
+      if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters * w);
+      if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, w);
+      red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), w);
     }
-    if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, s_clock[lane + 1] - s_clock[lane]);
-    if (lane == 0) {  // the clock samples: the whole collective
-      red_add(tot + CB_C_CLOCK_NS, s_clock[7] - s_clock[6]);
-      red_add(tot + CB_C_CLOCK_CYCLES, s_clock[8] - c0);
+    if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, (s_clock[lane + 1] - s_clock[lane]) * w);
+    if (lane == 0) {  // the clock samples: the whole collective, weighted as the phases
+      red_add(tot + CB_C_CLOCK_NS, (s_clock[7] - s_clock[6]) * w);
+      red_add(tot + CB_C_CLOCK_CYCLES, (s_clock[8] - c0) * w);
     }
   }
 }
+
+#undef sampled
 
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true, false>(P); }
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P) { osar<float, false, false>(P); }

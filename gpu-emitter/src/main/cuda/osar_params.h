@@ -16,7 +16,8 @@
 #define P_SLOTS 2            // ring slots per rank
 #define P_ELEMS 3            // elements per rank per collective
 #define P_BUDGET_NS 4        // bound on any single wait
-// words 5-7 and 16-47 are free (they held per-kind delays before the fault table)
+#define P_SAMPLE_MASK 5      // accounting sampled 1 in (this + 1), a power of two (osar.cu)
+// words 6-7 and 16-47 are free (they held per-kind delays before the fault table)
 #define P_INPUT 8            // const T* input (elems)
 #define P_OUTPUT 9           // T* output (elems)
 #define P_STATE 10           // u64* state (see S_*)

@@ -27,7 +27,12 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class CudaCollective implements CollectiveBackend {
 
-  /** How the ranks are laid out and run. */
+  /**
+   * How the ranks are laid out and run. {@code sampleEvery}: the instrumented kernel accounts the
+   * phases, per-peer waits and lateness, and the clock sample of 1 collective in this many,
+   * weighted by it (a power of two; 1: every collective, exactly); calls, bytes and the latency
+   * histogram count every collective.
+   */
   public record Options(
       DType dtype,
       boolean instrumented,
@@ -35,7 +40,42 @@ public final class CudaCollective implements CollectiveBackend {
       int threadsPerBlock,
       int[] deviceOfRank,
       int checkEveryBatches,
-      int publishEvery) {
+      int publishEvery,
+      int sampleEvery) {
+
+    public Options {
+      if (sampleEvery < 1 || sampleEvery > MAX_SAMPLE_EVERY || Integer.bitCount(sampleEvery) != 1) {
+        throw new ConfigException(
+            "sampleEvery",
+            "must be a power of two from 1 to " + MAX_SAMPLE_EVERY + ", got " + sampleEvery);
+      }
+    }
+
+    /**
+     * {@link #sampleEvery()} by default: 1 collective in 16 accounted in full. On two H200s the
+     * instrumentation then costs +82 to +136 ns per collective from 4 KB to 256 KB against +93 to
+     * +282 ns accounting every collective, both measured in one machine session (run 83,
+     * docs/BENCHMARKS.md). At the rates where that matters (tens of thousands of collectives per
+     * second) a window of a second still accounts thousands. A system property, {@value
+     * #SAMPLE_EVERY_PROPERTY}, overrides it (e.g. {@code COLLSCOPE_JAVA_OPTS=
+     * -Dcollscope.osar.sampleEvery=1} for exact totals at low rates).
+     */
+    public static final int DEFAULT_SAMPLE_EVERY =
+        Integer.getInteger(Options.SAMPLE_EVERY_PROPERTY, 16);
+
+    static final String SAMPLE_EVERY_PROPERTY = "collscope.osar.sampleEvery";
+    public static final int MAX_SAMPLE_EVERY = 1 << 16;
+
+    /** The sampling hash's key: {@code fault_mix}'s index argument in {@code osar.cu}. */
+    static final int SAMPLE_KEY = 1_000_003;
+
+    /**
+     * Whether the kernel accounts collective {@code seq} in full at {@code sampleEvery}: the same
+     * hash as {@code osar.cu}'s (splitmix64, {@link FaultPlan#mix}).
+     */
+    public static boolean sampled(long seq, int sampleEvery) {
+      return (FaultPlan.mix(seq, SAMPLE_KEY) & (sampleEvery - 1)) == 0;
+    }
 
     /**
      * {@link #publishEvery()} for the automatic interval ({@link #publishEveryFor(long)}): a
@@ -140,7 +180,7 @@ public final class CudaCollective implements CollectiveBackend {
       for (int r = 0; r < worldSize; r++) {
         dev[r] = gpus >= worldSize ? r : 0; // one rank per GPU when there are enough
       }
-      return new Options(DType.F32, true, 0, 512, dev, 64, AUTO_PUBLISH);
+      return new Options(DType.F32, true, 0, 512, dev, 64, AUTO_PUBLISH, DEFAULT_SAMPLE_EVERY);
     }
 
     public Options withDType(DType d) {
@@ -151,12 +191,32 @@ public final class CudaCollective implements CollectiveBackend {
           threadsPerBlock,
           deviceOfRank,
           checkEveryBatches,
-          publishEvery);
+          publishEvery,
+          sampleEvery);
     }
 
     public Options withInstrumented(boolean i) {
       return new Options(
-          dtype, i, blocksPerRank, threadsPerBlock, deviceOfRank, checkEveryBatches, publishEvery);
+          dtype,
+          i,
+          blocksPerRank,
+          threadsPerBlock,
+          deviceOfRank,
+          checkEveryBatches,
+          publishEvery,
+          sampleEvery);
+    }
+
+    public Options withSampleEvery(int n) {
+      return new Options(
+          dtype,
+          instrumented,
+          blocksPerRank,
+          threadsPerBlock,
+          deviceOfRank,
+          checkEveryBatches,
+          publishEvery,
+          n);
     }
   }
 

@@ -69,7 +69,7 @@ final class IpcPlacement implements Placement {
           Placement.blocksPerRank(
               opt.blocksPerRank(), (long) cfg.elements() * opt.dtype().bytes, d.sms, sharing);
       d.requireResident(1, blocks);
-      RankBuffers me = ranks.add(new RankBuffers(rank, d, blocks, cfg, opt.dtype()));
+      RankBuffers me = ranks.add(new RankBuffers(rank, d, blocks, cfg, opt));
       CUipcMemHandle slots = new CUipcMemHandle();
       CUipcMemHandle sync = new CUipcMemHandle();
       cuIpcGetMemHandle(slots, me.slots());

@@ -17,6 +17,7 @@ final class OsarLayout {
   static final int P_SLOTS = 2;
   static final int P_ELEMS = 3;
   static final int P_BUDGET_NS = 4;
+  static final int P_SAMPLE_MASK = 5;
   static final int P_INPUT = 8;
   static final int P_OUTPUT = 9;
   static final int P_STATE = 10;

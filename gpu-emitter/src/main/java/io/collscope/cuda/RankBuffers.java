@@ -26,6 +26,7 @@ final class RankBuffers implements RankMemory {
   private final int blocks;
   private final CollectiveConfig cfg;
   private final DType dtype;
+  private final int sampleEvery;
   private final boolean push;
   private final CUstream stream = new CUstream();
   private final CUdeviceptr slots = new CUdeviceptr();
@@ -46,12 +47,14 @@ final class RankBuffers implements RankMemory {
    * uploads its input and initial state; frees what it allocated if that fails. Its kernel
    * parameters follow with {@link #writeParams} once every peer's memory is known.
    */
-  RankBuffers(int rank, GpuDevice device, int blocks, CollectiveConfig cfg, DType dtype) {
+  RankBuffers(
+      int rank, GpuDevice device, int blocks, CollectiveConfig cfg, CudaCollective.Options opt) {
     this.rank = rank;
     this.device = device;
     this.blocks = blocks;
     this.cfg = cfg;
-    this.dtype = dtype;
+    this.dtype = opt.dtype();
+    this.sampleEvery = opt.sampleEvery();
     this.push = CudaCollective.Options.pushFor(dtype, elementBytes());
     try {
       device.makeCurrent();
@@ -119,6 +122,7 @@ final class RankBuffers implements RankMemory {
     p[OsarLayout.P_SLOTS] = cfg.ringSlots();
     p[OsarLayout.P_ELEMS] = cfg.elements();
     p[OsarLayout.P_BUDGET_NS] = cfg.waitBudgetNanos();
+    p[OsarLayout.P_SAMPLE_MASK] = sampleEvery - 1;
     p[OsarLayout.P_HIST_BUCKETS] = cfg.histogramBuckets();
     p[OsarLayout.P_WORK_BLOCKS] = blocks;
     p[OsarLayout.P_SEQ_PERIOD] = CollectiveConfig.SEQUENCE_PERIOD;

@@ -35,7 +35,7 @@ final class SingleProcessPlacement implements Placement {
             Placement.blocksPerRank(
                 opt.blocksPerRank(), (long) cfg.elements() * opt.dtype().bytes, d.sms, onDevice);
         d.requireResident(onDevice, blocks);
-        ranks.add(new RankBuffers(r, d, blocks, cfg, opt.dtype()));
+        ranks.add(new RankBuffers(r, d, blocks, cfg, opt));
       }
       for (RankBuffers r : ranks.local()) r.writeParams(faults, ranks);
       return new SingleProcessPlacement(ranks);

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The GPU backend on a real GPU. Skipped (not failed) where no CUDA driver or device is present, as
@@ -30,6 +30,18 @@ class CudaCollectiveGpuTest {
 
   private static CollectiveConfig config(int ranks, long bytes, DType dtype) {
     return CollectiveConfig.of(ranks).withElements((int) (bytes / dtype.bytes));
+  }
+
+  /** The collectives among 1..n that the kernel accounts in full at {@code sampleEvery}. */
+  private static long sampledAmong(long n, int sampleEvery) {
+    return java.util.stream.LongStream.rangeClosed(1, n)
+        .filter(seq -> CudaCollective.Options.sampled(seq, sampleEvery))
+        .count();
+  }
+
+  /** Options that account every collective: for tests of what one collective bills. */
+  private static CudaCollective.Options exact(int ranks) {
+    return CudaCollective.Options.defaults(ranks).withSampleEvery(1);
   }
 
   private static Counters counters(CudaCollective c, int rank) throws Exception {
@@ -66,6 +78,9 @@ class CudaCollectiveGpuTest {
         Counters k = counters(c, r);
         assertThat(k.calls()).as("rank %d calls", r).isEqualTo(20 + 30);
         assertThat(k.get(Counter.BYTES)).isEqualTo(50 * bytes);
+        // the default sampling accounts some of these 50 in full (4 at 1 in 16): the phases and
+        // the clock sample below are theirs, weighted
+        assertThat(sampledAmong(50, CudaCollective.Options.DEFAULT_SAMPLE_EVERY)).isPositive();
         assertThat(k.timeouts()).isZero();
         assertThat(k.cyclesPerSecond()).isBetween(500_000_000L, 5_000_000_000L);
         assertThat(k.cycles(Phase.COPY)).isPositive();
@@ -89,15 +104,21 @@ class CudaCollectiveGpuTest {
    * histogram and to the arrived-last count of one rank at least, so each histogram sums to the
    * calls, and its phases add up to its clock sample's cycles. A collective billed by two blocks,
    * or by none, breaks the sums (run 70's deferred billing, a record ring that osar_publish billed,
-   * was checked with this test).
+   * was checked with this test). Sampled (1 in 16), exactly the sampled collectives are billed,
+   * each with the weight 16: the histograms sum to 16 times the count that the host's copy of the
+   * kernel's hash gives, not to the calls.
    */
-  @ParameterizedTest
-  @ValueSource(ints = {1, 64, 1000})
-  void everyCollectiveIsBilledOnceWhateverThePublicationInterval(int publishEvery)
+  @ParameterizedTest(name = "publish every {0}, sample every {1}")
+  @CsvSource({"1, 1", "64, 1", "1000, 1", "64, 16", "1, 16"})
+  void everyCollectiveIsBilledOnceWhateverThePublicationInterval(int publishEvery, int sampleEvery)
       throws Exception {
     int ranks = 2;
+    long billed = sampleEvery * sampledAmong(700, sampleEvery);
     try (CudaCollective c =
-        CudaCollective.open(config(ranks, 64 << 10, DType.F32), FaultPlan.NONE)) {
+        CudaCollective.open(
+            config(ranks, 64 << 10, DType.F32),
+            FaultPlan.NONE,
+            CudaCollective.Options.defaults(ranks).withSampleEvery(sampleEvery))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.setPublishEvery(publishEvery);
       h.runCollectives(700, true);
@@ -113,10 +134,11 @@ class CudaCollectiveGpuTest {
           for (int b = 0; b < buckets; b++) sum += lateHist[p * buckets + b];
           assertThat(sum)
               .as("rank %d: peer %d's lateness histogram", r, p)
-              .isEqualTo(p == r ? 0 : 700);
+              .isEqualTo(p == r ? 0 : billed);
         }
         long last = java.util.Arrays.stream(k.peerArrivedLast()).sum();
-        assertThat(last).as("rank %d: arrived-last counts", r).isBetween(700L, 700L * ranks);
+        assertThat(last).as("rank %d: arrived-last counts", r).isBetween(billed, billed * ranks);
+        assertThat(java.util.Arrays.stream(k.histogram()).sum()).isEqualTo(700);
         double rate = k.get(Counter.CLOCK_CYCLES) * 1e9 / k.get(Counter.CLOCK_NS);
         assertThat(rate)
             .as("rank %d clock rate", r)
@@ -169,7 +191,7 @@ class CudaCollectiveGpuTest {
   @Test
   void anInjectedSlowRankDominatesEveryPeersPerPeerWait() throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-rank=1:200us"), 4);
-    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan)) {
+    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan, exact(4))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.runCollectives(300, true);
       c.flush();
@@ -188,6 +210,41 @@ class CudaCollectiveGpuTest {
         assertThat(us).isBetween(150.0, 400.0);
       }
       assertThat(counters(c, 1).peerArrivedLast()[1]).isGreaterThan(250); // it arrived last
+    }
+  }
+
+  /**
+   * The default sampling (1 collective in 16 accounted in full, weighted by 16) still names the
+   * slow rank and estimates its wait: the weighted wait per collective is within the bounds the
+   * exact test above uses, and the slow rank arrived last in the sampled collectives, each counted
+   * 16 times. A weight left out (or applied twice) puts the wait 16 times off.
+   */
+  @Test
+  void sampledAccountingEstimatesEveryCollectivesWait() throws Exception {
+    FaultPlan plan = FaultPlan.parse(List.of("slow-rank=1:200us"), 4);
+    int every = 16;
+    long billed = every * sampledAmong(300, every);
+    try (CudaCollective c =
+        CudaCollective.open(
+            config(4, 64 << 10, DType.F32),
+            plan,
+            CudaCollective.Options.defaults(4).withSampleEvery(every))) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(300, true);
+      c.flush();
+      for (int r = 0; r < 4; r++) {
+        if (r == 1) continue;
+        long[] w = counters(c, r).peerWaitCycles();
+        double us = w[1] * 1e6 / h.cyclesPerSecond(r) / 300;
+        assertThat(us)
+            .as("rank %d waits %s", r, java.util.Arrays.toString(w))
+            .isBetween(150.0, 400.0);
+      }
+      Counters k1 = counters(c, 1);
+      assertThat(k1.calls()).isEqualTo(300);
+      assertThat(java.util.Arrays.stream(k1.histogram()).sum()).isEqualTo(300);
+      assertThat(k1.peerArrivedLast()[1]).isGreaterThanOrEqualTo(billed * 8 / 10);
+      assertThat(k1.peerArrivedLast()[1] % every).isZero();
     }
   }
 
@@ -360,7 +417,7 @@ class CudaCollectiveGpuTest {
   @Test
   void anInjectedSlowLinkIsOneCellAndSlowPublishIsPublishTime() throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-link=0->3:200us", "slow-publish=2:100us"), 4);
-    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan)) {
+    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan, exact(4))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.runCollectives(200, true);
       c.flush();
@@ -402,7 +459,7 @@ class CudaCollectiveGpuTest {
     int runs = 1000;
     long selected = 0;
     for (long seq = 1; seq <= runs; seq++) if (FaultPlan.selects(seq, 0, 1)) selected++;
-    try (CudaCollective c = CudaCollective.open(config(2, 64 << 10, DType.F32), plan)) {
+    try (CudaCollective c = CudaCollective.open(config(2, 64 << 10, DType.F32), plan, exact(2))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.runCollectives(runs, true);
       c.flush();
