@@ -7,7 +7,8 @@
 # worktree's sources and scripts) and prebuilt fallbacks: nccl_overhead_direct,
 # libnccl-plugin-variants.so; the plugin under test is the checkout's committed
 # libnccl-profiler-collscope.so. Writes into OUT_DIR: runNN.log, runNN-noplugin.log, build.txt,
-# env.txt (date, GPUs, libraries, sha256 of every binary). Usage, from the checkout's root:
+# env.txt (date, GPUs, libraries, sha256 of every binary). THREADS=1: one enqueuing thread per
+# rank (the harness's --threads 1). Usage, from the checkout's root:
 #   CARRY=.carry/nccl-direct bash .carry/nccl-direct/dev/gpu-nccl-direct-run.sh NN [OUT_DIR]
 # then, here: bin/collscope bench nccl-overhead runNN.log --baseline none
 set -u
@@ -36,7 +37,7 @@ fi
 } > "$O/env.txt" 2>&1
 {
   gcc --version | head -1
-  if gcc -O2 -Wall -o /tmp/nd/nccl_overhead_direct "$C/dev/nccl_overhead_direct.c" -ldl -lm; then
+  if gcc -O2 -Wall -o /tmp/nd/nccl_overhead_direct "$C/dev/nccl_overhead_direct.c" -ldl -lm -lpthread; then
     echo "built nccl_overhead_direct here"
   else
     cp "$C/nccl_overhead_direct" /tmp/nd/ && echo "using the carried nccl_overhead_direct"
@@ -57,12 +58,13 @@ COLLSCOPE_NCCL_LIB=$NLIB COLLSCOPE_CUDART_LIB=$CLIB \
   COLLSCOPE_BENCH_PLUGIN=/tmp/nd/libnccl-profiler-collscope.so COLLSCOPE_SHM_DIR=/dev/shm/cs$RUN \
   timeout ${RUN_TIMEOUT:-110} /tmp/nd/nccl_overhead_direct --sizes ${SIZES:-4K,64K,1M,16M} \
   --variants "${VARIANTS:-none,kch,ours:64,ours:1,none@aa}" --rounds ${ROUNDS:-31} \
-  --round-ms ${ROUND_MS:-30} > "$O/run$RUN.log" 2>&1
+  --round-ms ${ROUND_MS:-30} --threads ${THREADS:-0} > "$O/run$RUN.log" 2>&1
 echo "direct rc=$?"
 if [[ "${NOPLUGIN:-1}" == 1 ]]; then
   COLLSCOPE_NCCL_LIB=$NLIB COLLSCOPE_CUDART_LIB=$CLIB timeout ${NOPLUGIN_TIMEOUT:-30} \
     /tmp/nd/nccl_overhead_direct --sizes ${SIZES:-4K,64K,1M,16M} --variants none,none@aa \
-    --rounds ${NOPLUGIN_ROUNDS:-15} --round-ms ${ROUND_MS:-30} > "$O/run$RUN-noplugin.log" 2>&1
+    --rounds ${NOPLUGIN_ROUNDS:-15} --round-ms ${ROUND_MS:-30} --threads ${THREADS:-0} \
+    > "$O/run$RUN-noplugin.log" 2>&1
   echo "noplugin rc=$?"
 fi
 # the no-plugin log only where it was run (NOPLUGIN=0 skips it): the script's status is grep's

@@ -27,6 +27,11 @@
 //                                          variant, with its 95 % sign-test interval
 //   block,size=BYTES,...                   the plugin's counter blocks after each size (calls,
 //                                          timed, sampling, ...), read from COLLSCOPE_SHM_DIR
+// --threads 1: one enqueuing thread per rank instead (persistent, started once, meeting the main
+// thread at a barrier before and after each batch of steps), each calling ncclAllReduce on its own
+// communicator with no group: a job with one rank per process enqueues like that, each rank's
+// hooks on its own thread, so a step pays one rank's host cost, not both ranks' in a row. The
+// header then says "threads 2", and a step's absolute goal is one rank's.
 // Note: the plugin's event mask is one per process, so with both ranks in one process rank 1's
 // collective k is enqueued after rank 0 has set the mask for k + 1: under ours:N NCCL produces
 // KernelCh events for about 2 collectives in N on one of the ranks (the plugin times 1 in N and
@@ -34,7 +39,7 @@
 // process job's.
 //
 // NCCL and the CUDA runtime are dlopen'ed (no headers, no CUDA toolkit needed to build):
-//   gcc -O2 -o nccl_overhead_direct dev/nccl_overhead_direct.c -ldl -lm
+//   gcc -O2 -o nccl_overhead_direct dev/nccl_overhead_direct.c -ldl -lm -lpthread
 //   NCCL_NVLS_ENABLE=0 COLLSCOPE_NCCL_LIB=.../libnccl.so.2 COLLSCOPE_CUDART_LIB=.../libcudart.so.13
 //   NCCL_PROFILER_PLUGIN=$PWD/libnccl-plugin-variants.so
 //   COLLSCOPE_BENCH_PLUGIN=$PWD/libnccl-profiler-collscope.so COLLSCOPE_SHM_DIR=/dev/shm/csNN
@@ -44,6 +49,7 @@
 #include <dlfcn.h>
 #include <glob.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +183,34 @@ static double now_us(void) {
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
+// --threads 1: the workers and the batch they run next
+static int g_threads;
+static pthread_t g_worker[NDEV];
+static pthread_barrier_t g_go, g_done;
+static size_t g_count;
+static int g_n, g_quit;
+
+static void* worker(void* arg) {
+  int d = (int)(intptr_t)arg;
+  CUDA(SetDevice(d));
+  for (;;) {
+    pthread_barrier_wait(&g_go);  // the barrier orders g_count, g_n and g_quit before the reads
+    if (g_quit) return NULL;
+    for (int i = 0; i < g_n; i++) {
+      NCCL(AllReduce(g_send[d], g_recv[d], g_count, ncclFloat32, ncclSum, g_comm[d], g_stream[d]));
+    }
+    pthread_barrier_wait(&g_done);
+  }
+}
+
 static void steps(size_t count, int n) {
+  if (g_threads) {
+    g_count = count;
+    g_n = n;
+    pthread_barrier_wait(&g_go);
+    pthread_barrier_wait(&g_done);
+    return;
+  }
   for (int i = 0; i < n; i++) {
     NCCL(GroupStart());
     for (int d = 0; d < NDEV; d++) {
@@ -354,7 +387,7 @@ static void usage(const char* msg) {
   fprintf(stderr,
           "nccl_overhead_direct: %s (usage: nccl_overhead_direct [--sizes 4K,64K,1M,16M] "
           "[--variants none,kch,ours:64,ours:1] [--rounds 31] [--round-ms 40] "
-          "[--min-steps 100] [--max-steps 5000])\n",
+          "[--min-steps 100] [--max-steps 5000] [--threads 0|1])\n",
           msg);
   exit(2);
 }
@@ -374,9 +407,11 @@ int main(int argc, char** argv) {
     else if (strcmp(o, "--round-ms") == 0) roundMs = atof(a);
     else if (strcmp(o, "--min-steps") == 0) minSteps = atoi(a);
     else if (strcmp(o, "--max-steps") == 0) maxSteps = atoi(a);
+    else if (strcmp(o, "--threads") == 0) g_threads = atoi(a);
     else usage("unknown option");
   }
   if (rounds < 1 || rounds > MAX_ROUNDS) usage("--rounds must be 1..201");
+  if (g_threads != 0 && g_threads != 1) usage("--threads must be 0 or 1");
   if (minSteps < 1 || maxSteps < minSteps || !(roundMs > 0)) usage("bad --min/--max-steps or --round-ms");
 
   static struct variant vs[MAX_VARIANTS];
@@ -416,8 +451,9 @@ int main(int argc, char** argv) {
   }
   CUDA(RuntimeGetVersion(&cv));
   NCCL(GetVersion(&nvv));
-  printf("nccl-direct: nccl %d cudart %d devices %d plugin %s bench %s rounds %d round-ms %.0f\n",
-         nvv, cv, NDEV, plugin && *plugin ? plugin : "none",
+  printf("nccl-direct: nccl %d cudart %d devices %d threads %d plugin %s bench %s rounds %d"
+         " round-ms %.0f\n",
+         nvv, cv, NDEV, g_threads ? NDEV : 1, plugin && *plugin ? plugin : "none",
          getenv("COLLSCOPE_BENCH_PLUGIN") ? getenv("COLLSCOPE_BENCH_PLUGIN") : "none", rounds,
          roundMs);
   fflush(stdout);
@@ -439,6 +475,11 @@ int main(int argc, char** argv) {
     CUDA(EventCreate(&g_end[d]));
   }
   NCCL(CommInitAll(g_comm, NDEV, devs));
+  if (g_threads) {
+    pthread_barrier_init(&g_go, NULL, NDEV + 1);
+    pthread_barrier_init(&g_done, NULL, NDEV + 1);
+    for (int d = 0; d < NDEV; d++) pthread_create(&g_worker[d], NULL, worker, (void*)(intptr_t)d);
+  }
   const char* prefix = g_setVariant ? "nccl-overhead" : "nccl-overhead-separate";
 
   for (int s = 0; s < ns; s++) {
@@ -491,6 +532,11 @@ int main(int argc, char** argv) {
     usleep(50000);
     if (bench_poll()) print_blocks(bytes);
     fflush(stdout);
+  }
+  if (g_threads) {
+    g_quit = 1;
+    pthread_barrier_wait(&g_go);
+    for (int d = 0; d < NDEV; d++) pthread_join(g_worker[d], NULL);
   }
   for (int d = 0; d < NDEV; d++) NCCL(CommDestroy(g_comm[d]));
   if (g_poll) print_blocks(-1);

@@ -6,9 +6,13 @@
 // collective's enqueue and sends the events enabled in it (CollApi, Coll, and KernelCh start,
 // KernelChStop, stop for 2 channels, with made-up %globaltimer values). At the last
 // ncclCommDestroy it prints how many (collective, rank) pairs it enqueued with KernelCh.
+// Ungrouped collectives may come from several threads at once (the harness's --threads 1), one
+// communicator each, as NCCL allows: the plugin's events are sent from the calling thread
+// unserialized, and only the stand-in's own sum of the buffers is done under a lock.
 //   gcc -O1 -fPIC -shared -o libnccl-direct-standin.so nccl_direct_standin.c -ldl
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +83,7 @@ int ncclCommInitAll(void** comms, int n, const int* devs) {
 static void profile(struct comm* c, size_t count) {
   int m = __atomic_load_n(&g_mask, __ATOMIC_RELAXED);  // NCCL: at the collective's enqueue
   uint64_t seq = c->seq++;
-  g_colls++;
+  __atomic_fetch_add(&g_colls, 1, __ATOMIC_RELAXED);
   if (!c->ctx || !(m & (ncclProfileCollApi | ncclProfileColl | ncclProfileKernelCh))) return;
   ncclProfilerEventDescr_v5_t d;
   memset(&d, 0, sizeof d);
@@ -103,7 +107,7 @@ static void profile(struct comm* c, size_t count) {
   if (coll) g_prof->stopEvent(coll);
   if (api) g_prof->stopEvent(api);
   if (!(m & ncclProfileKernelCh)) return;
-  g_kernelColls++;
+  __atomic_fetch_add(&g_kernelColls, 1, __ATOMIC_RELAXED);
   uint64_t t = nowNs();
   for (int ch = 0; ch < 2; ch++) {
     memset(&d, 0, sizeof d);
@@ -150,10 +154,13 @@ int ncclAllReduce(const void* send, void* recv, size_t count, int type, int op, 
   (void)type, (void)op, (void)stream;
   struct comm* c = comm;
   profile(c, count);
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
   c->send = send;
   c->recv = recv;
   c->count = count;
   if (!g_grouped) reduce();
+  pthread_mutex_unlock(&lock);
   return 0;
 }
 

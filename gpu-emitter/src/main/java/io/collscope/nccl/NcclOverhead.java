@@ -32,7 +32,8 @@ import java.util.TreeMap;
  * all enqueued by one thread, so the absolute goal per step is {@link #SMALL_GOAL_US} times the
  * ranks: in a job with one rank per process each process enqueues, and pays for, its own rank's
  * collective only. The relative goal is the same either way (the step's time is that of N enqueues
- * too).
+ * too). With {@code --threads 1} (header {@code threads N}) each rank has its own enqueuing thread,
+ * as in such a job, and the goal per step is one rank's.
  */
 public final class NcclOverhead {
 
@@ -206,23 +207,27 @@ public final class NcclOverhead {
   }
 
   /**
-   * The ranks of the harness's step, from its header ({@code ... devices 2 ...}); {@code otherwise}
-   * for a line that names none.
+   * The collectives each enqueuing thread of the harness issues per step, from its header ({@code
+   * ... devices 2 threads 1 ...}: both ranks' from one thread; {@code threads 2}: one thread per
+   * rank, so a step costs one rank's hooks); {@code otherwise} for a line that names no devices.
    */
   private static int directRanks(String header, int otherwise) {
     String[] w = header.split("\\s+");
-    for (int i = 0; i + 1 < w.length; i++) {
-      if (w[i].equals("devices")) {
-        try {
-          int n = Integer.parseInt(w[i + 1]);
-          if (n >= 1) return n;
-        } catch (NumberFormatException e) {
-          // fall through: a header this parser does not know
-        }
-        throw new IllegalArgumentException("malformed harness header: " + header);
+    int devices = -1;
+    int threads = 1;
+    try {
+      for (int i = 0; i + 1 < w.length; i++) {
+        if (w[i].equals("devices")) devices = Integer.parseInt(w[i + 1]);
+        if (w[i].equals("threads")) threads = Integer.parseInt(w[i + 1]);
       }
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("malformed harness header: " + header, e);
     }
-    return otherwise;
+    if (devices < 0) return otherwise;
+    if (devices < 1 || threads < 1 || devices % threads != 0) {
+      throw new IllegalArgumentException("malformed harness header: " + header);
+    }
+    return devices / threads;
   }
 
   /** A number as C's printf writes it: "nan" (or "-nan") where the harness had too few rounds. */

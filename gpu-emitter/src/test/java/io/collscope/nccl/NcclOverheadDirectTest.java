@@ -46,7 +46,8 @@ class NcclOverheadDirectTest {
         harness,
         "../dev/nccl_overhead_direct.c",
         "-ldl",
-        "-lm");
+        "-lm",
+        "-lpthread");
     build(
         GCC,
         "-O1",
@@ -57,7 +58,8 @@ class NcclOverheadDirectTest {
         "-o",
         standin,
         "src/test/c/nccl_direct_standin.c",
-        "-ldl");
+        "-ldl",
+        "-lpthread");
     build(
         GCC,
         "-O2",
@@ -94,6 +96,11 @@ class NcclOverheadDirectTest {
   }
 
   static Result runHarness(Path shm, boolean plugin, String variantList) throws Exception {
+    return runHarness(shm, plugin, variantList, 0);
+  }
+
+  static Result runHarness(Path shm, boolean plugin, String variantList, int threads)
+      throws Exception {
     Map<String, String> env =
         plugin
             ? Map.of(
@@ -120,7 +127,9 @@ class NcclOverheadDirectTest {
             "--min-steps",
             40,
             "--max-steps",
-            100);
+            100,
+            "--threads",
+            threads);
     assertThat(r.rc).as(r.out).isZero();
     return r;
   }
@@ -189,6 +198,35 @@ class NcclOverheadDirectTest {
     Matcher k = Pattern.compile("kernel-channel collectives (\\d+) of (\\d+)").matcher(r.out);
     assertThat(k.find()).as(r.out).isTrue();
     assertThat(Long.parseLong(k.group(1))).isGreaterThanOrEqualTo(2 * 2 * perOurs);
+  }
+
+  /**
+   * {@code --threads 1}: each rank's collectives from a thread of its own, as in a job with one
+   * rank per process. Every call still reaches the plugin under test (each rank: the steps of our
+   * rounds), the sums are right, and the header tells the bench command that a step is one
+   * collective per thread (its absolute goal is one rank's, 200 ns).
+   */
+  @Test
+  void withOneThreadPerRankEveryCallIsCountedAndAStepIsOneRanksCollective(@TempDir Path shm)
+      throws Exception {
+    Result r = runHarness(shm, true, "none,ours:64", 1);
+
+    assertThat(r.out).contains("devices 2 threads 2").contains("result 2 2");
+    long perOurs = 0;
+    Matcher m =
+        Pattern.compile("size \\d+: (\\d+) steps per round \\(warm-up (\\d+)\\)").matcher(r.out);
+    while (m.find()) perOurs += (Long.parseLong(m.group(1)) + Long.parseLong(m.group(2))) * ROUNDS;
+    assertThat(perOurs).isPositive();
+    List<String> finals = r.lines().stream().filter(l -> l.startsWith("block,size=-1,")).toList();
+    assertThat(finals).hasSize(2);
+    for (String l : finals) {
+      Matcher b = Pattern.compile(",calls=(\\d+),").matcher(l);
+      assertThat(b.find()).as(l).isTrue();
+      assertThat(Long.parseLong(b.group(1))).as(l).isEqualTo(perOurs);
+    }
+    List<NcclOverhead.Row> rows = NcclOverhead.parse(r.lines(), "none");
+    assertThat(rows).extracting(NcclOverhead.Row::variant).containsExactly("ours:64", "ours:64");
+    assertThat(rows.get(0).goalUs()).isEqualTo(NcclOverhead.SMALL_GOAL_US);
   }
 
   @Test

@@ -146,6 +146,16 @@ class NcclOverheadTest {
                 "none"))
         .extracting(NcclOverhead.Row::goalUs)
         .containsExactly(1.6);
+    // one enqueuing thread per rank: a step is one rank's collective per thread
+    assertThat(
+            NcclOverhead.parse(
+                List.of(
+                    "nccl-direct: nccl 22809 cudart 13000 devices 2 threads 2 plugin p",
+                    rounds(4096, "none", none),
+                    rounds(4096, "x", none)),
+                "none"))
+        .extracting(NcclOverhead.Row::goalUs)
+        .containsExactly(0.2);
   }
 
   @Test
