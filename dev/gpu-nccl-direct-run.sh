@@ -8,7 +8,8 @@
 # libnccl-plugin-variants.so; the plugin under test is the checkout's committed
 # libnccl-profiler-collscope.so. Writes into OUT_DIR: runNN.log, runNN-noplugin.log, build.txt,
 # env.txt (date, GPUs, libraries, sha256 of every binary). THREADS=1: one enqueuing thread per
-# rank (the harness's --threads 1). Usage, from the checkout's root:
+# rank (the harness's --threads 1); PROCESSES=1: one process per rank (--processes 1). Usage, from
+# the checkout's root:
 #   CARRY=.carry/nccl-direct bash .carry/nccl-direct/dev/gpu-nccl-direct-run.sh NN [OUT_DIR]
 # then, here: bin/collscope bench nccl-overhead runNN.log --baseline none
 set -u
@@ -58,12 +59,12 @@ COLLSCOPE_NCCL_LIB=$NLIB COLLSCOPE_CUDART_LIB=$CLIB \
   COLLSCOPE_BENCH_PLUGIN=/tmp/nd/libnccl-profiler-collscope.so COLLSCOPE_SHM_DIR=/dev/shm/cs$RUN \
   timeout ${RUN_TIMEOUT:-110} /tmp/nd/nccl_overhead_direct --sizes ${SIZES:-4K,64K,1M,16M} \
   --variants "${VARIANTS:-none,kch,ours:64,ours:1,none@aa}" --rounds ${ROUNDS:-31} \
-  --round-ms ${ROUND_MS:-30} --threads ${THREADS:-0} > "$O/run$RUN.log" 2>&1
+  --round-ms ${ROUND_MS:-30} --threads ${THREADS:-0} --processes ${PROCESSES:-0} > "$O/run$RUN.log" 2>&1
 echo "direct rc=$?"
 if [[ "${NOPLUGIN:-1}" == 1 ]]; then
   COLLSCOPE_NCCL_LIB=$NLIB COLLSCOPE_CUDART_LIB=$CLIB timeout ${NOPLUGIN_TIMEOUT:-30} \
     /tmp/nd/nccl_overhead_direct --sizes ${SIZES:-4K,64K,1M,16M} --variants none,none@aa \
-    --rounds ${NOPLUGIN_ROUNDS:-15} --round-ms ${ROUND_MS:-30} --threads ${THREADS:-0} \
+    --rounds ${NOPLUGIN_ROUNDS:-15} --round-ms ${ROUND_MS:-30} --threads ${THREADS:-0} --processes ${PROCESSES:-0} \
     > "$O/run$RUN-noplugin.log" 2>&1
   echo "noplugin rc=$?"
 fi

@@ -32,6 +32,14 @@
 // communicator with no group: a job with one rank per process enqueues like that, each rank's
 // hooks on its own thread, so a step pays one rank's host cost, not both ranks' in a row. The
 // header then says "threads 2", and a step's absolute goal is one rank's.
+// --processes 1: one process per rank, as torchrun starts a job: the harness forks a child per
+// GPU before any CUDA call, rank 0's child makes NCCL's unique id (ncclGetUniqueId) and both join
+// with ncclCommInitRank; the children meet at a process-shared barrier before each variant's
+// rounds (each switches its own copy of the variants plugin) and write their rounds into shared
+// memory, where the parent takes the slower rank's per round and prints as above. Each process
+// has its own plugin, its own event mask and its own enqueuing thread: nothing of the plugin is
+// shared between the ranks. Header: "processes 2". A child that fails leaves the others waiting
+// at a barrier: run it under timeout (dev/gpu-nccl-direct-run.sh does).
 // Note: the plugin's event mask is one per process, so with both ranks in one process rank 1's
 // collective k is enqueued after rank 0 has set the mask for k + 1: under ours:N NCCL produces
 // KernelCh events for about 2 collectives in N on one of the ranks (the plugin times 1 in N and
@@ -50,6 +58,8 @@
 #include <glob.h>
 #include <math.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +70,9 @@
 // ---- the few NCCL and CUDA runtime entry points, declared by hand ---------------------------
 
 typedef void* ncclComm_t;
+typedef struct {
+  char internal[128];  // NCCL_UNIQUE_ID_BYTES
+} ncclUniqueId;
 typedef void* cudaStream_t;
 typedef void* cudaEvent_t;
 enum { ncclFloat32 = 7, ncclSum = 0, cudaStreamNonBlocking = 1, cudaMemcpyHostToDevice = 1,
@@ -69,6 +82,8 @@ static struct {
   int (*GetVersion)(int*);
   const char* (*GetErrorString)(int);
   int (*CommInitAll)(ncclComm_t*, int, const int*);
+  int (*GetUniqueId)(ncclUniqueId*);
+  int (*CommInitRank)(ncclComm_t*, int, ncclUniqueId, int);
   int (*CommDestroy)(ncclComm_t);
   int (*GroupStart)(void);
   int (*GroupEnd)(void);
@@ -148,6 +163,8 @@ static void load(void) {
   nccl.GetVersion = sym(n, "ncclGetVersion", NULL);
   nccl.GetErrorString = sym(n, "ncclGetErrorString", NULL);
   nccl.CommInitAll = sym(n, "ncclCommInitAll", NULL);
+  nccl.GetUniqueId = sym(n, "ncclGetUniqueId", NULL);
+  nccl.CommInitRank = sym(n, "ncclCommInitRank", NULL);
   nccl.CommDestroy = sym(n, "ncclCommDestroy", NULL);
   nccl.GroupStart = sym(n, "ncclGroupStart", NULL);
   nccl.GroupEnd = sym(n, "ncclGroupEnd", NULL);
@@ -183,6 +200,25 @@ static double now_us(void) {
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
+// The ranks this process drives: [g_lo, g_hi); one child's own rank under --processes 1.
+static int g_lo = 0, g_hi = NDEV;
+
+// --processes 1: what the children share with each other and the parent
+static int g_processes;
+struct shared {
+  pthread_barrier_t ranks;  // the children
+  pthread_barrier_t all;    // the children and the parent: a size's rounds are written
+  ncclUniqueId id;
+  int n, warm;              // rank 0's steps per round, so that both ranks run as many
+  double dev[NDEV][MAX_VARIANTS][MAX_ROUNDS], host[NDEV][MAX_VARIANTS][MAX_ROUNDS];
+  float got[NDEV];
+};
+static struct shared* g_sh;
+
+static void rank_barrier(void) {
+  if (g_processes) pthread_barrier_wait(&g_sh->ranks);
+}
+
 // --threads 1: the workers and the batch they run next
 static int g_threads;
 static pthread_t g_worker[NDEV];
@@ -213,7 +249,7 @@ static void steps(size_t count, int n) {
   }
   for (int i = 0; i < n; i++) {
     NCCL(GroupStart());
-    for (int d = 0; d < NDEV; d++) {
+    for (int d = g_lo; d < g_hi; d++) {
       NCCL(AllReduce(g_send[d], g_recv[d], count, ncclFloat32, ncclSum, g_comm[d], g_stream[d]));
     }
     NCCL(GroupEnd());
@@ -221,7 +257,7 @@ static void steps(size_t count, int n) {
 }
 
 static void drain(void) {
-  for (int d = 0; d < NDEV; d++) {
+  for (int d = g_lo; d < g_hi; d++) {
     CUDA(SetDevice(d));
     CUDA(StreamSynchronize(g_stream[d]));
   }
@@ -229,7 +265,7 @@ static void drain(void) {
 
 // One timed round: device us per step (the slower stream) and host us per step (the enqueue).
 static void timed(size_t count, int n, double* dev, double* host) {
-  for (int d = 0; d < NDEV; d++) {
+  for (int d = g_lo; d < g_hi; d++) {
     CUDA(SetDevice(d));
     CUDA(EventRecord(g_start[d], g_stream[d]));
   }
@@ -237,11 +273,11 @@ static void timed(size_t count, int n, double* dev, double* host) {
   steps(count, n);
   double t1 = now_us();
   float worst = 0;
-  for (int d = 0; d < NDEV; d++) {
+  for (int d = g_lo; d < g_hi; d++) {
     CUDA(SetDevice(d));
     CUDA(EventRecord(g_end[d], g_stream[d]));
   }
-  for (int d = 0; d < NDEV; d++) {
+  for (int d = g_lo; d < g_hi; d++) {
     float ms;
     CUDA(EventSynchronize(g_end[d]));
     CUDA(EventElapsedTime(&ms, g_start[d], g_end[d]));
@@ -254,6 +290,7 @@ static void timed(size_t count, int n, double* dev, double* host) {
 static void set_variant(const struct variant* v) {
   drain();
   if (g_setVariant) g_setVariant(v->code, v->sampling);
+  rank_barrier();  // every process has switched before any runs the variant's steps
 }
 
 static int cmp_double(const void* a, const void* b) {
@@ -387,7 +424,7 @@ static void usage(const char* msg) {
   fprintf(stderr,
           "nccl_overhead_direct: %s (usage: nccl_overhead_direct [--sizes 4K,64K,1M,16M] "
           "[--variants none,kch,ours:64,ours:1] [--rounds 31] [--round-ms 40] "
-          "[--min-steps 100] [--max-steps 5000] [--threads 0|1])\n",
+          "[--min-steps 100] [--max-steps 5000] [--threads 0|1] [--processes 0|1])\n",
           msg);
   exit(2);
 }
@@ -408,10 +445,13 @@ int main(int argc, char** argv) {
     else if (strcmp(o, "--min-steps") == 0) minSteps = atoi(a);
     else if (strcmp(o, "--max-steps") == 0) maxSteps = atoi(a);
     else if (strcmp(o, "--threads") == 0) g_threads = atoi(a);
+    else if (strcmp(o, "--processes") == 0) g_processes = atoi(a);
     else usage("unknown option");
   }
   if (rounds < 1 || rounds > MAX_ROUNDS) usage("--rounds must be 1..201");
   if (g_threads != 0 && g_threads != 1) usage("--threads must be 0 or 1");
+  if (g_processes != 0 && g_processes != 1) usage("--processes must be 0 or 1");
+  if (g_threads && g_processes) usage("--threads 1 and --processes 1 exclude each other");
   if (minSteps < 1 || maxSteps < minSteps || !(roundMs > 0)) usage("bad --min/--max-steps or --round-ms");
 
   static struct variant vs[MAX_VARIANTS];
@@ -443,71 +483,145 @@ int main(int argc, char** argv) {
     }
   }
   load();
-  int ndev, cv, nvv;
-  CUDA(GetDeviceCount(&ndev));
-  if (ndev < NDEV) {
-    fprintf(stderr, "nccl_overhead_direct: %d GPU(s), needs %d\n", ndev, NDEV);
-    return 1;
-  }
-  CUDA(RuntimeGetVersion(&cv));
+  int cv, nvv;
+  CUDA(RuntimeGetVersion(&cv));  // neither this nor ncclGetVersion starts CUDA: a child may fork
   NCCL(GetVersion(&nvv));
-  printf("nccl-direct: nccl %d cudart %d devices %d threads %d plugin %s bench %s rounds %d"
-         " round-ms %.0f\n",
-         nvv, cv, NDEV, g_threads ? NDEV : 1, plugin && *plugin ? plugin : "none",
+  if (!g_processes) {
+    int ndev;
+    CUDA(GetDeviceCount(&ndev));
+    if (ndev < NDEV) {
+      fprintf(stderr, "nccl_overhead_direct: %d GPU(s), needs %d\n", ndev, NDEV);
+      return 1;
+    }
+  }
+  printf("nccl-direct: nccl %d cudart %d devices %d threads %d processes %d plugin %s bench %s"
+         " rounds %d round-ms %.0f\n",
+         nvv, cv, NDEV, g_threads ? NDEV : 1, g_processes ? NDEV : 1,
+         plugin && *plugin ? plugin : "none",
          getenv("COLLSCOPE_BENCH_PLUGIN") ? getenv("COLLSCOPE_BENCH_PLUGIN") : "none", rounds,
          roundMs);
   fflush(stdout);
+  const char* prefix = g_setVariant ? "nccl-overhead" : "nccl-overhead-separate";
 
   long maxBytes = 0;
   for (int i = 0; i < ns; i++)
     if (sz[i] > maxBytes) maxBytes = sz[i];
-  float* ones = malloc(maxBytes);
-  for (long i = 0; i < maxBytes / 4; i++) ones[i] = 1.0f;
-  int devs[NDEV];
-  for (int d = 0; d < NDEV; d++) {
-    devs[d] = d;
-    CUDA(SetDevice(d));
-    CUDA(Malloc(&g_send[d], maxBytes));
-    CUDA(Malloc(&g_recv[d], maxBytes));
-    CUDA(Memcpy(g_send[d], ones, maxBytes, cudaMemcpyHostToDevice));
-    CUDA(StreamCreateWithFlags(&g_stream[d], cudaStreamNonBlocking));
-    CUDA(EventCreate(&g_start[d]));
-    CUDA(EventCreate(&g_end[d]));
+
+  // --processes 1: fork the ranks before any CUDA call; the parent only waits and prints
+  pid_t child[NDEV] = {0};
+  int rank = -1;  // this process's rank under --processes 1; -1: the parent, or not forked
+  if (g_processes) {
+    g_sh = mmap(NULL, sizeof *g_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (g_sh == MAP_FAILED) {
+      perror("nccl_overhead_direct: mmap");
+      return 1;
+    }
+    pthread_barrierattr_t ba;
+    pthread_barrierattr_init(&ba);
+    pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+    pthread_barrier_init(&g_sh->ranks, &ba, NDEV);
+    pthread_barrier_init(&g_sh->all, &ba, NDEV + 1);
+    fflush(stdout);
+    for (int r = 0; r < NDEV && rank < 0; r++) {
+      child[r] = fork();
+      if (child[r] < 0) {
+        perror("nccl_overhead_direct: fork");
+        return 1;
+      }
+      if (child[r] == 0) rank = r;
+    }
+    if (rank >= 0) g_lo = rank, g_hi = rank + 1;
   }
-  NCCL(CommInitAll(g_comm, NDEV, devs));
-  if (g_threads) {
-    pthread_barrier_init(&g_go, NULL, NDEV + 1);
-    pthread_barrier_init(&g_done, NULL, NDEV + 1);
-    for (int d = 0; d < NDEV; d++) pthread_create(&g_worker[d], NULL, worker, (void*)(intptr_t)d);
+  int parent = g_processes && rank < 0;
+
+  if (!parent) {
+    float* ones = malloc(maxBytes);
+    for (long i = 0; i < maxBytes / 4; i++) ones[i] = 1.0f;
+    int devs[NDEV];
+    for (int d = g_lo; d < g_hi; d++) {
+      devs[d] = d;
+      CUDA(SetDevice(d));
+      CUDA(Malloc(&g_send[d], maxBytes));
+      CUDA(Malloc(&g_recv[d], maxBytes));
+      CUDA(Memcpy(g_send[d], ones, maxBytes, cudaMemcpyHostToDevice));
+      CUDA(StreamCreateWithFlags(&g_stream[d], cudaStreamNonBlocking));
+      CUDA(EventCreate(&g_start[d]));
+      CUDA(EventCreate(&g_end[d]));
+    }
+    if (g_processes) {
+      if (rank == 0) NCCL(GetUniqueId(&g_sh->id));
+      rank_barrier();
+      NCCL(CommInitRank(&g_comm[rank], NDEV, g_sh->id, rank));
+    } else {
+      NCCL(CommInitAll(g_comm, NDEV, devs));
+    }
+    if (g_threads) {
+      pthread_barrier_init(&g_go, NULL, NDEV + 1);
+      pthread_barrier_init(&g_done, NULL, NDEV + 1);
+      for (int d = 0; d < NDEV; d++) pthread_create(&g_worker[d], NULL, worker, (void*)(intptr_t)d);
+    }
   }
-  const char* prefix = g_setVariant ? "nccl-overhead" : "nccl-overhead-separate";
 
   for (int s = 0; s < ns; s++) {
     long bytes = sz[s];
     size_t count = bytes / 4;
-    set_variant(&vs[0]);
-    steps(count, 50);
-    double dev, host;
-    timed(count, 200, &dev, &host);
-    double est = dev > host ? dev : host;
-    int n = (int)(roundMs * 1000 / est);
-    n = n < minSteps ? minSteps : n > maxSteps ? maxSteps : n;
-    int warm = n / 10 < 5 ? 5 : n / 10;
-    for (int r = 0; r < rounds; r++) {
-      int k = r % nv;
-      for (int j = 0; j < nv; j++) {
-        struct variant* v = &vs[(k + j) % nv];
-        set_variant(v);
-        steps(count, warm);
-        timed(count, n, &v->dev[r], &v->host[r]);
+    int n = 0, warm = 0;
+    float got[NDEV] = {0};
+    if (!parent) {
+      set_variant(&vs[0]);
+      steps(count, 50);
+      double dev, host;
+      timed(count, 200, &dev, &host);
+      double est = dev > host ? dev : host;
+      n = (int)(roundMs * 1000 / est);
+      n = n < minSteps ? minSteps : n > maxSteps ? maxSteps : n;
+      warm = n / 10 < 5 ? 5 : n / 10;
+      if (g_processes) {  // rank 0's choice for both: every step is a collective of both
+        if (rank == 0) g_sh->n = n, g_sh->warm = warm;
+        rank_barrier();
+        n = g_sh->n, warm = g_sh->warm;
+      }
+      for (int r = 0; r < rounds; r++) {
+        int k = r % nv;
+        for (int j = 0; j < nv; j++) {
+          struct variant* v = &vs[(k + j) % nv];
+          set_variant(v);
+          steps(count, warm);
+          timed(count, n, &v->dev[r], &v->host[r]);
+        }
+      }
+      set_variant(&vs[0]);
+      // The sum of ones over the two ranks: 2 everywhere, or the timings are of something else.
+      for (int d = g_lo; d < g_hi; d++) {
+        CUDA(SetDevice(d));
+        CUDA(Memcpy(&got[d], (char*)g_recv[d] + bytes - 4, 4, cudaMemcpyDeviceToHost));
       }
     }
-    set_variant(&vs[0]);
-    // The sum of ones over the two ranks: 2 everywhere, or the timings are of something else.
-    float got[2] = {0, 0};
-    for (int d = 0; d < NDEV; d++) {
-      CUDA(SetDevice(d));
-      CUDA(Memcpy(&got[d], (char*)g_recv[d] + bytes - 4, 4, cudaMemcpyDeviceToHost));
+    if (g_processes && !parent) {
+      for (int i = 0; i < nv; i++) {
+        memcpy(g_sh->dev[rank][i], vs[i].dev, rounds * sizeof(double));
+        memcpy(g_sh->host[rank][i], vs[i].host, rounds * sizeof(double));
+      }
+      g_sh->got[rank] = got[rank];
+      // Let the proxy threads see the last channel stops, then this process's publisher pass.
+      usleep(50000);
+      bench_poll();
+      pthread_barrier_wait(&g_sh->all);
+      continue;  // the parent prints
+    }
+    if (parent) {
+      pthread_barrier_wait(&g_sh->all);
+      n = g_sh->n, warm = g_sh->warm;
+      for (int i = 0; i < nv; i++) {
+        for (int r = 0; r < rounds; r++) {  // the slower rank, as the slower stream above
+          vs[i].dev[r] = vs[i].host[r] = 0;
+          for (int q = 0; q < NDEV; q++) {
+            if (g_sh->dev[q][i][r] > vs[i].dev[r]) vs[i].dev[r] = g_sh->dev[q][i][r];
+            if (g_sh->host[q][i][r] > vs[i].host[r]) vs[i].host[r] = g_sh->host[q][i][r];
+          }
+        }
+      }
+      for (int q = 0; q < NDEV; q++) got[q] = g_sh->got[q];
     }
     for (int i = 0; i < nv; i++) {
       printf("%s,%ld,%s", prefix, bytes, vs[i].label);
@@ -528,17 +642,37 @@ int main(int argc, char** argv) {
       fprintf(stderr, "nccl_overhead_direct: wrong all-reduce result %g %g\n", got[0], got[1]);
       return 1;
     }
-    // Let the proxy threads see the last channel stops, then one publisher pass.
-    usleep(50000);
-    if (bench_poll()) print_blocks(bytes);
+    if (parent) {
+      print_blocks(bytes);  // both processes' blocks, each published by its own plugin
+    } else {
+      // Let the proxy threads see the last channel stops, then one publisher pass.
+      usleep(50000);
+      if (bench_poll()) print_blocks(bytes);
+    }
     fflush(stdout);
+  }
+  if (parent) {
+    int failed = 0;
+    for (int r = 0; r < NDEV; r++) {
+      int st = 0;
+      waitpid(child[r], &st, 0);
+      failed |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    }
+    if (getenv("COLLSCOPE_BENCH_PLUGIN") && g_setVariant) print_blocks(-1);
+    printf("nccl-direct: done\n");
+    return failed;
   }
   if (g_threads) {
     g_quit = 1;
     pthread_barrier_wait(&g_go);
     for (int d = 0; d < NDEV; d++) pthread_join(g_worker[d], NULL);
   }
-  for (int d = 0; d < NDEV; d++) NCCL(CommDestroy(g_comm[d]));
+  for (int d = g_lo; d < g_hi; d++) NCCL(CommDestroy(g_comm[d]));
+  if (g_processes) {
+    bench_poll();  // the blocks' last state, before the parent's final print
+    fflush(stdout);
+    _exit(0);
+  }
   if (g_poll) print_blocks(-1);
   printf("nccl-direct: done\n");
   return 0;

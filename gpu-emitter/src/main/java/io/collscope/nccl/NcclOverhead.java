@@ -208,26 +208,28 @@ public final class NcclOverhead {
 
   /**
    * The collectives each enqueuing thread of the harness issues per step, from its header ({@code
-   * ... devices 2 threads 1 ...}: both ranks' from one thread; {@code threads 2}: one thread per
-   * rank, so a step costs one rank's hooks); {@code otherwise} for a line that names no devices.
+   * ... devices 2 threads 1 ...}: both ranks' from one thread; {@code threads 2} or {@code
+   * processes 2}: a thread or a process per rank, so a step costs one rank's hooks); {@code
+   * otherwise} for a line that names no devices.
    */
   private static int directRanks(String header, int otherwise) {
     String[] w = header.split("\\s+");
     int devices = -1;
-    int threads = 1;
+    int enqueuers = 1; // threads per process x processes
     try {
       for (int i = 0; i + 1 < w.length; i++) {
         if (w[i].equals("devices")) devices = Integer.parseInt(w[i + 1]);
-        if (w[i].equals("threads")) threads = Integer.parseInt(w[i + 1]);
+        if (w[i].equals("threads")) enqueuers *= Integer.parseInt(w[i + 1]);
+        if (w[i].equals("processes")) enqueuers *= Integer.parseInt(w[i + 1]);
       }
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("malformed harness header: " + header, e);
     }
     if (devices < 0) return otherwise;
-    if (devices < 1 || threads < 1 || devices % threads != 0) {
+    if (devices < 1 || enqueuers < 1 || devices % enqueuers != 0) {
       throw new IllegalArgumentException("malformed harness header: " + header);
     }
-    return devices / threads;
+    return devices / enqueuers;
   }
 
   /** A number as C's printf writes it: "nan" (or "-nan") where the harness had too few rounds. */

@@ -101,6 +101,11 @@ class NcclOverheadDirectTest {
 
   static Result runHarness(Path shm, boolean plugin, String variantList, int threads)
       throws Exception {
+    return runHarness(shm, plugin, variantList, "--threads", threads);
+  }
+
+  static Result runHarness(Path shm, boolean plugin, String variantList, String mode, int on)
+      throws Exception {
     Map<String, String> env =
         plugin
             ? Map.of(
@@ -128,8 +133,8 @@ class NcclOverheadDirectTest {
             40,
             "--max-steps",
             100,
-            "--threads",
-            threads);
+            mode,
+            on);
     assertThat(r.rc).as(r.out).isZero();
     return r;
   }
@@ -226,6 +231,43 @@ class NcclOverheadDirectTest {
     }
     List<NcclOverhead.Row> rows = NcclOverhead.parse(r.lines(), "none");
     assertThat(rows).extracting(NcclOverhead.Row::variant).containsExactly("ours:64", "ours:64");
+    assertThat(rows.get(0).goalUs()).isEqualTo(NcclOverhead.SMALL_GOAL_US);
+  }
+
+  /**
+   * {@code --processes 1}: a process per rank, forked before any CUDA call, joined through
+   * ncclGetUniqueId / ncclCommInitRank, each with its own copy of the plugins. Each rank's plugin
+   * counts exactly its own rank's calls of our rounds (a process that switched variants out of step
+   * with the other would count a different number), the parent prints the rounds, and the header
+   * says a step is one collective per process.
+   */
+  @Test
+  void withAProcessPerRankEachPluginCountsItsOwnRanksCalls(@TempDir Path shm) throws Exception {
+    Result r = runHarness(shm, true, "none,ours:64,none@aa", "--processes", 1);
+
+    assertThat(r.out).contains("devices 2 threads 1 processes 2").contains("result 2 2");
+    long perOurs = 0;
+    Matcher m =
+        Pattern.compile("size \\d+: (\\d+) steps per round \\(warm-up (\\d+)\\)").matcher(r.out);
+    while (m.find()) perOurs += (Long.parseLong(m.group(1)) + Long.parseLong(m.group(2))) * ROUNDS;
+    assertThat(perOurs).isPositive();
+    List<String> finals = r.lines().stream().filter(l -> l.startsWith("block,size=-1,")).toList();
+    assertThat(finals).hasSize(2);
+    for (String l : finals) {
+      Matcher b = Pattern.compile(",calls=(\\d+),").matcher(l);
+      assertThat(b.find()).as(l).isTrue();
+      assertThat(Long.parseLong(b.group(1))).as(l).isEqualTo(perOurs);
+    }
+    List<NcclOverhead.Row> rows = NcclOverhead.parse(r.lines(), "none");
+    assertThat(rows)
+        .extracting(row -> row.bytes() + " " + row.variant())
+        .containsExactly("4096 ours:64", "4096 none@aa", "8192 ours:64", "8192 none@aa");
+    assertThat(rows)
+        .allSatisfy(
+            row ->
+                assertThat(java.util.Arrays.stream(row.on()).boxed().toList())
+                    .hasSize(ROUNDS)
+                    .allMatch(v -> v > 0));
     assertThat(rows.get(0).goalUs()).isEqualTo(NcclOverhead.SMALL_GOAL_US);
   }
 
