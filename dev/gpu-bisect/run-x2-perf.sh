@@ -9,6 +9,7 @@
 # (SMALL_BYTES:SMALL_BLOCKS:BYTES ..., CudaCollective.Options.blocksFor) benches the runtime's kernel under other rules for the data blocks per rank;
 # MODES (bytes ...) benches the runtime's kernel with the push path from that many bytes per rank
 # (CudaCollective.Options.PUSH_BYTES: 0 pushes at every size, a huge value never) at MODE_SIZES;
+# PUBLISH_EVERYS (k ...) benches it with publications at most every k collectives;
 # SAMPLINGS (n ...) benches it with the accounting sampled 1 in n (-Dcollscope.osar.sampleEvery);
 # TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
 # NCU=1 adds Nsight Compute's figures at 4 KB. MUTANT=0 skips the stale-slot mutant. Everything
@@ -74,6 +75,13 @@ for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data
     io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES --dtypes=f32 \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule//:/-}.log" 2>&1
   echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-14
+  save
+done
+for k in ${PUBLISH_EVERYS:-}; do  # publications at most every k collectives (MAX_PUBLISH_EVERY)
+  timeout 200 $J -Dcollscope.osar.maxPublishEvery=$k -cp "$LIB" \
+    io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-publish-every-$k.log" 2>&1
+  echo "osar bench publish every $k rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-publish-every-$k.log" | cut -d'|' -f2-8,12-14
   save
 done
 for n in ${SAMPLINGS:-}; do  # the instrumented kernel accounting 1 collective in n (osar.cu)

@@ -79,10 +79,10 @@ public final class CudaCollective implements CollectiveBackend {
 
     /**
      * {@link #publishEvery()} for the automatic interval ({@link #publishEveryFor(long)}): a
-     * publication after at most {@value #MAX_PUBLISH_EVERY} collectives or {@value #PUBLISH_BYTES}
-     * payload bytes per rank, whichever comes first. A CUDA graph replays the publications its
-     * capture held: capture a whole number of intervals (as {@code bench gpu} does), or call {@link
-     * CudaCollective#flush()} after replays.
+     * publication after at most {@link #MAX_PUBLISH_EVERY} (128) collectives or {@value
+     * #PUBLISH_BYTES} payload bytes per rank, whichever comes first. A CUDA graph replays the
+     * publications its capture held: capture a whole number of intervals (as {@code bench gpu}
+     * does), or call {@link CudaCollective#flush()} after replays.
      */
     public static final int AUTO_PUBLISH = 0;
 
@@ -91,13 +91,19 @@ public final class CudaCollective implements CollectiveBackend {
      * launch, the slices' sums written over PCIe, two system-scope fences) costs ~8 µs on an H200
      * (docs/BENCHMARKS.md, run 22), so it is spread over this many small collectives: ~65 ns each.
      * The totals are exact in device memory either way, and {@link CudaCollective#flush()}
-     * publishes them.
+     * publishes them. A system property, {@value #MAX_PUBLISH_EVERY_PROPERTY}, overrides it for
+     * measurement: at 4 KB the ~65 ns is about half of what the instrumentation costs with its
+     * accounting sampled (run 83), and 1,024 would lag the counters by ~8 ms there; not yet
+     * measured, so not yet the default.
      */
-    public static final int MAX_PUBLISH_EVERY = 128;
+    public static final int MAX_PUBLISH_EVERY =
+        Math.max(1, Integer.getInteger(Options.MAX_PUBLISH_EVERY_PROPERTY, 128));
+
+    static final String MAX_PUBLISH_EVERY_PROPERTY = "collscope.osar.maxPublishEvery";
 
     /**
      * Payload bytes per rank after which a publication is due: collectives over 8 MiB publish more
-     * often than every {@value #MAX_PUBLISH_EVERY} (16 MiB: every 64), so the counters of large
+     * often than every {@link #MAX_PUBLISH_EVERY} (16 MiB: every 64), so the counters of large
      * collectives lag by at most ~1 GiB per rank of payload (milliseconds on NVLink).
      */
     public static final long PUBLISH_BYTES = 1L << 30;
