@@ -86,6 +86,16 @@ class RecordedRunsITCase {
           // culprit, whatever the drift
           Map.entry("gemm-ar-throttle-off.snapshots", List.of()),
           Map.entry("gemm-ar-throttle-on.snapshots", List.of()),
+          // two H200s without faults, recorded for their phase split (runs 77 and 81): each data
+          // path (pull, push) at 1 and 16 MB, and the sampled accounting (s16: 1 collective in 16,
+          // weighted) beside the exact one (s1) and the previous kernel (rev): no culprit
+          Map.entry("phase-pull-262144.snapshots", List.of()),
+          Map.entry("phase-push-262144.snapshots", List.of()),
+          Map.entry("phase-pull-4194304.snapshots", List.of()),
+          Map.entry("phase-push-4194304.snapshots", List.of()),
+          Map.entry("phase-main-s1-16M.snapshots", List.of()),
+          Map.entry("phase-main-s16-16M.snapshots", List.of()),
+          Map.entry("phase-rev-s1-16M.snapshots", List.of()),
           Map.entry("cpu-clean.snapshots", List.of()),
           Map.entry("cpu-slow-rank-2.snapshots", List.of("SLOW_RANK(2,ARRIVED_LATE)")),
           Map.entry("cpu-slow-link-1-3.snapshots", List.of("SLOW_LINK(1->3)")),
