@@ -77,26 +77,21 @@ for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data
   echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-14
   save
 done
-for k in ${PUBLISH_EVERYS:-}; do  # publications at most every k collectives (MAX_PUBLISH_EVERY)
-  timeout 200 $J -Dcollscope.osar.maxPublishEvery=$k -cp "$LIB" \
-    io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
-    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-publish-every-$k.log" 2>&1
-  echo "osar bench publish every $k rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-publish-every-$k.log" | cut -d'|' -f2-8,12-14
+# the runtime's kernel benched under a system property: PROP VALUE LOG_NAME [SIZES]
+bench_with() {
+  timeout 200 $J -D$1=$2 -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} \
+    --sizes=${4:-$SIZES} ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$3.log" 2>&1
+  echo "osar bench $3 rc=$?"; grep -E "^\| (f32|bf16)" "$O/$3.log" | cut -d'|' -f2-8,12-14
   save
+}
+for k in ${PUBLISH_EVERYS:-}; do  # publications at most every k collectives (MAX_PUBLISH_EVERY)
+  bench_with collscope.osar.maxPublishEvery "$k" "bench-osar-publish-every-$k"
 done
 for n in ${SAMPLINGS:-}; do  # the instrumented kernel accounting 1 collective in n (osar.cu)
-  timeout 200 $J -Dcollscope.osar.sampleEvery=$n -cp "$LIB" \
-    io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
-    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-sample-every-$n.log" 2>&1
-  echo "osar bench sample every $n rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-sample-every-$n.log" | cut -d'|' -f2-8,12-14
-  save
+  bench_with collscope.osar.sampleEvery "$n" "bench-osar-sample-every-$n"
 done
 for m in ${MODES:-}; do  # the push path from m bytes per rank, f32 and bf16
-  timeout 200 $J -Dcollscope.osar.pushBytes=$m -cp "$LIB" \
-    io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=${MODE_SIZES:-$SIZES} \
-    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-push-from-$m.log" 2>&1
-  echo "osar bench push from $m rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-push-from-$m.log" | cut -d'|' -f2-8,12-14
-  save
+  bench_with collscope.osar.pushBytes "$m" "bench-osar-push-from-$m" "${MODE_SIZES:-$SIZES}"
 done
 for v in ${BISECT:-}; do
   timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=4K,256K \

@@ -139,6 +139,29 @@ class NcclOverheadDirectTest {
     return r;
   }
 
+  /** The steps each variant ran, its rounds' and their warm-ups', over every size of the run. */
+  static long stepsOfEachVariant(Result r) {
+    long steps = 0;
+    Matcher m =
+        Pattern.compile("size \\d+: (\\d+) steps per round \\(warm-up (\\d+)\\)").matcher(r.out);
+    while (m.find()) steps += (Long.parseLong(m.group(1)) + Long.parseLong(m.group(2))) * ROUNDS;
+    assertThat(steps).isPositive();
+    return steps;
+  }
+
+  /**
+   * Each rank's counter block, as the plugin under test last published it, counted {@code calls}.
+   */
+  static void assertEachRankCounted(Result r, long calls) {
+    List<String> finals = r.lines().stream().filter(l -> l.startsWith("block,size=-1,")).toList();
+    assertThat(finals).hasSize(2);
+    for (String l : finals) {
+      Matcher b = Pattern.compile(",calls=(\\d+),").matcher(l);
+      assertThat(b.find()).as(l).isTrue();
+      assertThat(Long.parseLong(b.group(1))).as(l).isEqualTo(calls);
+    }
+  }
+
   @Test
   void itsRoundsAreWhatTheBenchCommandClassifiesDeviceAndHostTimeAlike(@TempDir Path shm)
       throws Exception {
@@ -217,18 +240,7 @@ class NcclOverheadDirectTest {
     Result r = runHarness(shm, true, "none,ours:64", 1);
 
     assertThat(r.out).contains("devices 2 threads 2").contains("result 2 2");
-    long perOurs = 0;
-    Matcher m =
-        Pattern.compile("size \\d+: (\\d+) steps per round \\(warm-up (\\d+)\\)").matcher(r.out);
-    while (m.find()) perOurs += (Long.parseLong(m.group(1)) + Long.parseLong(m.group(2))) * ROUNDS;
-    assertThat(perOurs).isPositive();
-    List<String> finals = r.lines().stream().filter(l -> l.startsWith("block,size=-1,")).toList();
-    assertThat(finals).hasSize(2);
-    for (String l : finals) {
-      Matcher b = Pattern.compile(",calls=(\\d+),").matcher(l);
-      assertThat(b.find()).as(l).isTrue();
-      assertThat(Long.parseLong(b.group(1))).as(l).isEqualTo(perOurs);
-    }
+    assertEachRankCounted(r, stepsOfEachVariant(r));
     List<NcclOverhead.Row> rows = NcclOverhead.parse(r.lines(), "none");
     assertThat(rows).extracting(NcclOverhead.Row::variant).containsExactly("ours:64", "ours:64");
     assertThat(rows.get(0).goalUs()).isEqualTo(NcclOverhead.SMALL_GOAL_US);
@@ -246,18 +258,7 @@ class NcclOverheadDirectTest {
     Result r = runHarness(shm, true, "none,ours:64,none@aa", "--processes", 1);
 
     assertThat(r.out).contains("devices 2 threads 1 processes 2").contains("result 2 2");
-    long perOurs = 0;
-    Matcher m =
-        Pattern.compile("size \\d+: (\\d+) steps per round \\(warm-up (\\d+)\\)").matcher(r.out);
-    while (m.find()) perOurs += (Long.parseLong(m.group(1)) + Long.parseLong(m.group(2))) * ROUNDS;
-    assertThat(perOurs).isPositive();
-    List<String> finals = r.lines().stream().filter(l -> l.startsWith("block,size=-1,")).toList();
-    assertThat(finals).hasSize(2);
-    for (String l : finals) {
-      Matcher b = Pattern.compile(",calls=(\\d+),").matcher(l);
-      assertThat(b.find()).as(l).isTrue();
-      assertThat(Long.parseLong(b.group(1))).as(l).isEqualTo(perOurs);
-    }
+    assertEachRankCounted(r, stepsOfEachVariant(r));
     List<NcclOverhead.Row> rows = NcclOverhead.parse(r.lines(), "none");
     assertThat(rows)
         .extracting(row -> row.bytes() + " " + row.variant())
