@@ -54,7 +54,7 @@ final class RankBuffers implements RankMemory {
     this.blocks = blocks;
     this.cfg = cfg;
     this.dtype = opt.dtype();
-    this.sampleEvery = opt.sampleEvery();
+    this.sampleEvery = opt.sampleEveryFor((long) cfg.elements() * opt.dtype().bytes);
     this.push = CudaCollective.Options.pushFor(dtype, elementBytes());
     try {
       device.makeCurrent();

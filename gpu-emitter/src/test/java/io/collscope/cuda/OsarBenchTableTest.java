@@ -1,6 +1,7 @@
 package io.collscope.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -90,6 +91,18 @@ class OsarBenchTableTest {
     assertThat(CudaCollective.Options.defaultBlocks(256 << 10)).isEqualTo(32);
     assertThat(CudaCollective.Options.defaultBlocks(1 << 20)).isEqualTo(128);
     assertThat(CudaCollective.Options.defaultBlocks(16 << 20)).isEqualTo(128);
+  }
+
+  @Test
+  void collectivesFrom1MiBAreAccountedEveryOneWhateverTheSampling() {
+    CudaCollective.Options o = CudaCollective.Options.defaults(2).withSampleEvery(16);
+    assertThat(o.sampleEveryFor(4 << 10)).isEqualTo(16);
+    assertThat(o.sampleEveryFor((1 << 20) - 1)).isEqualTo(16);
+    assertThat(o.sampleEveryFor(1 << 20)).isEqualTo(1);
+    assertThat(o.withSampleEvery(1).sampleEveryFor(4 << 10)).isEqualTo(1);
+    assertThatThrownBy(() -> o.withSampleEvery(3))
+        .isInstanceOf(io.collscope.collective.ConfigException.class)
+        .hasMessageContaining("power of two");
   }
 
   @Test
