@@ -33,8 +33,11 @@ class CpuCollectiveLatenessTest {
     assertThat(late[3] / calls).as("lateness of rank 3, ns/call").isGreaterThan(1_000_000);
     assertThat(late[2] / calls).as("lateness of rank 2, ns/call").isGreaterThan(3_000_000);
     assertThat(late[1] / calls).as("lateness of rank 1, ns/call").isLessThan(late[3] / calls / 4);
-    // The whole wait goes to the peer that gated it: rank 2, never rank 3 (2 ms earlier).
-    assertThat(wait[2]).isGreaterThan(10 * (wait[1] + wait[3]));
+    // The whole wait goes to the peer that gated it: rank 2, not rank 3 (2 ms earlier). Not never:
+    // on a loaded 2-core machine a descheduled poller sees ranks 2 and 3 in one round and splits
+    // the wait between them (seen: 1.31 s against 0.18 s, under a second Maven build); billing by
+    // interval shares would give rank 3 about as much as rank 2.
+    assertThat(wait[2]).isGreaterThan(4 * (wait[1] + wait[3]));
     long sum = wait[0] + wait[1] + wait[2] + wait[3];
     // Billed waits never exceed the wait phase, and are most of it. Not all: a thread descheduled
     // between seeing the last flag and closing its wait phase counts that gap as wait billed to
