@@ -185,8 +185,12 @@ public final class CudaCollective implements CollectiveBackend {
     /** The data paths as {@link #pushFor} chooses them, in words. */
     public static String dataPaths() {
       return PUSH_BYTES_OVERRIDE != null
-          ? "push from " + PUSH_BYTES_OVERRIDE + " bytes per rank (" + PUSH_BYTES_PROPERTY + ")"
-          : "f32: push from " + F32_PUSH_BYTES + " bytes per rank; bf16: pull";
+          ? "push from "
+              + PUSH_BYTES_OVERRIDE
+              + " bytes per rank, pull below ("
+              + PUSH_BYTES_PROPERTY
+              + ")"
+          : "f32: push from " + F32_PUSH_BYTES + " bytes per rank, pull below; bf16: pull";
     }
 
     /** Collectives between publications for collectives of {@code bytes} per rank. */

@@ -104,7 +104,7 @@ public final class OsarBench {
     if (baseline != null) out.println("baseline: " + baseline.header());
     boolean withNccl = baseline != null;
     // which data path each size took: the runs that compare them set the threshold
-    out.println("data path: " + CudaCollective.Options.dataPaths() + ", pull below");
+    out.println("data path: " + CudaCollective.Options.dataPaths());
     out.println(header(withNccl));
     for (DType t : types) {
       for (int n : ranks) {

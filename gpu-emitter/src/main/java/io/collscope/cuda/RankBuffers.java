@@ -54,7 +54,7 @@ final class RankBuffers implements RankMemory {
     this.blocks = blocks;
     this.cfg = cfg;
     this.dtype = opt.dtype();
-    this.sampleEvery = opt.sampleEveryFor((long) cfg.elements() * opt.dtype().bytes);
+    this.sampleEvery = opt.sampleEveryFor(elementBytes());
     this.push = CudaCollective.Options.pushFor(dtype, elementBytes());
     try {
       device.makeCurrent();
