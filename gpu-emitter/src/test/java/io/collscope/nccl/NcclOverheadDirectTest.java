@@ -139,6 +139,16 @@ class NcclOverheadDirectTest {
     return r;
   }
 
+  /** Every row has a positive value for each of the ROUNDS rounds. */
+  static void assertEveryRoundMeasured(List<NcclOverhead.Row> rows) {
+    assertThat(rows)
+        .allSatisfy(
+            row ->
+                assertThat(java.util.Arrays.stream(row.on()).boxed().toList())
+                    .hasSize(ROUNDS)
+                    .allMatch(v -> v > 0));
+  }
+
   /** The steps each variant ran, its rounds' and their warm-ups', over every size of the run. */
   static long stepsOfEachVariant(Result r) {
     long steps = 0;
@@ -186,12 +196,7 @@ class NcclOverheadDirectTest {
               "8192 ours:1",
               "8192 none@aa");
       assertThat(rows).allSatisfy(row -> assertThat(row.paired()).isTrue());
-      assertThat(rows)
-          .allSatisfy(
-              row ->
-                  assertThat(java.util.Arrays.stream(row.on()).boxed().toList())
-                      .hasSize(ROUNDS)
-                      .allMatch(v -> v > 0));
+      assertEveryRoundMeasured(rows);
     }
     assertThat(r.lines().stream().filter(l -> l.startsWith("nccl-direct-paired,"))).hasSize(16);
     assertThat(r.out).contains("result 2 2").doesNotContain("wrong all-reduce");
@@ -263,12 +268,7 @@ class NcclOverheadDirectTest {
     assertThat(rows)
         .extracting(row -> row.bytes() + " " + row.variant())
         .containsExactly("4096 ours:64", "4096 none@aa", "8192 ours:64", "8192 none@aa");
-    assertThat(rows)
-        .allSatisfy(
-            row ->
-                assertThat(java.util.Arrays.stream(row.on()).boxed().toList())
-                    .hasSize(ROUNDS)
-                    .allMatch(v -> v > 0));
+    assertEveryRoundMeasured(rows);
     assertThat(rows.get(0).goalUs()).isEqualTo(NcclOverhead.SMALL_GOAL_US);
   }
 
