@@ -10,6 +10,7 @@
 # MODES (bytes ...) benches the runtime's kernel with the push path from that many bytes per rank
 # (CudaCollective.Options.PUSH_BYTES: 0 pushes at every size, a huge value never) at MODE_SIZES;
 # PUBLISH_EVERYS (k ...) benches it with publications at most every k collectives;
+# PROPS (name=value ...) benches it once per collscope.osar.NAME system property given;
 # SAMPLINGS (n ...) benches it with the accounting sampled 1 in n (-Dcollscope.osar.sampleEvery);
 # TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
 # NCU=1 adds Nsight Compute's figures at 4 KB. MUTANT=0 skips the stale-slot mutant. Everything
@@ -86,6 +87,9 @@ bench_with() {
 }
 for k in ${PUBLISH_EVERYS:-}; do  # publications at most every k collectives (MAX_PUBLISH_EVERY)
   bench_with collscope.osar.maxPublishEvery "$k" "bench-osar-publish-every-$k"
+done
+for kv in ${PROPS:-}; do  # any CudaCollective.Options property: name=value
+  bench_with "collscope.osar.${kv%%=*}" "${kv#*=}" "bench-osar-${kv%%=*}-${kv#*=}"
 done
 for n in ${SAMPLINGS:-}; do  # the instrumented kernel accounting 1 collective in n (osar.cu)
   bench_with collscope.osar.sampleEvery "$n" "bench-osar-sample-every-$n"

@@ -93,34 +93,52 @@ public final class CudaCollective implements CollectiveBackend {
 
     /**
      * {@link #publishEvery()} for the automatic interval ({@link #publishEveryFor(long)}): a
-     * publication after at most {@link #MAX_PUBLISH_EVERY} (128) collectives or {@value
-     * #PUBLISH_BYTES} payload bytes per rank, whichever comes first. A CUDA graph replays the
-     * publications its capture held: capture a whole number of intervals (as {@code bench gpu}
-     * does), or call {@link CudaCollective#flush()} after replays.
+     * publication after at most {@link #MAX_PUBLISH_EVERY} (1,024) collectives, {@value
+     * #PUBLISH_BYTES} payload bytes per rank or {@link #PUBLISH_INTERVAL_NANOS} (10 ms) on the
+     * host, whichever comes first ({@link PublishPolicy}). An explicit count has no time bound. A
+     * CUDA graph replays the publications its capture held: capture a whole number of intervals (as
+     * {@code bench gpu} does), or call {@link CudaCollective#flush()} after replays.
      */
     public static final int AUTO_PUBLISH = 0;
 
     /**
      * The most collectives between publications. One publication ({@code osar_publish}: a kernel
      * launch, the slices' sums written over PCIe, two system-scope fences) costs ~8 µs on an H200
-     * (docs/BENCHMARKS.md, run 22), so it is spread over this many small collectives: ~65 ns each.
-     * The totals are exact in device memory either way, and {@link CudaCollective#flush()}
-     * publishes them. A system property, {@value #MAX_PUBLISH_EVERY_PROPERTY}, overrides it for
-     * measurement: at 4 KB the ~65 ns is about half of what the instrumentation costs with its
-     * accounting sampled (run 83), and 1,024 would lag the counters by ~8 ms there; not yet
-     * measured, so not yet the default.
+     * (docs/BENCHMARKS.md, run 22), so it is spread over many small collectives. Measured on two
+     * H200s side by side (run 88): every 1,024 instead of 128 took 40-57 ns off the
+     * instrumentation's cost at 4-256 KB (f32 4 KB +132 to +92 ns, 256 KB +110 to +64); run 90, the
+     * default then: +47 to +91 ns in all six cases of 4-256 KB, f32 and bf16. The totals are exact
+     * in device memory either way, {@link CudaCollective#flush()} publishes them, and {@link
+     * #PUBLISH_INTERVAL_NANOS} bounds the lag in time. A system property, {@value
+     * #MAX_PUBLISH_EVERY_PROPERTY}, overrides it for measurement.
      */
     public static final int MAX_PUBLISH_EVERY =
-        Math.max(1, Integer.getInteger(Options.MAX_PUBLISH_EVERY_PROPERTY, 128));
+        Math.max(1, Integer.getInteger(Options.MAX_PUBLISH_EVERY_PROPERTY, 1024));
 
     static final String MAX_PUBLISH_EVERY_PROPERTY = "collscope.osar.maxPublishEvery";
 
     /**
-     * Payload bytes per rank after which a publication is due: collectives over 8 MiB publish more
-     * often than every {@link #MAX_PUBLISH_EVERY} (16 MiB: every 64), so the counters of large
-     * collectives lag by at most ~1 GiB per rank of payload (milliseconds on NVLink).
+     * The longest the automatic interval lets a rank's published counters lag its collectives: 10
+     * ms, 1 % of the reporter's default snapshot interval ({@code --interval}, 1 s) and no more
+     * than its shortest. At 4 KB (~8 µs per collective) the count comes first; collectives slowed
+     * by a fault (an injected 300 µs each would take 0.3 s for 1,024) or spaced out by their job
+     * publish every 10 ms instead.
      */
-    public static final long PUBLISH_BYTES = 1L << 30;
+    public static final long PUBLISH_INTERVAL_NANOS = 10_000_000L;
+
+    /**
+     * Payload bytes per rank after which a publication is due: collectives over 4 MiB publish more
+     * often than every {@link #MAX_PUBLISH_EVERY} (16 MiB: every 256). It is the bound a CUDA
+     * graph, which cannot read a clock, keeps in place of {@link #PUBLISH_INTERVAL_NANOS}: 4 GiB is
+     * ~17 ms of 16 MiB collectives on two H200s, where the emitter's 10 ms comes first. Measured
+     * side by side (run 90): 4 GiB instead of 1 GiB (every 64 at 16 MiB) took the instrumentation
+     * at 16 MiB from +657 to +477 ns (f32) and from +297 to +35 (bf16), and changed nothing below 4
+     * MiB. A system property, {@value #PUBLISH_BYTES_PROPERTY}, overrides it for measurement.
+     */
+    public static final long PUBLISH_BYTES =
+        Math.max(1, Long.getLong(Options.PUBLISH_BYTES_PROPERTY, 4L << 30));
+
+    static final String PUBLISH_BYTES_PROPERTY = "collscope.osar.publishBytes";
 
     /**
      * Data blocks per rank when {@link #blocksPerRank()} is 0: one per 4 KiB up to 16 (small
@@ -267,6 +285,7 @@ public final class CudaCollective implements CollectiveBackend {
             opt.publishEvery() == Options.AUTO_PUBLISH
                 ? Options.publishEveryFor((long) cfg.elements() * opt.dtype().bytes)
                 : opt.publishEvery(),
+            opt.publishEvery() == Options.AUTO_PUBLISH ? Options.PUBLISH_INTERVAL_NANOS : 0,
             cfg.worldSize());
     this.dispatcher =
         new Dispatcher(cfg, faults, opt, ranks, launcher, failure, placement.stopAgreement());

@@ -2,25 +2,32 @@ package io.collscope.cuda;
 
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 
-import java.util.Arrays;
 import jcuda.Pointer;
 
 /**
- * Enqueues kernels on a rank's stream: its collective and, after every k-th instrumented one,
- * {@code osar_publish}. The caller has the rank's context current.
+ * Enqueues kernels on a rank's stream: its collective and, when {@link PublishPolicy} says the
+ * rank's totals are due, {@code osar_publish}. The caller has the rank's context current.
  */
 final class Launcher {
 
   private final DType dtype;
   private final int threadsPerBlock;
-  private final int[] sincePublish; // by rank: instrumented collectives since its last publish
-  private volatile int publishEvery;
+  private final PublishPolicy publishing;
 
-  Launcher(DType dtype, int threadsPerBlock, int publishEvery, int worldSize) {
+  /**
+   * Publications every {@code publishEvery} instrumented collectives or, when {@code
+   * publishIntervalNanos} is positive, once that long has passed since the last, whichever first.
+   */
+  Launcher(
+      DType dtype,
+      int threadsPerBlock,
+      int publishEvery,
+      long publishIntervalNanos,
+      int worldSize) {
     this.dtype = dtype;
     this.threadsPerBlock = threadsPerBlock;
-    this.sincePublish = new int[worldSize];
-    this.publishEvery = Math.max(1, publishEvery);
+    this.publishing =
+        new PublishPolicy(worldSize, publishEvery, publishIntervalNanos, System.nanoTime());
   }
 
   void collective(RankBuffers r, boolean instrumented) {
@@ -36,7 +43,10 @@ final class Launcher {
         r.stream(),
         Pointer.to(Pointer.to(r.params())),
         null);
-    if (instrumented && ++sincePublish[r.rank()] >= publishEvery) publish(r);
+    if (instrumented
+        && publishing.countAndCheck(r.rank(), publishing.timed() ? System.nanoTime() : 0)) {
+      publish(r);
+    }
   }
 
   /** Enqueues osar_publish: the counter block gets the totals of every collective before it. */
@@ -53,12 +63,14 @@ final class Launcher {
         r.stream(),
         Pointer.to(Pointer.to(r.params())),
         null);
-    sincePublish[r.rank()] = 0;
+    publishing.published(r.rank(), publishing.timed() ? System.nanoTime() : 0);
   }
 
-  /** Collectives between publications from now on, for launches and graph captures alike. */
+  /**
+   * Every {@code k} collectives from now on and no time bound, for launches and graph captures
+   * alike (a graph must hold a whole number of intervals).
+   */
   void setPublishEvery(int k) {
-    publishEvery = Math.max(1, k);
-    Arrays.fill(sincePublish, 0);
+    publishing.countOnly(k);
   }
 }

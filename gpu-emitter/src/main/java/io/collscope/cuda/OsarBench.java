@@ -184,7 +184,8 @@ public final class OsarBench {
                 + " collectives per rank (or the next multiple of the publication interval),"
                 + " the longest rank's interval / the collectives; the variants interleaved,"
                 + " their order rotated each round. instrumented publishes the counters at the"
-                + " default interval, every min(%d, %d MiB / bytes) collectives;"
+                + " default count, every min(%d, %d MiB / bytes) collectives (the emitter also"
+                + " publishes once 10 ms have passed; a graph holds counts only);"
                 + " publish-every-1 after each."
                 + " minEffect = %s%% of the baseline's median (plain's; NCCL's).%n"
                 + "class vs plain, class (each instrumented variant against plain): %s",

@@ -282,8 +282,9 @@ public final class NcclOverhead {
           "paired Δ: the harness's median of per-round differences, device µs per step, with its"
               + " 95 % sign-test interval; goal met: yes when the interval's upper bound is within"
               + " the goal, NO when its lower bound is above it, not shown otherwise. One step is"
-              + " one collective on each rank, all enqueued by one thread: below 1 MiB the goal µs"
-              + " is 200 ns times the ranks, since a job with one rank per process pays its own"
+              + " one collective on each rank: below 1 MiB the goal µs is 200 ns times the"
+              + " collectives each enqueuing thread issues per step (the harness header's devices"
+              + " / (threads x processes)), since a job with one rank per process pays its own"
               + " rank's share.\n");
     }
     return b.toString();

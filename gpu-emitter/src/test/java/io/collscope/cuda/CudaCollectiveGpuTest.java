@@ -375,6 +375,42 @@ class CudaCollectiveGpuTest {
     return null;
   }
 
+  /**
+   * Collectives slowed to 1 ms each would take a second to reach the automatic count (1,024 at 4
+   * KB); the 10 ms bound ({@link PublishPolicy}) publishes them anyway, so a reader sees rank 0's
+   * calls grow in steps far smaller than the count. Counting alone shows no call for ~1 s and then
+   * a step of 1,024.
+   */
+  @Test
+  void slowCollectivesArePublishedWithinTheTimeBoundNotAfterTheCount() throws Exception {
+    FaultPlan plan = FaultPlan.parse(List.of("slow-rank=1:1ms"), 2);
+    try (CudaCollective c = CudaCollective.open(config(2, 4 << 10, DType.F32), plan)) {
+      java.util.TreeSet<Long> seen = new java.util.TreeSet<>();
+      c.start();
+      try {
+        long end = System.nanoTime() + 600_000_000L;
+        while (System.nanoTime() < end) {
+          seen.add(counters(c, 0).calls());
+          Thread.sleep(1);
+        }
+      } finally {
+        c.stop();
+      }
+      assertThat(c.failure()).isEmpty();
+      seen.remove(0L);
+      System.out.printf("published call counts within 600 ms: %d, %s%n", seen.size(), seen);
+      assertThat(seen).as("distinct published counts").hasSizeGreaterThan(5);
+      assertThat(seen.first()).as("calls at the first publication").isLessThan(1024);
+      long step = 0;
+      Long prev = null;
+      for (long v : seen) {
+        if (prev != null) step = Math.max(step, v - prev);
+        prev = v;
+      }
+      assertThat(step).as("largest step between publications").isLessThan(200);
+    }
+  }
+
   @Test
   void liveSnapshotsOfADispatcherPublishingEveryCollectiveAreNeverTorn() throws Exception {
     CollectiveConfig cfg = config(2, 4 << 10, DType.F32);

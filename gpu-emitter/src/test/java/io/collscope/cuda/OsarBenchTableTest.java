@@ -61,16 +61,6 @@ class OsarBenchTableTest {
   }
 
   @Test
-  void thePublicationIntervalShrinksWithTheSizeFrom128ToEveryCollective() {
-    assertThat(CudaCollective.Options.publishEveryFor(4 << 10)).isEqualTo(128);
-    assertThat(CudaCollective.Options.publishEveryFor(256 << 10)).isEqualTo(128);
-    assertThat(CudaCollective.Options.publishEveryFor(1 << 20)).isEqualTo(128);
-    assertThat(CudaCollective.Options.publishEveryFor(16 << 20)).isEqualTo(64);
-    assertThat(CudaCollective.Options.publishEveryFor(1L << 30)).isEqualTo(1);
-    assertThat(CudaCollective.Options.publishEveryFor(4L << 30)).isEqualTo(1);
-  }
-
-  @Test
   void blocksForGivesOneBlockPerSmallUnitUpToTheSmallCountThenOnePerLargeUnitUpTo128() {
     assertThat(CudaCollective.Options.blocksFor(4 << 10, 4096, 16, 8192)).isEqualTo(1);
     assertThat(CudaCollective.Options.blocksFor(6 << 10, 4096, 16, 8192)).isEqualTo(2);
@@ -121,7 +111,7 @@ class OsarBenchTableTest {
         .contains("over 9 rounds of device us per collective")
         .contains("4 replays of a graph of 50 collectives per rank")
         .contains("minEffect = 1.0% of the baseline's median")
-        .contains("every min(128, 1024 MiB / bytes) collectives")
+        .contains("every min(1024, 4096 MiB / bytes) collectives")
         .contains("paired (rounds interleaved)")
         .contains("unpaired (separate programs)");
     assertThat(OsarBench.method(9, 1.0, false)).doesNotContain("unpaired");
