@@ -3,6 +3,10 @@
 # dev/gpu-carry-worktree.sh brought $CARRY there: the fused FP8 GEMM + all-reduce's GPU tests,
 # torch._scaled_mm + NCCL (dev/gemm_ar_torch_bench.py), `bench gemm-ar --torch` on the same
 # shapes, and two recordings for the pipeline (unthrottled and throttled) on the largest shape.
+# MAIN_LOOPS (default mma; e.g. "mma wgmma") runs the tests and the bench once per GEMM main loop
+# (GemmArModule.MAIN_LOOP), logs suffixed -wgmma for the latter, the bench's torch baseline shared;
+# LOOP@VARIANT runs that main loop from the kernel image in $CARRY/variants/VARIANT (first on the
+# classpath), logs suffixed -LOOP-VARIANT.
 # Everything goes into OUT_DIR/gemm-ar.tgz (the device tool returns few files).
 set -u
 CARRY=${CARRY:-.carry/gemm}
@@ -18,12 +22,21 @@ finish() { mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/gemm-ar.tgz" -C "$O" . ; }
 trap finish EXIT
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nvidia-smi topo -m; } > "$O/gpu.txt" 2>&1
 cat "$O/gpu.txt"
+JAVA_OPTS0=$COLLSCOPE_JAVA_OPTS
+MAIN_LOOPS=${MAIN_LOOPS:-mma}
+sfx() { [[ $1 == mma ]] || echo "-${1/@/-}"; }
+loop() { echo "${1%%@*}"; }
+pre() { [[ $1 == *@* ]] && echo "$CARRY/variants/${1#*@}:"; }
 if [[ "${TESTS:-1}" == 1 ]]; then
-  timeout 240 $J -cp "$CARRY/gpu-node/lib/*:$CARRY/test/*" org.junit.platform.console.ConsoleLauncher \
-    --disable-banner --details=tree --select-class io.collscope.cuda.GemmAllReduceGpuTest \
-    > "$O/gpu-tests.log" 2>&1
-  echo "GemmAllReduceGpuTest rc=$?"; grep -E "tests (successful|failed)|rank [01] |MethodSource|✘" "$O/gpu-tests.log" | head -60
-  finish
+  for ml in $MAIN_LOOPS; do
+    timeout 240 $J -Dcollscope.gemmar.mainLoop=$(loop $ml) -cp "$(pre $ml)$CARRY/gpu-node/lib/*:$CARRY/test/*" \
+      org.junit.platform.console.ConsoleLauncher \
+      --disable-banner --details=tree --select-class io.collscope.cuda.GemmAllReduceGpuTest \
+      > "$O/gpu-tests$(sfx $ml).log" 2>&1
+    echo "GemmAllReduceGpuTest ($ml) rc=$?"
+    grep -E "tests (successful|failed)|rank [01] |MethodSource|✘" "$O/gpu-tests$(sfx $ml).log" | head -60
+    finish
+  done
 fi
 if [[ "${TORCH:-1}" == 1 ]]; then
   timeout 200 torchrun --nproc_per_node=2 "$CARRY/dev/gemm_ar_torch_bench.py" --shapes "$SHAPES" \
@@ -33,10 +46,15 @@ if [[ "${TORCH:-1}" == 1 ]]; then
 fi
 if [[ "${BENCH:-1}" == 1 ]]; then
   TORCH_ARG=(); grep -q '^torch-rounds,' "$O/bench-torch.log" 2>/dev/null && TORCH_ARG=(--torch "$O/bench-torch.log")
-  timeout 330 $CS bench gemm-ar --ranks 2 --shapes "$SHAPES" --rounds "$ROUNDS" ${TORCH_ARG[@]+"${TORCH_ARG[@]}"} \
-    > "$O/bench-gemm-ar.log" 2>&1
-  echo "gemm-ar bench rc=$?"; cat "$O/bench-gemm-ar.log"
-  finish
+  for ml in $MAIN_LOOPS; do
+    # shellcheck disable=SC2086
+    timeout ${BENCH_TIMEOUT:-330} $J -Dorg.slf4j.simpleLogger.defaultLogLevel=warn $JAVA_OPTS0 -Dcollscope.gemmar.mainLoop=$(loop $ml) \
+      -cp "$(pre $ml)$CARRY/gpu-node/lib/*" io.collscope.cli.NodeCli \
+      bench gemm-ar --ranks 2 --shapes "$SHAPES" --rounds "$ROUNDS" ${TORCH_ARG[@]+"${TORCH_ARG[@]}"} \
+      > "$O/bench-gemm-ar$(sfx $ml).log" 2>&1
+    echo "gemm-ar bench ($ml) rc=$?"; cat "$O/bench-gemm-ar$(sfx $ml).log"
+    finish
+  done
 fi
 if [[ "${RECORD:-1}" == 1 ]]; then
   for thr in off on; do

@@ -5,8 +5,10 @@
 // groups of G_GROUP_M tile rows). Per tile:
 //   guard    (throttled variant) the CTA begins tile t only while t - begun < 2 * grid, begun
 //            being the grid's count of tiles begun this call: never 2 persistent rounds ahead
-//   copy     the GEMM: cp.async pipeline of GA_STAGES stages, mma.sync m16n8k32 e4m3 -> f32,
-//            scaled by sa (rows) and sw (columns)
+//   copy     the GEMM: cp.async pipeline of GA_STAGES stages, then either wgmma m64n128k32 e4m3
+//            -> f32 (the default: each warpgroup 64 rows of the tile, promoted to FP32 registers
+//            every GA_WG_PROMOTE k32 steps) or mma.sync m16n8k32 (each warp 64 x 32), scaled by
+//            sa (rows) and sw (columns)
 //   publish  the partial tile, rounded to BF16, pushed into every peer's receive buffer over
 //            NVLink, then a per-(tile, source) flag released at system scope
 //   wait     until every peer's partial of the tile has arrived (the local flags)
@@ -24,14 +26,27 @@
 // peer still reads call e's partials, but it can only begin call e+2 after every peer published
 // every tile of e+1, hence after the peer finished call e.
 //
-// What is left on the table (docs/BENCHMARKS.md): mma.sync instead of wgmma, cp.async instead of
-// TMA, no warp-specialized producer, and the epilogue (push, wait, reduce) not overlapped with
-// the next tile's main loop within a CTA (only across the 2 CTAs of an SM).
+// What is left on the table (docs/BENCHMARKS.md): cp.async instead of TMA, no warp-specialized
+// producer, each wgmma group waited for before its FP32 promotion (no ping-pong between
+// warpgroups), and the epilogue (push, wait, reduce) not overlapped with the next tile's main
+// loop within a CTA (only across the 2 CTAs of an SM).
 #include <cuda_bf16.h>
 #include <stdint.h>
 
 #include "counter_block.h"
 #include "gemm_ar_params.h"
+
+// k32 steps per FP32 promotion of the wgmma accumulator (below), and CTAs per SM for those
+// kernels. Measured on two H200s (runs 94-95): every 2 steps (64 of K) at 2 CTAs per SM is the
+// fastest promoted form that meets GemmArReference's bound; every step costs 4-21 % more, 1 CTA
+// per SM (no register spills, half the CTAs) 23-27 % more. No promotion (run 93, 15 % faster)
+// is torch's use_fast_accum=True, whose error grows with K; the torch baseline promotes.
+#ifndef GA_WG_PROMOTE
+#define GA_WG_PROMOTE 2
+#endif
+#ifndef GA_WG_CTAS
+#define GA_WG_CTAS 2
+#endif
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -135,6 +150,68 @@ __device__ __forceinline__ void mma_e4m3(float* c, const u32* a, u32 b0, u32 b1)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// ---- wgmma (sm_90a): a warpgroup of 4 warps multiplies its 64 rows of the A tile by the whole W
+// tile, both read by the tensor cores straight from shared memory through matrix descriptors.
+// The stages are the cp.async stages above: K-major rows of 64 bytes whose 16-byte chunks are
+// XOR-swizzled by bits 1-2 of the row, which is exactly the hardware's 64-byte swizzle (address
+// bits 4-5 ^= bits 7-8) once a tile starts on a 512-byte boundary (the dynamic shared memory is
+// aligned to 1024 below). Descriptor: start >> 4 (bits 0-13), leading offset (unused by swizzled
+// K-major operands: 1), stride offset 512 B >> 4 between 8-row groups (bits 32-45), swizzle mode 2
+// = 64 B (bits 62-63). The second k32 step of a stage starts 32 bytes into the rows: the hardware
+// swizzles the address it computes, as CUTLASS's descriptor iterator relies on.
+__device__ __forceinline__ u64 wg_desc(u32 smem_addr) {
+  return (u64)((smem_addr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(512 >> 4) << 32) | ((u64)2 << 62);
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" : : : "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" : : : "memory"); }
+template <int N>
+__device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" : : "n"(N) : "memory"); }
+// cp.async writes shared memory through the generic proxy, wgmma reads it through the async one
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" : : : "memory"); }
+// Pins the accumulators at this point of the program: a read after wg_wait must not move above it.
+__device__ __forceinline__ void wg_pin(float* d) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) : : "memory");
+}
+// D[64 x 128] += A[64 x 32] . B[128 x 32]^T, e4m3 in, f32 accumulate. d[4 * j + e]: rows 16 * warp
+// + lane / 4 (+ 8 for e >= 2), columns 8 * j + 2 * (lane % 4) (+ 1 for odd e): the m16n8 layout of
+// mma.sync's accumulators, repeated over 16 column chunks.
+// accumulate: D += A . B^T; otherwise D = A . B^T.
+__device__ __forceinline__ void wgmma_e4m3_m64n128k32(float* d, u64 da, u64 db, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p, 1, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(accumulate));
+}
+
+// Where a thread's accumulator (i, j, h) lies in the 128 x 128 tile. mma.sync: warp (warp_m,
+// warp_n) holds rows 64 warp_m + 16 i, columns 32 warp_n + 8 j. wgmma: warpgroup warp_m holds rows
+// 64 warp_m, its warp warp_n the 16 rows from 16 warp_n, and column chunk 4 i + j of all 16.
+template <bool WG>
+__device__ __forceinline__ int frag_row(int warp_m, int warp_n, int i, int g, int h) {
+  return WG ? warp_m * 64 + warp_n * 16 + g + 8 * h : warp_m * 64 + i * 16 + g + 8 * h;
+}
+template <bool WG>
+__device__ __forceinline__ int frag_col(int warp_n, int i, int j, int tq) {
+  return WG ? (i * 4 + j) * 8 + tq * 2 : warp_n * 32 + j * 8 + tq * 2;
+}
+
 // Tile t's (row, column) of tiles: raster groups of group_m tile rows, walked column by column
 // inside a group, so CTAs working at the same time share A rows and W rows in L2.
 __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int group_m, int* tm, int* tn) {
@@ -159,7 +236,7 @@ __device__ __forceinline__ void load_stage(u32 sA, u32 sW, const uint8_t* A, con
   }
 }
 
-template <bool THROTTLE, bool INSTR>
+template <bool THROTTLE, bool INSTR, bool WG>
 __device__ void gemm_ar(const u64* __restrict__ P) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int rank = (int)P[G_RANK];
@@ -201,7 +278,8 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int warp_m = warp >> 2, warp_n = warp & 3;  // 2 x 4 warps: 64 rows x 32 columns each
   const int g = lane >> 2, tq = lane & 3;
-  const u32 smem_base = (u32)__cvta_generic_to_shared(smem);
+  // 1024-aligned (the host gives GA_SMEM_ALIGN bytes more): wgmma's swizzle is on address bits
+  const u32 smem_base = ((u32)__cvta_generic_to_shared(smem) + (GA_SMEM_ALIGN - 1)) & ~(u32)(GA_SMEM_ALIGN - 1);
   constexpr u32 STAGE_BYTES = 2 * GA_BM * GA_BK;  // A then W
 
   // thread 0's accumulators (the CTA's clocks)
@@ -257,75 +335,109 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+    if (WG) {
+      // The tensor cores add FP8 products into their accumulator at less than FP32's precision
+      // (DeepSeek-V3's report: about 14 bits on H800); the first wgmma kernel here, accumulating
+      // the whole K in place, missed the host reference's bound by 1-3 % on outputs with
+      // cancellation (run 93). So each wgmma group accumulates GA_WG_PROMOTE k32 steps into
+      // `part` and the CUDA cores add that to `acc` in FP32, as DeepGEMM does. The group is
+      // waited for before the add, so no wgmma is in flight across an iteration's barrier and the
+      // loads run GA_STAGES - 1 stages ahead, as in the mma.sync loop.
+      float part[GA_FRAG];
+      float* d = &acc[0][0][0];
+      const u32 sAw = warp_m * 64 * GA_BK;  // this warpgroup's 64 rows of the A tile
 #pragma unroll
-    for (int s = 0; s < GA_STAGES - 1; ++s) {
-      if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
-      cp_async_commit();
-    }
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      cp_async_wait<GA_STAGES - 2>();
-      __syncthreads();
-      {
-        const int nk = kt + GA_STAGES - 1;
-        const int ns = nk % GA_STAGES;
-        if (nk < k_tiles) load_stage(smem_base + ns * STAGE_BYTES, smem_base + ns * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, nk);
+      for (int s = 0; s < GA_STAGES - 1; ++s) {
+        if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
         cp_async_commit();
       }
-      const int cs = kt % GA_STAGES;
-      const u32 sA = smem_base + cs * STAGE_BYTES;
-      const u32 sW = sA + GA_BM * GA_BK;
-#pragma unroll
-      for (int ks = 0; ks < 2; ++ks) {  // two k32 steps per 64-byte stage
-        u32 a[4][4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          // matrices: rows 0-7 / 8-15 of the m16 tile x k bytes 0-15 / 16-31 -> a0, a1, a2, a3
-          const int row = warp_m * 64 + i * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-          const int chunk = ks * 2 + (lane >> 4);
-          ldmatrix_x4(sA + swz(row, chunk), a[i][0], a[i][1], a[i][2], a[i][3]);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        cp_async_wait<GA_STAGES - 2>();
+        fence_proxy_async();
+        __syncthreads();
+        {
+          const int nk = kt + GA_STAGES - 1;  // refills the stage of kt - 1: every group was waited for
+          const u32 ns = smem_base + (nk % GA_STAGES) * STAGE_BYTES;
+          if (nk < k_tiles) load_stage(ns, ns + GA_BM * GA_BK, At, Wt, K, nk);
+          cp_async_commit();
         }
-        u32 b[4][2];
+        const u32 sA = smem_base + (kt % GA_STAGES) * STAGE_BYTES;
+        const u32 sW = sA + GA_BM * GA_BK;
 #pragma unroll
-        for (int j = 0; j < 4; j += 2) {
-          // matrices: n8 tile j (k 0-15, 16-31), then n8 tile j+1 (k 0-15, 16-31)
-          const int mi = lane >> 3;
-          const int row = warp_n * 32 + j * 8 + (lane & 7) + (mi >> 1) * 8;
-          const int chunk = ks * 2 + (mi & 1);
-          ldmatrix_x4(sW + swz(row, chunk), b[j][0], b[j][1], b[j + 1][0], b[j + 1][1]);
+        for (int ks = 0; ks < 2; ++ks) {
+          const int step = kt * 2 + ks;
+          wg_fence();
+          wgmma_e4m3_m64n128k32(part, wg_desc(sA + sAw + 32 * ks), wg_desc(sW + 32 * ks), step % GA_WG_PROMOTE != 0);
+          if ((step + 1) % GA_WG_PROMOTE == 0 || step + 1 == 2 * k_tiles) {
+            wg_commit();
+            wg_wait<0>();
+            wg_pin(part);
+#pragma unroll
+            for (int e = 0; e < GA_FRAG; ++e) d[e] += part[e];
+          }
         }
+      }
+    } else {
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+      for (int s = 0; s < GA_STAGES - 1; ++s) {
+        if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
+        cp_async_commit();
+      }
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        cp_async_wait<GA_STAGES - 2>();
+        __syncthreads();
+        {
+          const int nk = kt + GA_STAGES - 1;
+          const int ns = nk % GA_STAGES;
+          if (nk < k_tiles) load_stage(smem_base + ns * STAGE_BYTES, smem_base + ns * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, nk);
+          cp_async_commit();
+        }
+        const int cs = kt % GA_STAGES;
+        const u32 sA = smem_base + cs * STAGE_BYTES;
+        const u32 sW = sA + GA_BM * GA_BK;
 #pragma unroll
-          for (int j = 0; j < 4; ++j) mma_e4m3(acc[i][j], a[i], b[j][0], b[j][1]);
+        for (int ks = 0; ks < 2; ++ks) {  // two k32 steps per 64-byte stage
+          u32 a[4][4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            // matrices: rows 0-7 / 8-15 of the m16 tile x k bytes 0-15 / 16-31 -> a0, a1, a2, a3
+            const int row = warp_m * 64 + i * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+            const int chunk = ks * 2 + (lane >> 4);
+            ldmatrix_x4(sA + swz(row, chunk), a[i][0], a[i][1], a[i][2], a[i][3]);
+          }
+          u32 b[4][2];
+#pragma unroll
+          for (int j = 0; j < 4; j += 2) {
+            // matrices: n8 tile j (k 0-15, 16-31), then n8 tile j+1 (k 0-15, 16-31)
+            const int mi = lane >> 3;
+            const int row = warp_n * 32 + j * 8 + (lane & 7) + (mi >> 1) * 8;
+            const int chunk = ks * 2 + (mi & 1);
+            ldmatrix_x4(sW + swz(row, chunk), b[j][0], b[j][1], b[j + 1][0], b[j + 1][1]);
+          }
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) mma_e4m3(acc[i][j], a[i], b[j][0], b[j][1]);
+        }
       }
     }
     cp_async_wait<0>();
     // the scales, and this rank's partial rounded to BF16 (what the peers receive)
     u32 mine[GA_FRAG / 2];
     {
-      float sr[4][2], sc[4][2];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = tm * GA_BM + warp_m * 64 + i * 16 + g;
-        sr[i][0] = __ldg(sa + r);
-        sr[i][1] = __ldg(sa + r + 8);
-      }
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int c = tn * GA_BN + warp_n * 32 + j * 8 + tq * 2;
-        sc[j][0] = __ldg(sw + c);
-        sc[j][1] = __ldg(sw + c + 1);
-      }
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int j = 0; j < 4; ++j) {
+          const int c = tn * GA_BN + frag_col<WG>(warp_n, i, j, tq);
+          const float c0 = __ldg(sw + c), c1 = __ldg(sw + c + 1);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            __nv_bfloat162 v = __floats2bfloat162_rn(acc[i][j][2 * h] * sr[i][h] * sc[j][0],
-                                                     acc[i][j][2 * h + 1] * sr[i][h] * sc[j][1]);
+            const float r = __ldg(sa + tm * GA_BM + frag_row<WG>(warp_m, warp_n, i, g, h));
+            __nv_bfloat162 v = __floats2bfloat162_rn(acc[i][j][2 * h] * r * c0, acc[i][j][2 * h + 1] * r * c1);
             mine[(i * 4 + j) * 2 + h] = *reinterpret_cast<u32*>(&v);
           }
+        }
     }
     if (INSTR) t2 = clock64();
 
@@ -413,8 +525,8 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const int r = tm * GA_BM + warp_m * 64 + i * 16 + g + 8 * h;
-            const int c = tn * GA_BN + warp_n * 32 + j * 8 + tq * 2;
+            const int r = tm * GA_BM + frag_row<WG>(warp_m, warp_n, i, g, h);
+            const int c = tn * GA_BN + frag_col<WG>(warp_n, i, j, tq);
             const int e = ((i * 4 + j) * 2 + h) * 2;
             *reinterpret_cast<__nv_bfloat162*>(out + (long long)r * N + c) =
                 __floats2bfloat162_rn(sum[e], sum[e + 1]);
@@ -477,14 +589,25 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
   }
 }
 
-#define GA_KERNEL(name, thr, instr)                                                   \
+#define GA_KERNEL(name, thr, instr, wg)                                               \
   extern "C" __global__ void __launch_bounds__(GA_THREADS, 2) name(const u64* P) { \
-    gemm_ar<thr, instr>(P);                                                           \
+    gemm_ar<thr, instr, wg>(P);                                                       \
   }
-GA_KERNEL(gemm_ar_fp8_bf16, false, true)
-GA_KERNEL(gemm_ar_fp8_bf16_throttled, true, true)
-GA_KERNEL(gemm_ar_fp8_bf16_plain, false, false)
-GA_KERNEL(gemm_ar_fp8_bf16_throttled_plain, true, false)
+GA_KERNEL(gemm_ar_fp8_bf16, false, true, false)
+GA_KERNEL(gemm_ar_fp8_bf16_throttled, true, true, false)
+GA_KERNEL(gemm_ar_fp8_bf16_plain, false, false, false)
+GA_KERNEL(gemm_ar_fp8_bf16_throttled_plain, true, false, false)
+// The same programs with the wgmma main loop (GemmArModule.MAIN_LOOP). Two sets of 64
+// accumulators need more than the 128 registers that two CTAs per SM allow: at GA_WG_CTAS = 2
+// ptxas spills 80-300 bytes, which measured faster than one CTA per SM without spills (run 94).
+#define GA_KERNEL_WG(name, thr, instr)                                                      \
+  extern "C" __global__ void __launch_bounds__(GA_THREADS, GA_WG_CTAS) name(const u64* P) { \
+    gemm_ar<thr, instr, true>(P);                                                           \
+  }
+GA_KERNEL_WG(gemm_ar_fp8_bf16_wg, false, true)
+GA_KERNEL_WG(gemm_ar_fp8_bf16_throttled_wg, true, true)
+GA_KERNEL_WG(gemm_ar_fp8_bf16_plain_wg, false, false)
+GA_KERNEL_WG(gemm_ar_fp8_bf16_throttled_plain_wg, true, false)
 
 // Copies the totals into the counter block under its seqlock (one block of GA_PUBLISH_THREADS,
 // a kernel of its own on the rank's stream, so the totals hold still). Published words, from

@@ -11,6 +11,7 @@
 #define GA_BN 128           // output tile columns
 #define GA_BK 64            // K bytes per pipeline stage
 #define GA_STAGES 4         // cp.async pipeline depth
+#define GA_SMEM_ALIGN 1024  // the stages' alignment in dynamic shared memory (wgmma's swizzle)
 #define GA_THREADS 256      // 8 warps: 2 (M) x 4 (N), 64 x 32 outputs each
 #define GA_FRAG 64          // outputs per thread per tile
 // A rank's partial tile as its peers receive it: each thread's 64 outputs in its fragment order,

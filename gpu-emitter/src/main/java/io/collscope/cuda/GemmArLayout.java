@@ -19,8 +19,13 @@ final class GemmArLayout {
   static final int THROTTLE_ROUNDS = 2;
   static final int PUBLISH_THREADS = 128;
 
-  /** Dynamic shared memory of one CTA: STAGES stages of a 128 x 64-byte tile of A and of W. */
-  static final int SMEM_BYTES = STAGES * 2 * BM * BK;
+  static final int SMEM_ALIGN = 1024;
+
+  /**
+   * Dynamic shared memory of one CTA: STAGES stages of a 128 x 64-byte tile of A and of W, and room
+   * to start them on a {@link #SMEM_ALIGN} boundary (wgmma's swizzle is on address bits).
+   */
+  static final int SMEM_BYTES = STAGES * 2 * BM * BK + SMEM_ALIGN;
 
   static final int G_RANK = 0;
   static final int G_WORLD = 1;

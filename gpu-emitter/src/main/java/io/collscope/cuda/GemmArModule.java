@@ -17,6 +17,19 @@ final class GemmArModule implements AutoCloseable {
 
   static final String FATBIN_RESOURCE = "/collscope/cuda/gemm_ar.fatbin";
 
+  /**
+   * The GEMM's main loop: {@code wgmma} (the default: warpgroup {@code wgmma.mma_async} m64n128k32
+   * reading the shared-memory stages through descriptors, its accumulator promoted to FP32 every 64
+   * of K) or {@code mma} (warp-level {@code mma.sync} m16n8k32 fed by {@code ldmatrix}, exact FP32
+   * accumulation). Both programs are in the image. Measured side by side on two H200s (run 95,
+   * docs/BENCHMARKS.md): wgmma 1.44x faster at 16384x6144x4096 and 65536x8192x4096, 1.09x at
+   * 16384x8192x1024; 0.60-0.61x of torch._scaled_mm + NCCL against mma's 0.42-0.56x. The system
+   * property {@value #MAIN_LOOP_PROPERTY} picks one.
+   */
+  static final String MAIN_LOOP = System.getProperty(GemmArModule.MAIN_LOOP_PROPERTY, "wgmma");
+
+  static final String MAIN_LOOP_PROPERTY = "collscope.gemmar.mainLoop";
+
   final CUmodule module = new CUmodule();
   private final CUfunction[] kernels = new CUfunction[4]; // [throttled][instrumented]
   final CUfunction publish = new CUfunction();
@@ -38,9 +51,22 @@ final class GemmArModule implements AutoCloseable {
     cuModuleGetFunction(publish, module, "gemm_ar_publish");
   }
 
-  /** The kernel's symbol: {@code gemm_ar_fp8_bf16[_throttled][_plain]}. */
+  /** The kernel's symbol: {@code gemm_ar_fp8_bf16[_throttled][_plain][_wg]}. */
   static String name(boolean throttled, boolean instrumented) {
-    return "gemm_ar_fp8_bf16" + (throttled ? "_throttled" : "") + (instrumented ? "" : "_plain");
+    return "gemm_ar_fp8_bf16"
+        + (throttled ? "_throttled" : "")
+        + (instrumented ? "" : "_plain")
+        + (wgmma() ? "_wg" : "");
+  }
+
+  static boolean wgmma() {
+    return switch (MAIN_LOOP) {
+      case "mma" -> false;
+      case "wgmma" -> true;
+      default ->
+          throw new IllegalArgumentException(
+              MAIN_LOOP_PROPERTY + " must be mma or wgmma, not " + MAIN_LOOP);
+    };
   }
 
   CUfunction kernel(boolean throttled, boolean instrumented) {
