@@ -126,6 +126,12 @@ __device__ __forceinline__ int bucket_of(u64 cycles, int buckets) {
   return b < buckets ? b : buckets - 1;
 }
 
+// Thread 0 ends a phase: its cycles since the last boundary go to *sum.
+__device__ __forceinline__ void phase_end(u64* sum, u64* mark, u64 now) {
+  *sum += now - *mark;
+  *mark = now;
+}
+
 // ---- shared-memory tiles: 128 rows x 64 bytes per stage, 16-byte chunks XOR-swizzled by row so
 // that ldmatrix's 8 row addresses of a phase fall in distinct banks
 __device__ __forceinline__ u32 swz(int row, int chunk) {
@@ -282,21 +288,30 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
   const u32 smem_base = ((u32)__cvta_generic_to_shared(smem) + (GA_SMEM_ALIGN - 1)) & ~(u32)(GA_SMEM_ALIGN - 1);
   constexpr u32 STAGE_BYTES = 2 * GA_BM * GA_BK;  // A then W
 
-  // thread 0's accumulators (the CTA's clocks)
-  u64 c_guard = 0, c_gemm = 0, c_publish = 0, c_wait = 0, c_reduce = 0;
-  u64 lead_max = 0, stalls = 0, n_tiles = 0;
-  const u64 k0 = INSTR ? clock64() : 0;
-  const u64 g0 = INSTR ? globaltimer() : 0;
+  // Thread 0's accumulators (the CTA's clocks) live in shared memory, and each phase's clock is
+  // added as it ends: held in registers by every thread across the main loop they cost the wgmma
+  // program its registers (spills, and the instrumented program +16-106 % slower than the plain
+  // one, run 96).
+  __shared__ u64 s_ph[5];  // guard, GEMM, publish, wait, reduce
+  __shared__ u64 s_mark;   // thread 0's clock at the last phase boundary
+  __shared__ u64 s_k0, s_g0, s_lead_max, s_stalls, s_tiles;
+  if (INSTR && threadIdx.x == 0) {
+    for (int i = 0; i < 5; ++i) s_ph[i] = 0;
+    s_lead_max = s_stalls = s_tiles = 0;
+    s_k0 = clock64();
+    s_g0 = globaltimer();
+  }
 
   for (int t = blockIdx.x; t < tiles; t += grid) {
-    u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+    u64 t3 = 0;
+    if (INSTR && threadIdx.x == 0) s_mark = clock64();
     // ---- guard: the throttle, and the drift measurement --------------------------------------
     if (threadIdx.x == 0) {
       if (THROTTLE) {
         const u64 limit = (u64)GA_THROTTLE_ROUNDS * grid;
         u64 begun = ld_relaxed_gpu(st + GS_BEGUN) - begun_base;
         if ((u64)t >= begun + limit) {
-          ++stalls;
+          if (INSTR) ++s_stalls;
           const u64 deadline = globaltimer() + budget;
           Backoff bo;
           do {
@@ -311,7 +326,7 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
         const long long lead = (long long)t - (long long)before;  // tiles ahead of the grid
         if (lead > 0) {
           const u64 milli = (u64)lead * 1000ull / (u64)grid;
-          lead_max = milli > lead_max ? milli : lead_max;
+          s_lead_max = milli > s_lead_max ? milli : s_lead_max;
           const u64 b = (u64)lead * CB_EXT_LEAD_PER_ROUND / (u64)grid;
           s_lead_hist[b < CB_EXT_LEAD_BUCKETS ? b : CB_EXT_LEAD_BUCKETS - 1]++;
         } else {
@@ -321,7 +336,7 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
     }
     __syncthreads();
     if (s_abort) break;
-    if (INSTR) t1 = clock64();
+    if (INSTR && threadIdx.x == 0) phase_end(s_ph + 0, &s_mark, clock64());
 
     // ---- copy: the GEMM of the tile ---------------------------------------------------------
     int tm, tn;
@@ -439,7 +454,7 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
           }
         }
     }
-    if (INSTR) t2 = clock64();
+    if (INSTR && threadIdx.x == 0) phase_end(s_ph + 1, &s_mark, clock64());
 
     // ---- publish: push the partial into every peer's receive buffer, then its flag ----------
     const long long slot_bytes = (long long)tiles * GA_TILE_BYTES;  // one source's tiles
@@ -457,7 +472,10 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
       for (int p = 0; p < world; ++p)
         if (p != rank) st_release_sys((u64*)P[G_FLAG_PTR + p] + (long long)t * world + rank, epoch);
     }
-    if (INSTR) t3 = clock64();
+    if (INSTR && threadIdx.x == 0) {
+      t3 = clock64();  // the wait's start, for the per-peer lateness below
+      phase_end(s_ph + 2, &s_mark, t3);
+    }
 
     // ---- wait: every peer's partial of this tile is here --------------------------------------
     if (threadIdx.x == 0 && world > 1) {
@@ -494,7 +512,7 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
     }
     __syncthreads();
     if (s_abort) break;
-    if (INSTR) t4 = clock64();
+    if (INSTR && threadIdx.x == 0) phase_end(s_ph + 3, &s_mark, clock64());
 
     // ---- reduce: the partials in rank order, BF16 out ------------------------------------------
     {
@@ -534,14 +552,9 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
     }
     // The next tile's first loads overwrite stages this tile's main loop read: every warp passed
     // the publish barrier after its last ldmatrix, so they may.
-    if (INSTR) {
-      const u64 t5 = clock64();
-      c_guard += t1 - t0;
-      c_gemm += t2 - t1;
-      c_publish += t3 - t2;
-      c_wait += t4 - t3;
-      c_reduce += t5 - t4;
-      ++n_tiles;
+    if (INSTR && threadIdx.x == 0) {
+      phase_end(s_ph + 4, &s_mark, clock64());
+      ++s_tiles;
     }
   }
 
@@ -556,23 +569,23 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
       }
     }
     if (INSTR && !s_abort) {
-      red_add(tot + GT_PHASES + CB_PH_GUARD, c_guard);
-      red_add(tot + GT_PHASES + CB_PH_COPY, c_gemm);
-      red_add(tot + GT_PHASES + CB_PH_PUBLISH, c_publish);
-      red_add(tot + GT_PHASES + CB_PH_WAIT, c_wait);
-      red_add(tot + GT_PHASES + CB_PH_REDUCE, c_reduce);
+      red_add(tot + GT_PHASES + CB_PH_GUARD, s_ph[0]);
+      red_add(tot + GT_PHASES + CB_PH_COPY, s_ph[1]);
+      red_add(tot + GT_PHASES + CB_PH_PUBLISH, s_ph[2]);
+      red_add(tot + GT_PHASES + CB_PH_WAIT, s_ph[3]);
+      red_add(tot + GT_PHASES + CB_PH_REDUCE, s_ph[4]);
       for (int p = 0; p < world; ++p) {
         red_add(tot + GT_PEER_WAIT + p, s_peer_wait[p]);
         red_add(tot + GT_PEER_LAST + p, s_peer_last[p]);
         red_add(tot + GT_PEER_LATE + p, s_peer_late[p]);
       }
-      red_add(tot + GT_EXT + CB_EXT_THROTTLE_STALLS, stalls);
-      red_add(tot + GT_EXT + CB_EXT_TILES, n_tiles);
-      if (lead_max) atomicMax(tot + GT_EXT + CB_EXT_LEAD_MAX, lead_max);
+      red_add(tot + GT_EXT + CB_EXT_THROTTLE_STALLS, s_stalls);
+      red_add(tot + GT_EXT + CB_EXT_TILES, s_tiles);
+      if (s_lead_max) atomicMax(tot + GT_EXT + CB_EXT_LEAD_MAX, s_lead_max);
       for (int b = 0; b < CB_EXT_LEAD_BUCKETS; ++b) red_add(tot + GT_EXT + CB_EXT_LEAD_HIST + b, s_lead_hist[b]);
       if (blockIdx.x == 0) {
-        red_add(tot + CB_C_CLOCK_NS, globaltimer() - g0);
-        red_add(tot + CB_C_CLOCK_CYCLES, clock64() - k0);
+        red_add(tot + CB_C_CLOCK_NS, globaltimer() - s_g0);
+        red_add(tot + CB_C_CLOCK_CYCLES, clock64() - s_k0);
       }
     }
     __threadfence();
@@ -580,7 +593,7 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
       if (INSTR) {
         red_add(tot + CB_C_CALLS, 1ull);
         red_add(tot + CB_C_BYTES, (u64)M * (u64)N * 2ull);
-        red_add(tot + GT_HIST + bucket_of(clock64() - k0, buckets), 1ull);
+        red_add(tot + GT_HIST + bucket_of(clock64() - s_k0, buckets), 1ull);
         const u64 lo = (u64)tiles / grid, hi = lo + ((u64)tiles % grid ? 1 : 0);
         red_add(tot + GT_EXT + CB_EXT_TILE_SPREAD, hi - lo);
       }

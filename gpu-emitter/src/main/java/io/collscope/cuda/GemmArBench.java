@@ -69,8 +69,9 @@ public final class GemmArBench {
         minEffectPct,
         clockFloorMhz);
     out.println(
-        "| M | N | K/rank | tiles | grid | dispatched | unthrottled us | throttled us | unthr/thr | throttled vs unthrottled | torch+NCCL us | torch/dispatched | dispatched vs torch | lead max unthr / thr (rounds) | lead p99 unthr / thr | stalls/call thr | min SM MHz | check |");
-    out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        "| M | N | K/rank | tiles | grid | dispatched | unthrottled us | throttled us | unthr/thr | throttled vs unthrottled | instrumented unthr us | instr overhead | instrumented vs unthrottled | torch+NCCL us | torch/dispatched | dispatched vs torch | lead max unthr / thr (rounds) | lead p99 unthr / thr | stalls/call thr | min SM MHz | check |");
+    out.println(
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     int failures = 0;
     List<String> notes = new java.util.ArrayList<>();
     for (GemmAllReduce.Shape s : shapes) {
@@ -85,7 +86,10 @@ public final class GemmArBench {
     }
     out.println();
     notes.forEach(out::println);
-    out.println("throttled vs unthrottled: " + Classification.PAIRED_RULE);
+    out.println(
+        "throttled vs unthrottled, instrumented vs unthrottled (the instrumented program is the one"
+            + " `emit` runs): "
+            + Classification.PAIRED_RULE);
     out.println("dispatched vs torch: " + Classification.UNPAIRED_RULE);
     out.println(
         "lead: (t - begun) / grid at each tile's start, t the tile's index in the static order and begun the grid's tiles begun so far this call; max and p99 from the quarter-round histogram of two instrumented calls (upper edge of the bucket).");
@@ -127,16 +131,20 @@ public final class GemmArBench {
       }
       double first = g.timeCalls(false, false, 2);
       int calls = (int) Math.max(3, Math.ceil(SAMPLE_US / first));
+      // three variants per round, the order rotated: unthrottled, throttled, and the
+      // unthrottled program instrumented (what `emit --gemm-ar` runs), its counters included
       double[] u = new double[rounds];
       double[] t = new double[rounds];
+      double[] ui = new double[rounds];
       long minClock = Long.MAX_VALUE;
       for (int i = 0; i < rounds; i++) {
-        for (int j = 0; j < 2; j++) {
-          boolean thr = (i + j) % 2 == 1; // round i: unthrottled first when i is even
-          double us = g.timeCalls(thr, false, calls);
+        for (int j = 0; j < 3; j++) {
+          int v = (i + j) % 3;
+          double us = g.timeCalls(v == 1, v == 2, calls);
           for (long mhz : g.clocksMhz()) minClock = Math.min(minClock, mhz);
-          if (thr) t[i] = us;
-          else u[i] = us;
+          if (v == 0) u[i] = us;
+          else if (v == 1) t[i] = us;
+          else ui[i] = us;
         }
       }
       double[][] drift = new double[2][];
@@ -173,6 +181,10 @@ public final class GemmArBench {
           clockOk
               ? Classification.classify(t, u, median(u) * minEffectPct / 100)
               : Verdict.INCONCLUSIVE;
+      Verdict iv =
+          clockOk
+              ? Classification.classify(ui, u, median(u) * minEffectPct / 100)
+              : Verdict.INCONCLUSIVE;
       double[] dispatched = lever.throttled() ? t : u;
       double[] base = torch.get(s.m() + "," + s.n() + "," + s.k());
       String torchCols;
@@ -190,7 +202,7 @@ public final class GemmArBench {
       }
       out.printf(
           Locale.ROOT,
-          "| %d | %d | %d | %d | %d | %s | %s | %s | %.3fx | %s%s | %s | %.2f / %.2f | %.2f / %.2f | %d | %d | %s |%n",
+          "| %d | %d | %d | %d | %d | %s | %s | %s | %.3fx | %s%s | %s | %+.1f%% | %s | %s | %.2f / %.2f | %.2f / %.2f | %d | %d | %s |%n",
           s.m(),
           s.n(),
           s.k(),
@@ -202,6 +214,9 @@ public final class GemmArBench {
           median(u) / median(t),
           tv,
           clockOk ? "" : " (clock " + minClock + " MHz < floor)",
+          range(ui),
+          100 * (median(ui) / median(u) - 1),
+          iv,
           torchCols,
           drift[0][0],
           drift[1][0],
