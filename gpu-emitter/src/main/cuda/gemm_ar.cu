@@ -350,36 +350,37 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
-    if (WG) {
-      // The tensor cores add FP8 products into their accumulator at less than FP32's precision
-      // (DeepSeek-V3's report: about 14 bits on H800); the first wgmma kernel here, accumulating
-      // the whole K in place, missed the host reference's bound by 1-3 % on outputs with
-      // cancellation (run 93). So each wgmma group accumulates GA_WG_PROMOTE k32 steps into
-      // `part` and the CUDA cores add that to `acc` in FP32, as DeepGEMM does. The group is
-      // waited for before the add, so no wgmma is in flight across an iteration's barrier and the
-      // loads run GA_STAGES - 1 stages ahead, as in the mma.sync loop.
-      float part[GA_FRAG];
-      float* d = &acc[0][0][0];
-      const u32 sAw = warp_m * 64 * GA_BK;  // this warpgroup's 64 rows of the A tile
+    // The tensor cores add FP8 products into their accumulator at less than FP32's precision
+    // (DeepSeek-V3's report: about 14 bits on H800); the first wgmma kernel here, accumulating the
+    // whole K in place, missed the host reference's bound by 1-3 % on outputs with cancellation
+    // (run 93). So each wgmma group accumulates GA_WG_PROMOTE k32 steps into `part` and the CUDA
+    // cores add that to `acc` in FP32, as DeepGEMM does. The group is waited for before the add,
+    // so no wgmma is in flight across an iteration's barrier: the loads run GA_STAGES - 1 stages
+    // ahead in both main loops.
+    float part[WG ? GA_FRAG : 1];
+    const u32 sAw = warp_m * 64 * GA_BK;  // wgmma: this warpgroup's 64 rows of the A tile
 #pragma unroll
-      for (int s = 0; s < GA_STAGES - 1; ++s) {
-        if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
+    for (int s = 0; s < GA_STAGES - 1; ++s) {
+      if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<GA_STAGES - 2>();
+      // cp.async writes shared memory through the generic proxy, wgmma reads it through the async one
+      if (WG) fence_proxy_async();
+      __syncthreads();
+      {
+        const int nk = kt + GA_STAGES - 1;  // refills the stage of kt - 1, which every warp is done with
+        const int ns = nk % GA_STAGES;
+        if (nk < k_tiles) load_stage(smem_base + ns * STAGE_BYTES, smem_base + ns * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, nk);
         cp_async_commit();
       }
-      for (int kt = 0; kt < k_tiles; ++kt) {
-        cp_async_wait<GA_STAGES - 2>();
-        fence_proxy_async();
-        __syncthreads();
-        {
-          const int nk = kt + GA_STAGES - 1;  // refills the stage of kt - 1: every group was waited for
-          const u32 ns = smem_base + (nk % GA_STAGES) * STAGE_BYTES;
-          if (nk < k_tiles) load_stage(ns, ns + GA_BM * GA_BK, At, Wt, K, nk);
-          cp_async_commit();
-        }
-        const u32 sA = smem_base + (kt % GA_STAGES) * STAGE_BYTES;
-        const u32 sW = sA + GA_BM * GA_BK;
+      const int cs = kt % GA_STAGES;
+      const u32 sA = smem_base + cs * STAGE_BYTES;
+      const u32 sW = sA + GA_BM * GA_BK;
 #pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
+      for (int ks = 0; ks < 2; ++ks) {  // two k32 steps per 64-byte stage
+        if (WG) {
           const int step = kt * 2 + ks;
           wg_fence();
           wgmma_e4m3_m64n128k32(part, wg_desc(sA + sAw + 32 * ks), wg_desc(sW + 32 * ks), step % GA_WG_PROMOTE != 0);
@@ -387,31 +388,11 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
             wg_commit();
             wg_wait<0>();
             wg_pin(part);
+            float* d = &acc[0][0][0];
 #pragma unroll
             for (int e = 0; e < GA_FRAG; ++e) d[e] += part[e];
           }
-        }
-      }
-    } else {
-#pragma unroll
-      for (int s = 0; s < GA_STAGES - 1; ++s) {
-        if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
-        cp_async_commit();
-      }
-      for (int kt = 0; kt < k_tiles; ++kt) {
-        cp_async_wait<GA_STAGES - 2>();
-        __syncthreads();
-        {
-          const int nk = kt + GA_STAGES - 1;
-          const int ns = nk % GA_STAGES;
-          if (nk < k_tiles) load_stage(smem_base + ns * STAGE_BYTES, smem_base + ns * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, nk);
-          cp_async_commit();
-        }
-        const int cs = kt % GA_STAGES;
-        const u32 sA = smem_base + cs * STAGE_BYTES;
-        const u32 sW = sA + GA_BM * GA_BK;
-#pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {  // two k32 steps per 64-byte stage
+        } else {
           u32 a[4][4];
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
