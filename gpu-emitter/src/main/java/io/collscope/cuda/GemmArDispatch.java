@@ -50,8 +50,10 @@ public final class GemmArDispatch {
    * 12,288 tiles; this one (mma.sync, epilogue not overlapped) showed no stable gain anywhere
    * (docs/BENCHMARKS.md, runs 31 and 32): at 49,152 tiles it was 7.1 % FASTER in one machine
    * session and 3.6 % SLOWER in the next, SLOWER at 12,288 and 32,768 tiles in both, FASTER only at
-   * 65,536 tiles (once). So no shape selects it: it runs only when asked for ({@code emit
-   * --throttle on}, the bench), and a measured gain adds its route here with its threshold.
+   * 65,536 tiles (once). With the wgmma main loop (runs 95 and 97) it was PARITY at 6,144 and 8,192
+   * tiles and 11.6-14.6 % SLOWER at 32,768. So no shape selects it: it runs only when asked for
+   * ({@code emit --throttle on}, the bench), and a measured gain adds its route here with its
+   * threshold.
    */
   public static final int THROTTLE_MIN_TILES = Integer.MAX_VALUE;
 
@@ -65,9 +67,11 @@ public final class GemmArDispatch {
    */
   public static final Map<Lever, String> ROUTES =
       Map.of(
-          new Lever(2, Capacity.FULL, 1, false), "2026-11-30-run31-x2 (16384x8192x1024)",
+          new Lever(2, Capacity.FULL, 1, false),
+              "2026-11-30-run31-x2 (16384x8192x1024); wgmma: run95-x2, run97-x2",
           new Lever(2, Capacity.FULL, GROUP_M, false),
-              "2026-11-30-run31-x2, run32-x2 (M 4096..131072, N 6144 and 8192, K 4096)",
+              "2026-11-30-run31-x2, run32-x2 (M 4096..131072, N 6144 and 8192, K 4096); wgmma:"
+                  + " run95-x2, run97-x2 (16384x6144x4096, 65536x8192x4096)",
           new Lever(2, Capacity.ROWS_4096, 1, false),
               "2026-11-30-run31-x2 (the g1 program; M <= 4096 runs the same kernel)",
           new Lever(2, Capacity.ROWS_4096, GROUP_M, false), "2026-11-30-run31-x2 (4096x6144x4096)");
