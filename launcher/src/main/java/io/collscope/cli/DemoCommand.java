@@ -67,11 +67,11 @@ final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--seconds",
-      // 60, not 45: on a loaded 2-core host the first full window is often NONE (noisy) while the
-      // JVM and the rank threads warm up, and 45 s then left two clean windows, one short of the
-      // three in a row that fire the alert (2026-11-30: 2 of 4 runs fired at 45 s; at 60, every
-      // run)
-      defaultValue = "60",
+      // 90: on a loaded 2-core host the first full windows are NONE (noisy) while the JVM, Kafka,
+      // Flink and eight rank threads warm up, and the alert needs three clean windows in a row
+      // after them. 45 s fired it in 2 of 4 runs, 60 s in 3 of 5 (twice in a row on 2026-11-30
+      // evening the warm-up took three full windows and left two clean ones)
+      defaultValue = "90",
       description = "How long the ranks run. Default: ${DEFAULT-VALUE}")
   int seconds;
 
