@@ -366,7 +366,6 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
     }
     for (int kt = 0; kt < k_tiles; ++kt) {
       cp_async_wait<GA_STAGES - 2>();
-      // cp.async writes shared memory through the generic proxy, wgmma reads it through the async one
       if (WG) fence_proxy_async();
       __syncthreads();
       {

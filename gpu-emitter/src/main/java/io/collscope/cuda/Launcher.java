@@ -43,10 +43,12 @@ final class Launcher {
         r.stream(),
         Pointer.to(Pointer.to(r.params())),
         null);
-    if (instrumented
-        && publishing.countAndCheck(r.rank(), publishing.timed() ? System.nanoTime() : 0)) {
-      publish(r);
-    }
+    if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
+  }
+
+  /** The host clock where the policy has a time bound; it is not read otherwise. */
+  private long now() {
+    return publishing.timed() ? System.nanoTime() : 0;
   }
 
   /** Enqueues osar_publish: the counter block gets the totals of every collective before it. */
@@ -63,7 +65,7 @@ final class Launcher {
         r.stream(),
         Pointer.to(Pointer.to(r.params())),
         null);
-    publishing.published(r.rank(), publishing.timed() ? System.nanoTime() : 0);
+    publishing.published(r.rank(), now());
   }
 
   /**
