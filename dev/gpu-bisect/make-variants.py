@@ -18,11 +18,11 @@ src, dst = sys.argv[1], sys.argv[2]
 s = open(src).read()
 
 
-def rep(a, b):
+def rep(a, b, count=1):
     global s
     n = s.count(a)
-    if n != 1:
-        sys.exit(f"make-variants: expected one match in {src}, found {n}: {a!r}")
+    if n != count:
+        sys.exit(f"make-variants: expected {count} match(es) in {src}, found {n}: {a!r}")
     s = s.replace(a, b)
 
 
@@ -33,8 +33,8 @@ rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
     + "".join(f"#ifndef {w}\n#define {w} 0\n#endif\n" for w in switches)
     + "#define PCLK() ((INSTR && !OMIT_PHASE_CLOCKS) ? clock64() : 0)\n")
 rep("u64 t0 = INSTR ? clock64() : 0,", "u64 t0 = PCLK(),")
-for k in range(1, 5):
-    rep(f"if (INSTR) t{k} = clock64();", f"t{k} = PCLK();")
+for k in range(1, 5):  # t2-t4 on both the serial and the pipelined path
+    rep(f"if (INSTR) t{k} = clock64();", f"t{k} = PCLK();", 1 if k == 1 else 2)
 rep("const u64 t5 = INSTR ? clock64() : 0;", "const u64 t5 = PCLK();")
 rep("const u64 g0 = sampled && threadIdx.x == 0 ? globaltimer() : 0;",
     "const u64 g0 = sampled && !OMIT_SAMPLER && threadIdx.x == 0 ? globaltimer() : 0;")
@@ -46,12 +46,15 @@ rep("        if (INSTR) {  // the collective itself", "        if (INSTR && !OMI
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
-rep("  if (!s_abort) {\n    if (PUSH) {", "  if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n    if (PUSH) {")
+rep("    if (!s_abort) {\n      if (PUSH) {", "    if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n      if (PUSH) {")
+# the pipelined push path: the pieces' flags still go out, their data do not
+rep("        if (i < nvec) dst[i] = x[u];",
+    "        if (i < nvec && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) dst[i] = x[u];")
 # the data-path changes of runs 50-51, each undone alone
 rep("(s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)",
     "(GUARD_EVERY_TIME || s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)")
-rep("    const u64 before = PUSH ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)",
-    "    if (SYS_FENCE_ARRIVE) __threadfence_system();\n    const u64 before = PUSH ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)")
-rep("    } else {\n      // The other blocks wait until the flag is out",
-    "    } else if (!NO_LOCAL_FLAG_WAIT) {\n      // The other blocks wait until the flag is out")
+rep("    const u64 before = system_arrival ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)",
+    "    if (SYS_FENCE_ARRIVE) __threadfence_system();\n    const u64 before = system_arrival ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)")
+rep("    } else if (local_wait) {\n      // The other blocks wait until the flag is out",
+    "    } else if (local_wait && !NO_LOCAL_FLAG_WAIT) {\n      // The other blocks wait until the flag is out")
 open(dst, "w").write(s)

@@ -13,7 +13,7 @@
 # PROPS (name=value ...) benches it once per collscope.osar.NAME system property given;
 # SAMPLINGS (n ...) benches it with the accounting sampled 1 in n (-Dcollscope.osar.sampleEvery);
 # TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
-# NCU=1 adds Nsight Compute's figures at 4 KB. MUTANT=0 skips the stale-slot mutant. Everything
+# NCU=1 adds Nsight Compute's figures at NCU_SIZES (default 4K). MUTANT=0 skips the stale-slot mutant. Everything
 # into OUT_DIR/x2perf.tgz.
 set -u
 C=${CARRY:-.carry/gpu-perf}
@@ -103,10 +103,12 @@ for v in ${BISECT:-}; do
   echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
   save
 done
-# NCU=1: Nsight Compute's figures for the plain and the instrumented kernel at 4 KB, one rank (ncu
+# NCU=1: Nsight Compute's figures for the plain and the instrumented kernel at each of NCU_SIZES
+# (default 4K), one rank (ncu
 # runs one kernel at a time, so two ranks of one process would wait on each other), for the
 # runtime's kernel and each image in NCU_VARIANTS
 if [[ "${NCU:-0}" == 1 ]]; then
+  for sz in ${NCU_SIZES:-4K}; do
   for v in runtime ${NCU_VARIANTS:-}; do
     pre=""; [[ "$v" == runtime ]] || pre="$C/variants/$v:"
     # each kernel on its own: the bench launches every plain collective of a round before the
@@ -115,12 +117,12 @@ if [[ "${NCU:-0}" == 1 ]]; then
       timeout 120 ncu --target-processes all --clock-control none --kernel-name regex:"^$k\$" \
         --launch-skip 20 --launch-count 20 --csv --metrics \
         gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,launch__registers_per_thread \
-        $J -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=4K --dtypes=f32 --rounds=1 \
-        >> "$O/ncu-4k-$v.csv" 2>> "$O/ncu-4k-$v.err"
-      echo "ncu $v $k rc=$?"
+        $J -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=$sz --dtypes=f32 --rounds=1 \
+        >> "$O/ncu-${sz,,}-$v.csv" 2>> "$O/ncu-${sz,,}-$v.err"
+      echo "ncu $sz $v $k rc=$?"
     done
   save
-    python3 - "$O/ncu-4k-$v.csv" <<'PY'
+    python3 - "$O/ncu-${sz,,}-$v.csv" <<'PY'
 import csv, statistics, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 14 and r[4].startswith("osar_")]
 by = {}
@@ -129,6 +131,7 @@ for r in rows:
 for (k, m, u), v in sorted(by.items()):
     print(f"  {k:16s} {m:32s} median {statistics.median(v):12.2f} {u} (n={len(v)})")
 PY
+  done
   done
 fi
 save

@@ -134,16 +134,20 @@ __device__ __forceinline__ void spin_ns(u64 ns) {
 }
 
 // Bounded back-off: returns false once the deadline (globaltimer) has passed.
+// The sleep's cap: 4096 ns for the waits on a peer's flag or ack, which a slow peer can make long;
+// a piece's wait (the pipelined push path) uses 256, as it is the collective's tail whenever the
+// piece is the last to land.
 struct Backoff {
   static constexpr unsigned HOT_SPINS = 32;
   unsigned spins = 0;
   unsigned sleep = 128;
+  unsigned cap = 4096;
   __device__ __forceinline__ bool pause(u64 deadline) {
     if (spins < HOT_SPINS) {
       ++spins;
     } else {
       __nanosleep(sleep);
-      sleep = sleep < 4096 ? sleep * 2 : 4096;
+      sleep = sleep < cap ? sleep * 2 : cap;
     }
     return globaltimer() <= deadline;
   }
@@ -386,6 +390,143 @@ __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, 
   }
 }
 
+// ---- the pipelined push path ------------------------------------------------------------
+// The input is cut into pieces of OSAR_PIECE_BYTES (the last one may be short), numbered from 0
+// whatever the launch's shape. A push warp writes a whole piece into every peer's slot and then
+// releases that piece's flag in each peer's memory (st.release.sys of the sequence: the warp's
+// stores are ordered before it by __syncwarp, and the release waits for them to land); a reduce
+// warp polls the piece's flag of every peer in its own memory, a local read, and reduces the
+// piece. Pushes are dealt round-robin to every push warp of the launch and reduces to every
+// reduce warp, so both sweep the pieces in the same order: the pieces land over the whole
+// transfer and most of the reduce runs under it. Before, every block reduced only after every
+// peer's flag, which waits for the last byte (runs 77-78: 7.7 us of local reduce, then a 4 us
+// system-scope arrival, after a 44.8 us transfer at 16 MB, docs/BENCHMARKS.md).
+// Rank q's piece flags follow the ring in its slot allocation (RankBuffers): a row of pieces
+// per sending rank. A flag holds the last sequence whose piece landed: the guard keeps a sender
+// from overwriting a slot the receiver has not acked, so flag >= seq means this collective's
+// piece is in the slot (a later one's is in another slot).
+constexpr int PIECE_VECS = OSAR_PIECE_BYTES / 16;
+constexpr int PIECE_PER_LANE = PIECE_VECS / 32;  // vectors of a piece per lane of a warp
+static_assert(PIECE_VECS % 32 == 0, "a piece: whole vectors for every lane");
+
+template <typename T>
+__device__ __forceinline__ u64* piece_flags(const u64* __restrict__ P, int q, int world, int nslots,
+                                            long long elems) {
+  return (u64*)((char*)P[P_SLOT_PTR + q] + (long long)nslots * world * elems * (long long)sizeof(T));
+}
+
+// The push warps of a block: P_PUSH_WARPS of its warps (CudaCollective.Options.PUSH_WARPS), at
+// least one and leaving at least one to reduce.
+__device__ __forceinline__ int pipeline_push_warps(const u64* __restrict__ P, int warps) {
+  const int w = (int)P[P_PUSH_WARPS];
+  return w < 1 ? 1 : (w > warps - 1 ? warps - 1 : w);
+}
+
+// Push warp `gw` of `nw` in the launch: pieces gw, gw + nw, ... into every peer's slot. Each lane
+// loads the next piece's vectors before the release, so the loads overlap the wait for the stores.
+template <typename T>
+__device__ __forceinline__ void push_pieces(const u64* __restrict__ P, int rank, int world,
+                                            int nslots, int slot, long long elems, u64 seq,
+                                            float term, long long gw, long long nw) {
+  const uint4* in = (const uint4*)P[P_INPUT];
+  const long long nvec = elems / Vec16<T>::N;
+  const long long npieces = (nvec + PIECE_VECS - 1) / PIECE_VECS;
+  const long long seg = ((long long)slot * world + rank) * elems;  // in elements
+  const int lane = threadIdx.x & 31;
+  u64* my_flag = nullptr;  // lane p: this rank's flag row in peer p's memory
+  if (lane < world && lane != rank)
+    my_flag = piece_flags<T>(P, lane, world, nslots, elems) + (long long)rank * npieces;
+  uint4 x[PIECE_PER_LANE];
+  auto load = [&](long long j, uint4* y) {
+#pragma unroll
+    for (int u = 0; u < PIECE_PER_LANE; ++u) {
+      const long long i = j * PIECE_VECS + lane + 32 * u;
+      y[u] = i < nvec ? in[i] : make_uint4(0, 0, 0, 0);
+    }
+  };
+  if (gw < npieces) load(gw, x);
+  for (long long j = gw; j < npieces; j += nw) {
+#pragma unroll
+    for (int u = 0; u < PIECE_PER_LANE; ++u) x[u] = with_term<T>(x[u], term);
+    for (int p = 0; p < world; ++p) {
+      if (p == rank) continue;
+      uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg);
+#pragma unroll
+      for (int u = 0; u < PIECE_PER_LANE; ++u) {
+        const long long i = j * PIECE_VECS + lane + 32 * u;
+        if (i < nvec) dst[i] = x[u];
+      }
+    }
+    uint4 next[PIECE_PER_LANE];
+    if (j + nw < npieces) load(j + nw, next);
+    __syncwarp();
+    if (my_flag) st_release_sys(my_flag + j, seq);
+#pragma unroll
+    for (int u = 0; u < PIECE_PER_LANE; ++u) x[u] = next[u];
+  }
+}
+
+// Reduce warp `gw` of `nw` in the launch: pieces gw, gw + nw, ... each once every peer's has
+// landed (lane p polls peer p's flag), summed in rank order as reduce_vec does (the same bits as
+// the other paths). False when a wait ran out its budget or a peer aborted.
+template <typename T>
+__device__ __forceinline__ bool reduce_pieces(const u64* __restrict__ P, int rank, int world,
+                                              int nslots, int slot, long long elems, u64 seq,
+                                              float term, long long gw, long long nw, u64 deadline,
+                                              T* out) {
+  using V = Vec16<T>;
+  const long long nvec = elems / V::N;
+  const long long npieces = (nvec + PIECE_VECS - 1) / PIECE_VECS;
+  const int lane = threadIdx.x & 31;
+  const bool peer = lane < world && lane != rank;
+  const u64* their_flag =
+      peer ? piece_flags<T>(P, rank, world, nslots, elems) + (long long)lane * npieces : nullptr;
+  for (long long j = gw; j < npieces; j += nw) {
+    Backoff bo;
+    bo.cap = 256;
+    for (;;) {
+      // acquire: the peer's piece (released with its flag) before this warp's reads of it
+      const bool landed = !peer || ld_acquire_sys(their_flag + j) >= seq;
+      if (__all_sync(0xffffffffu, landed)) break;
+      const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
+      if (__any_sync(0xffffffffu, give_up)) return false;
+    }
+    // bf16's eight floats per vector: half a piece per pass, or the accumulators spill
+    constexpr int SUB = V::N == 4 ? PIECE_PER_LANE : PIECE_PER_LANE / 2;
+#pragma unroll
+    for (int h = 0; h < PIECE_PER_LANE; h += SUB) {
+      float acc[SUB][V::N];
+#pragma unroll
+      for (int u = 0; u < SUB; ++u)
+#pragma unroll
+        for (int k = 0; k < V::N; ++k) acc[u][k] = 0.f;
+      for (int p = 0; p < world; ++p) {
+        const uint4* src = (const uint4*)source_of<T, true>(P, rank, world, p, slot, elems);
+        uint4 x[SUB];
+#pragma unroll
+        for (int u = 0; u < SUB; ++u) {
+          const long long i = j * PIECE_VECS + lane + 32 * (h + u);
+          x[u] = i < nvec ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
+          if (p == rank) x[u] = with_term<T>(x[u], term);
+        }
+#pragma unroll
+        for (int u = 0; u < SUB; ++u) {
+          float f[V::N];
+          V::unpack(x[u], f);
+#pragma unroll
+          for (int k = 0; k < V::N; ++k) acc[u][k] += f[k];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < SUB; ++u) {
+        const long long i = j * PIECE_VECS + lane + 32 * (h + u);
+        if (i < nvec) ((uint4*)out)[i] = V::pack(acc[u]);
+      }
+    }
+  }
+  return true;
+}
+
 // Where published word d of the counter block (from CB_OFF_COUNTERS, in the block's order: counters,
 // phases, then the per-peer arrays at this world's size, then the histogram) comes from in the
 // totals. -1: past the words this world publishes. Every word is a plain sum over the slices: one
@@ -593,41 +734,23 @@ __device__ void osar(const u64* __restrict__ P) {
   __syncthreads();
   if (INSTR) t1 = clock64();
 
-  // ---- copy -----------------------------------------------------------------------------
   // The slot gets the input plus a term of the sequence (CollectiveConfig.inputValue), so every
   // collective reduces different data and the host's sum check, which knows the sequence, fails
   // on a slot or an output left over from another collective.
   T* mine = (T*)P[P_SLOT_PTR + rank] + (long long)slot * elems;
   const T* in = (const T*)P[P_INPUT];
   const float term = (float)(seq % P[P_SEQ_PERIOD]);
-  if (!s_abort) {
-    if (PUSH) {
-      push_input<T>(P, rank, world, slot, elems, lo, hi, vec, term);
-    } else if (vec) {
-      using V = Vec16<T>;
-      for (long long v = lo / V::N + threadIdx.x; v < hi / V::N; v += blockDim.x) {
-        float f[V::N];
-        V::unpack(((const uint4*)in)[v], f);
-#pragma unroll
-        for (int k = 0; k < V::N; ++k) f[k] += term;
-        ((uint4*)mine)[v] = V::pack(f);
-      }
-    } else {
-      for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
-    }
-    if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
-  }
-  __syncthreads();
-  if (INSTR) t2 = clock64();
-
   // ---- publish: the last block to finish copying publishes the rank's flag -----------------
-  if (threadIdx.x == 0 && !s_abort) {
+  // Thread 0 of every block. `system_arrival`: the block's copy wrote to peers' memory and was not
+  // released yet (the serial push path). `local_wait`: a block that did not publish waits until
+  // the flag is out (the serial paths, which poll the peers next).
+  auto publish = [&](bool system_arrival, bool local_wait) {
     // read before the atom, whose acquire empties L1: the last block's path to its flag stays short
     u64* flag = (u64*)P[P_FLAG_PTR + rank];
     u64* pubtime = (u64*)P[P_PUBTIME_PTR + rank] + slot;
     const u64 publish_delay = s_delay[F_PUBLISH];
-    const u64 before = PUSH ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)
-                            : atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);
+    const u64 before = system_arrival ? atom_add_acq_rel_sys(st + S_ARRIVED, 1ull)
+                                      : atom_add_acq_rel_gpu(st + S_ARRIVED, 1ull);
     if (before + 1 == seq * (u64)blocks) {
       spin_ns(publish_delay);
       st_relaxed_sys(pubtime, globaltimer());
@@ -635,7 +758,7 @@ __device__ void osar(const u64* __restrict__ P) {
       // (released to the count this block acquired) before the flag.
       st_release_sys(flag, seq);
       s_publisher = 1;
-    } else {
+    } else if (local_wait) {
       // The other blocks wait until the flag is out before they poll the peers' flags. Not for
       // correctness (a block reduces its own chunk of this rank's slot, which its own threads
       // copied), but measured: polling the peers at once was ~0.3 us slower per collective at
@@ -645,12 +768,10 @@ __device__ void osar(const u64* __restrict__ P) {
         if (!bo.pause(deadline)) { s_abort = 1; break; }
       }
     }
-  }
-  __syncthreads();
-  if (INSTR) t3 = clock64();
+  };
 
   // ---- wait: warp 0 polls every peer; each lane owns peers lane, lane+32, ... ---------------
-  if (threadIdx.x < 32 && !s_abort) {
+  auto wait_peers = [&]() {
     const int lane = threadIdx.x;
     const bool clocks = sampled && s_publisher;  // the accounting block's arrivals only
     unsigned pending = 0;  // bit k: peer lane + 32k not yet seen
@@ -695,26 +816,87 @@ __device__ void osar(const u64* __restrict__ P) {
         break;
       }
     }
-  }
-  // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
-  // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
-  // (__ldcg), which may still hold the slot from nslots collectives ago.
-  __syncthreads();
-  if (INSTR) t4 = clock64();
+  };
 
-  // ---- reduce -----------------------------------------------------------------------------
-  if (!s_abort && vec) {
-    reduce_vec<T, PUSH>(P, rank, world, slot, elems, lo / Vec16<T>::N, hi / Vec16<T>::N,
-                        (T*)P[P_OUTPUT], term);
-  } else if (!s_abort) {
-    T* out = (T*)P[P_OUTPUT];
-    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-      float acc = 0.f;
-      for (int p = 0; p < world; ++p) {
-        const T x = __ldcg(source_of<T, PUSH>(P, rank, world, p, slot, elems) + i);
-        acc += to_f<T>(PUSH && p == rank ? from_f<T>(to_f<T>(x) + term) : x);
+  if (PUSH && vec && blockDim.x >= 64) {
+    // ---- the pipelined push path: copy and reduce at once, piece by piece -------------------
+    // The first push_warps warps of every block push pieces of the input into the peers' slots,
+    // each piece released on its own piece flag; the other warps reduce pieces as the peers'
+    // land (push_pieces, reduce_pieces). The rank's flag still goes out once the block's pushes
+    // are out, and the publishing block's warp 0 still waits for every peer's: the phases, the
+    // per-peer shares and the injected faults mean what they mean on the other paths, but the
+    // data no longer waits for the flags, so the reduce overlaps the transfer. Phases here:
+    // copy = this block's pushes, publish and wait as elsewhere, reduce = what is left of the
+    // reduce once the last peer's flag was seen (the part that did not overlap).
+    const int warp = threadIdx.x >> 5;
+    const int push_warps = pipeline_push_warps(P, blockDim.x >> 5);
+    if (warp < push_warps) {
+      if (!s_abort)
+        push_pieces<T>(P, rank, world, nslots, slot, elems, seq, term,
+                       (long long)blockIdx.x * push_warps + warp, (long long)blocks * push_warps);
+      // the block's pushes are out (every piece released on its own); the reduce warps go on
+      asm volatile("bar.sync 2, %0;" : : "r"(push_warps * 32) : "memory");
+      if (threadIdx.x == 0 && !s_abort) spin_ns(s_delay[F_COPY]);  // injected slow-copy
+      if (INSTR) t2 = clock64();
+      if (threadIdx.x == 0 && !s_abort) publish(false, false);
+      __syncwarp();
+      if (INSTR) t3 = clock64();
+      // The publishing block alone waits for the peers' flags: every block's data waited for its
+      // pieces, and the rank's ack, which waits for every block, comes after this wait.
+      if (warp == 0 && !*(volatile int*)&s_abort && *(volatile int*)&s_publisher) wait_peers();
+      if (INSTR) t4 = clock64();
+    } else if (!s_abort) {
+      const int reduce_warps = (int)(blockDim.x >> 5) - push_warps;
+      if (!reduce_pieces<T>(P, rank, world, nslots, slot, elems, seq, term,
+                            (long long)blockIdx.x * reduce_warps + warp - push_warps,
+                            (long long)blocks * reduce_warps, deadline, (T*)P[P_OUTPUT]))
+        s_abort = 1;
+    }
+  } else {
+    // ---- the serial paths: copy, publish, wait, then reduce ------------------------------
+    if (!s_abort) {
+      if (PUSH) {
+        push_input<T>(P, rank, world, slot, elems, lo, hi, vec, term);
+      } else if (vec) {
+        using V = Vec16<T>;
+        for (long long v = lo / V::N + threadIdx.x; v < hi / V::N; v += blockDim.x) {
+          float f[V::N];
+          V::unpack(((const uint4*)in)[v], f);
+#pragma unroll
+          for (int k = 0; k < V::N; ++k) f[k] += term;
+          ((uint4*)mine)[v] = V::pack(f);
+        }
+      } else {
+        for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = from_f<T>(to_f<T>(in[i]) + term);
       }
-      out[i] = from_f<T>(acc);
+      if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
+    }
+    __syncthreads();
+    if (INSTR) t2 = clock64();
+    if (threadIdx.x == 0 && !s_abort) publish(PUSH, true);
+    __syncthreads();
+    if (INSTR) t3 = clock64();
+    if (threadIdx.x < 32 && !s_abort) wait_peers();
+    // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
+    // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
+    // (__ldcg), which may still hold the slot from nslots collectives ago.
+    __syncthreads();
+    if (INSTR) t4 = clock64();
+
+    // ---- reduce -----------------------------------------------------------------------------
+    if (!s_abort && vec) {
+      reduce_vec<T, PUSH>(P, rank, world, slot, elems, lo / Vec16<T>::N, hi / Vec16<T>::N,
+                          (T*)P[P_OUTPUT], term);
+    } else if (!s_abort) {
+      T* out = (T*)P[P_OUTPUT];
+      for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        float acc = 0.f;
+        for (int p = 0; p < world; ++p) {
+          const T x = __ldcg(source_of<T, PUSH>(P, rank, world, p, slot, elems) + i);
+          acc += to_f<T>(PUSH && p == rank ? from_f<T>(to_f<T>(x) + term) : x);
+        }
+        out[i] = from_f<T>(acc);
+      }
     }
   }
   __syncthreads();

@@ -194,6 +194,17 @@ public final class CudaCollective implements CollectiveBackend {
     static final Long PUSH_BYTES_OVERRIDE = Long.getLong(PUSH_BYTES_PROPERTY);
     static final long F32_PUSH_BYTES = 8L << 20;
 
+    /**
+     * Warps of each data block that push on the push path; the others reduce the pieces as they
+     * land ({@code osar.cu}, "the pipelined push path"). Few enough that the pieces in flight
+     * (blocks x this x 4 KiB) land in order over the transfer, not all at its end; enough to keep
+     * the link busy. A system property, {@value #PUSH_WARPS_PROPERTY}, overrides it for
+     * measurement; the kernel keeps it between 1 and the block's warps less one.
+     */
+    static final int PUSH_WARPS = Integer.getInteger(Options.PUSH_WARPS_PROPERTY, 4);
+
+    static final String PUSH_WARPS_PROPERTY = "collscope.osar.pushWarps";
+
     /** Whether collectives of {@code dtype} and {@code bytesPerRank} take the push path. */
     public static boolean pushFor(DType dtype, long bytesPerRank) {
       if (PUSH_BYTES_OVERRIDE != null) return bytesPerRank >= PUSH_BYTES_OVERRIDE;

@@ -12,12 +12,16 @@ final class OsarLayout {
   static final int HIST_MAX = 64;
   static final int MAX_FAULTS = 16;
 
+  /** The pipelined push path's piece ({@code osar.cu}): its flags follow the ring (RankBuffers). */
+  static final int PIECE_BYTES = 4096;
+
   static final int P_RANK = 0;
   static final int P_WORLD = 1;
   static final int P_SLOTS = 2;
   static final int P_ELEMS = 3;
   static final int P_BUDGET_NS = 4;
   static final int P_SAMPLE_MASK = 5;
+  static final int P_PUSH_WARPS = 6;
   static final int P_INPUT = 8;
   static final int P_OUTPUT = 9;
   static final int P_STATE = 10;
@@ -64,6 +68,14 @@ final class OsarLayout {
   /** Words of the kernel state of a rank whose collectives run {@code blocks} data blocks. */
   static int stateWords(int blocks) {
     return S_TOT + blocks * T_STRIDE;
+  }
+
+  /**
+   * Bytes of a rank's piece flags on the push path: a row per sending rank, a word per piece of
+   * {@code bytesPerRank} ({@code osar.cu}, "the pipelined push path").
+   */
+  static long pieceFlagBytes(int worldSize, long bytesPerRank) {
+    return 8L * worldSize * ((bytesPerRank + PIECE_BYTES - 1) / PIECE_BYTES);
   }
 
   /**

@@ -60,8 +60,15 @@ final class RankBuffers implements RankMemory {
       device.makeCurrent();
       cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
       owned.add(stream);
-      // push: a slot holds one segment per rank, written by that rank (its own stays unused)
-      alloc(slots, elementBytes() * cfg.ringSlots() * (push ? cfg.worldSize() : 1));
+      // push: a slot holds one segment per rank, written by that rank (its own stays unused),
+      // and the piece flags follow the ring, so a peer (or a process, over CUDA IPC) that maps
+      // the slots maps them too
+      alloc(
+          slots,
+          push
+              ? elementBytes() * cfg.ringSlots() * cfg.worldSize()
+                  + OsarLayout.pieceFlagBytes(cfg.worldSize(), elementBytes())
+              : elementBytes() * cfg.ringSlots());
       alloc(sync, OsarLayout.SYNC_BYTES);
       alloc(input, elementBytes());
       alloc(output, elementBytes());
@@ -123,6 +130,7 @@ final class RankBuffers implements RankMemory {
     p[OsarLayout.P_ELEMS] = cfg.elements();
     p[OsarLayout.P_BUDGET_NS] = cfg.waitBudgetNanos();
     p[OsarLayout.P_SAMPLE_MASK] = sampleEvery - 1;
+    p[OsarLayout.P_PUSH_WARPS] = CudaCollective.Options.PUSH_WARPS;
     p[OsarLayout.P_HIST_BUCKETS] = cfg.histogramBuckets();
     p[OsarLayout.P_WORK_BLOCKS] = blocks;
     p[OsarLayout.P_SEQ_PERIOD] = CollectiveConfig.SEQUENCE_PERIOD;

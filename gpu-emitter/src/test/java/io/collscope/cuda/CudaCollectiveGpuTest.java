@@ -49,14 +49,17 @@ class CudaCollectiveGpuTest {
   }
 
   static Stream<Arguments> shapes() {
-    return Stream.of(DType.F32, DType.BF16)
-        .flatMap(
-            d ->
-                Stream.of(2, 4, 8)
-                    .flatMap(
-                        n ->
-                            Stream.of(4L << 10, 256L << 10, 1L << 20, 16L << 20)
-                                .map(b -> Arguments.of(d, n, b))));
+    return Stream.concat(
+        Stream.of(DType.F32, DType.BF16)
+            .flatMap(
+                d ->
+                    Stream.of(2, 4, 8)
+                        .flatMap(
+                            n ->
+                                Stream.of(4L << 10, 256L << 10, 1L << 20, 16L << 20)
+                                    .map(b -> Arguments.of(d, n, b)))),
+        // f32 pushes from 8 MiB, in pieces of 4 KiB: a last piece of one vector
+        Stream.of(2, 8).map(n -> Arguments.of(DType.F32, n, (12L << 20) + 16)));
   }
 
   @ParameterizedTest(name = "{0} x {1} ranks x {2} bytes")

@@ -91,6 +91,7 @@ class KernelSourcesTest {
                       || name.equals("ACK_HISTORY")
                       || name.equals("HIST_MAX")
                       || name.equals("MAX_FAULTS")
+                      || name.equals("PIECE_BYTES")
                   ? "OSAR_" + name
                   : name;
       if (cName == null) continue;
