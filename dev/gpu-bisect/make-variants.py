@@ -48,8 +48,8 @@ rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
 rep("    if (!s_abort) {\n      if (PUSH) {", "    if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n      if (PUSH) {")
 # the pipelined push path: the pieces' flags still go out, their data do not
-rep("        if (i < nvec) dst[i] = x[u];",
-    "        if (i < nvec && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) dst[i] = x[u];")
+rep("        if (i < pc.nvec) dst[i] = x[u];",
+    "        if (i < pc.nvec && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) dst[i] = x[u];")
 # the data-path changes of runs 50-51, each undone alone
 rep("(s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)",
     "(GUARD_EVERY_TIME || s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)")

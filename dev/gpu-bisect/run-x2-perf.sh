@@ -10,7 +10,8 @@
 # MODES (bytes ...) benches the runtime's kernel with the push path from that many bytes per rank
 # (CudaCollective.Options.PUSH_BYTES: 0 pushes at every size, a huge value never) at MODE_SIZES;
 # PUBLISH_EVERYS (k ...) benches it with publications at most every k collectives;
-# PROPS (name=value ...) benches it once per collscope.osar.NAME system property given;
+# PROPS (name=value[,name=value] ...) benches it once per set of collscope.osar.NAME system
+# properties given (PROP_DTYPES: f32,bf16 by default; PROP_SIZES: SIZES);
 # SAMPLINGS (n ...) benches it with the accounting sampled 1 in n (-Dcollscope.osar.sampleEvery);
 # TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
 # NCU=1 adds Nsight Compute's figures at NCU_SIZES (default 4K). MUTANT=0 skips the stale-slot mutant. Everything
@@ -88,8 +89,13 @@ bench_with() {
 for k in ${PUBLISH_EVERYS:-}; do  # publications at most every k collectives (MAX_PUBLISH_EVERY)
   bench_with collscope.osar.maxPublishEvery "$k" "bench-osar-publish-every-$k"
 done
-for kv in ${PROPS:-}; do  # any CudaCollective.Options property: name=value
-  bench_with "collscope.osar.${kv%%=*}" "${kv#*=}" "bench-osar-${kv%%=*}-${kv#*=}"
+for kvs in ${PROPS:-}; do  # CudaCollective.Options properties: name=value[,name=value...]
+  opts=(); for kv in ${kvs//,/ }; do opts+=("-Dcollscope.osar.$kv"); done
+  log="bench-osar-${kvs//[=,]/-}"
+  timeout 200 $J "${opts[@]}" -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} \
+    --sizes=${PROP_SIZES:-$SIZES} --dtypes=${PROP_DTYPES:-f32,bf16} ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$log.log" 2>&1
+  echo "osar bench $log rc=$?"; grep -E "^\| (f32|bf16)" "$O/$log.log" | cut -d'|' -f2-8,12-14
+  save
 done
 for n in ${SAMPLINGS:-}; do  # the instrumented kernel accounting 1 collective in n (osar.cu)
   bench_with collscope.osar.sampleEvery "$n" "bench-osar-sample-every-$n"

@@ -89,6 +89,18 @@ __device__ __forceinline__ void st_release_sys(u64* p, u64 v) {
 __device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
+__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+// A push warp's count of pieces pushed, for the block's flag warp: CTA scope (shared memory).
+__device__ __forceinline__ void st_release_cta_shared(unsigned* p, unsigned v) {
+  asm volatile("st.release.cta.shared::cta.u32 [%0], %1;"
+               : : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned ld_acquire_cta_shared(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.cta.shared::cta.u32 %0, [%1];"
+               : "=r"(v) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory");
+  return v;
+}
 // A block's arrival on a counter the rank's blocks share (one GPU): the acquire makes the work
 // that earlier blocks fenced before their increments visible to, and ordered before, whatever the
 // block that sees the final count does next.
@@ -391,23 +403,25 @@ __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, 
 }
 
 // ---- the pipelined push path ------------------------------------------------------------
-// The input is cut into pieces of OSAR_PIECE_BYTES (the last one may be short), numbered from 0
-// whatever the launch's shape. A push warp writes a whole piece into every peer's slot and then
-// releases that piece's flag in each peer's memory (st.release.sys of the sequence: the warp's
-// stores are ordered before it by __syncwarp, and the release waits for them to land); a reduce
-// warp polls the piece's flag of every peer in its own memory, a local read, and reduces the
-// piece. Pushes are dealt round-robin to every push warp of the launch and reduces to every
-// reduce warp, so both sweep the pieces in the same order: the pieces land over the whole
-// transfer and most of the reduce runs under it. Before, every block reduced only after every
-// peer's flag, which waits for the last byte (runs 77-78: 7.7 us of local reduce, then a 4 us
-// system-scope arrival, after a 44.8 us transfer at 16 MB, docs/BENCHMARKS.md).
-// Rank q's piece flags follow the ring in its slot allocation (RankBuffers): a row of pieces
-// per sending rank. A flag holds the last sequence whose piece landed: the guard keeps a sender
-// from overwriting a slot the receiver has not acked, so flag >= seq means this collective's
-// piece is in the slot (a later one's is in another slot).
-constexpr int PIECE_VECS = OSAR_PIECE_BYTES / 16;
-constexpr int PIECE_PER_LANE = PIECE_VECS / 32;  // vectors of a piece per lane of a warp
-static_assert(PIECE_VECS % 32 == 0, "a piece: whole vectors for every lane");
+// The input is cut into units of OSAR_PIECE_BYTES (the last one may be short) and the units into
+// pieces of P_PIECE_UNITS units, numbered from 0 whatever the launch's shape. A push warp writes
+// a whole piece into every peer's slot and then releases that piece's flag in each peer's memory
+// (st.release.sys of the sequence: the warp's stores are ordered before it by __syncwarp, and the
+// release waits for them to land); a reduce warp polls the piece's flag of every peer in its own
+// memory, a local read, and reduces the piece. Pushes are dealt round-robin to every push warp of
+// the launch and reduces to every reduce warp, so both sweep the pieces in the same order: the
+// pieces land over the whole transfer and most of the reduce runs under it. Before, every block
+// reduced only after every peer's flag, which waits for the last byte (runs 77-78: 7.7 us of
+// local reduce, then a 4 us system-scope arrival, after a 44.8 us transfer at 16 MB,
+// docs/BENCHMARKS.md).
+// Rank q's piece flags follow the ring in its slot allocation (RankBuffers): a row per sending
+// rank, a word per unit (room for pieces of one unit). A flag holds the last sequence whose piece
+// landed: the guard keeps a sender from overwriting a slot the receiver has not acked, so flag >=
+// seq means this collective's piece is in the slot (a later one's is in another slot). Every rank
+// of a communicator must run the same P_PIECE_UNITS.
+constexpr int UNIT_VECS = OSAR_PIECE_BYTES / 16;
+constexpr int UNIT_PER_LANE = UNIT_VECS / 32;  // vectors of a unit per lane of a warp
+static_assert(UNIT_VECS % 32 == 0, "a unit: whole vectors for every lane");
 
 template <typename T>
 __device__ __forceinline__ u64* piece_flags(const u64* __restrict__ P, int q, int world, int nslots,
@@ -416,53 +430,120 @@ __device__ __forceinline__ u64* piece_flags(const u64* __restrict__ P, int q, in
 }
 
 // The push warps of a block: P_PUSH_WARPS of its warps (CudaCollective.Options.PUSH_WARPS), at
-// least one and leaving at least one to reduce.
+// least one and leaving at least one to reduce. 0 takes the serial push path instead.
 __device__ __forceinline__ int pipeline_push_warps(const u64* __restrict__ P, int warps) {
   const int w = (int)P[P_PUSH_WARPS];
   return w < 1 ? 1 : (w > warps - 1 ? warps - 1 : w);
 }
 
+// The pipeline's shape for `elems` elements of T: units, the units of a piece, pieces.
+template <typename T>
+struct Pieces {
+  long long nvec, units, per, count;
+  __device__ __forceinline__ Pieces(const u64* __restrict__ P, long long elems) {
+    nvec = elems / Vec16<T>::N;
+    units = (nvec + UNIT_VECS - 1) / UNIT_VECS;
+    per = P[P_PIECE_UNITS] < 1 ? 1 : (long long)P[P_PIECE_UNITS];
+    count = (units + per - 1) / per;
+  }
+  // the last unit of piece j, plus one
+  __device__ __forceinline__ long long end(long long j) const {
+    return (j + 1) * per < units ? (j + 1) * per : units;
+  }
+};
+
 // Push warp `gw` of `nw` in the launch: pieces gw, gw + nw, ... into every peer's slot. Each lane
-// loads the next piece's vectors before the release, so the loads overlap the wait for the stores.
+// loads the next unit's vectors before it stores this one's and before a piece's release, so the
+// loads overlap the stores and the wait for them.
 template <typename T>
 __device__ __forceinline__ void push_pieces(const u64* __restrict__ P, int rank, int world,
                                             int nslots, int slot, long long elems, u64 seq,
-                                            float term, long long gw, long long nw) {
+                                            float term, long long gw, long long nw,
+                                            unsigned* pushed) {
   const uint4* in = (const uint4*)P[P_INPUT];
-  const long long nvec = elems / Vec16<T>::N;
-  const long long npieces = (nvec + PIECE_VECS - 1) / PIECE_VECS;
+  const Pieces<T> pc(P, elems);
+  unsigned done = 0;  // pieces pushed, for the flag warp
   const long long seg = ((long long)slot * world + rank) * elems;  // in elements
   const int lane = threadIdx.x & 31;
   u64* my_flag = nullptr;  // lane p: this rank's flag row in peer p's memory
   if (lane < world && lane != rank)
-    my_flag = piece_flags<T>(P, lane, world, nslots, elems) + (long long)rank * npieces;
-  uint4 x[PIECE_PER_LANE];
-  auto load = [&](long long j, uint4* y) {
+    my_flag = piece_flags<T>(P, lane, world, nslots, elems) + (long long)rank * pc.units;
+  auto load = [&](long long unit, uint4* y) {
 #pragma unroll
-    for (int u = 0; u < PIECE_PER_LANE; ++u) {
-      const long long i = j * PIECE_VECS + lane + 32 * u;
-      y[u] = i < nvec ? in[i] : make_uint4(0, 0, 0, 0);
+    for (int u = 0; u < UNIT_PER_LANE; ++u) {
+      const long long i = unit * UNIT_VECS + lane + 32 * u;
+      y[u] = i < pc.nvec ? in[i] : make_uint4(0, 0, 0, 0);
     }
   };
-  if (gw < npieces) load(gw, x);
-  for (long long j = gw; j < npieces; j += nw) {
+  uint4 x[UNIT_PER_LANE];
+  long long j = gw, unit = gw * pc.per;  // this warp's piece and unit
+  if (j < pc.count) load(unit, x);
+  while (j < pc.count) {
 #pragma unroll
-    for (int u = 0; u < PIECE_PER_LANE; ++u) x[u] = with_term<T>(x[u], term);
+    for (int u = 0; u < UNIT_PER_LANE; ++u) x[u] = with_term<T>(x[u], term);
     for (int p = 0; p < world; ++p) {
       if (p == rank) continue;
       uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg);
 #pragma unroll
-      for (int u = 0; u < PIECE_PER_LANE; ++u) {
-        const long long i = j * PIECE_VECS + lane + 32 * u;
-        if (i < nvec) dst[i] = x[u];
+      for (int u = 0; u < UNIT_PER_LANE; ++u) {
+        const long long i = unit * UNIT_VECS + lane + 32 * u;
+        if (i < pc.nvec) dst[i] = x[u];
       }
     }
-    uint4 next[PIECE_PER_LANE];
-    if (j + nw < npieces) load(j + nw, next);
-    __syncwarp();
-    if (my_flag) st_release_sys(my_flag + j, seq);
+    long long next_j = j, next_unit = unit + 1;
+    if (next_unit == pc.end(j)) {
+      next_j = j + nw;
+      next_unit = next_j * pc.per;
+    }
+    uint4 next[UNIT_PER_LANE];
+    if (next_j < pc.count) load(next_unit, next);
+    if (next_j != j) {  // the piece is out: its flag in every peer, or the flag warp's count
+      __syncwarp();
+      if (pushed) {
+        if (lane == 0) st_release_cta_shared(pushed, ++done);
+      } else if (my_flag) {
+        st_release_sys(my_flag + j, seq);
+      }
+    }
 #pragma unroll
-    for (int u = 0; u < PIECE_PER_LANE; ++u) x[u] = next[u];
+    for (int u = 0; u < UNIT_PER_LANE; ++u) x[u] = next[u];
+    j = next_j;
+    unit = next_unit;
+  }
+}
+
+// The flag warp of a block (P_FLAG_WARP): lane w watches push warp w's count of pieces pushed
+// (pushed[w], a CTA-scope release by that warp) and, whenever any lane saw one more, the warp
+// fences at system scope once and stores the new pieces' flags in every peer. The fence is
+// cumulative over what each lane acquired, so the flags follow the pieces' data as with a
+// release per piece, but the push warps never wait for their stores to land: only this warp
+// does. Push warp w of the block is warp gw0 + w of the launch's nw push warps.
+template <typename T>
+__device__ __forceinline__ void release_pieces(const u64* __restrict__ P, int rank, int world,
+                                               int nslots, long long elems, u64 seq,
+                                               const unsigned* pushed, int push_warps,
+                                               long long gw0, long long nw) {
+  const Pieces<T> pc(P, elems);
+  const int lane = threadIdx.x & 31;
+  const long long g = gw0 + lane;  // the push warp this lane watches
+  const unsigned total = lane < push_warps && g < pc.count ? (unsigned)((pc.count - 1 - g) / nw + 1) : 0;
+  unsigned released = 0;
+  for (;;) {
+    const unsigned done = lane < push_warps ? ld_acquire_cta_shared(pushed + lane) : 0;
+    const bool more = done > released;
+    if (__any_sync(0xffffffffu, more)) {
+      fence_acq_rel_sys();
+      for (unsigned k = released; k < done; ++k) {
+        const long long j = g + (long long)k * nw;
+        for (int p = 0; p < world; ++p)
+          if (p != rank)
+            st_relaxed_sys(piece_flags<T>(P, p, world, nslots, elems) + (long long)rank * pc.units + j, seq);
+      }
+      released = done;
+    } else {
+      __nanosleep(64);
+    }
+    if (__all_sync(0xffffffffu, released >= total)) break;
   }
 }
 
@@ -475,13 +556,12 @@ __device__ __forceinline__ bool reduce_pieces(const u64* __restrict__ P, int ran
                                               float term, long long gw, long long nw, u64 deadline,
                                               T* out) {
   using V = Vec16<T>;
-  const long long nvec = elems / V::N;
-  const long long npieces = (nvec + PIECE_VECS - 1) / PIECE_VECS;
+  const Pieces<T> pc(P, elems);
   const int lane = threadIdx.x & 31;
   const bool peer = lane < world && lane != rank;
   const u64* their_flag =
-      peer ? piece_flags<T>(P, rank, world, nslots, elems) + (long long)lane * npieces : nullptr;
-  for (long long j = gw; j < npieces; j += nw) {
+      peer ? piece_flags<T>(P, rank, world, nslots, elems) + (long long)lane * pc.units : nullptr;
+  for (long long j = gw; j < pc.count; j += nw) {
     Backoff bo;
     bo.cap = 256;
     for (;;) {
@@ -491,36 +571,38 @@ __device__ __forceinline__ bool reduce_pieces(const u64* __restrict__ P, int ran
       const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
       if (__any_sync(0xffffffffu, give_up)) return false;
     }
-    // bf16's eight floats per vector: half a piece per pass, or the accumulators spill
-    constexpr int SUB = V::N == 4 ? PIECE_PER_LANE : PIECE_PER_LANE / 2;
+    // bf16's eight floats per vector: half a unit per pass, or the accumulators spill
+    constexpr int SUB = V::N == 4 ? UNIT_PER_LANE : UNIT_PER_LANE / 2;
+    for (long long unit = j * pc.per; unit < pc.end(j); ++unit) {
 #pragma unroll
-    for (int h = 0; h < PIECE_PER_LANE; h += SUB) {
-      float acc[SUB][V::N];
+      for (int h = 0; h < UNIT_PER_LANE; h += SUB) {
+        float acc[SUB][V::N];
 #pragma unroll
-      for (int u = 0; u < SUB; ++u)
+        for (int u = 0; u < SUB; ++u)
 #pragma unroll
-        for (int k = 0; k < V::N; ++k) acc[u][k] = 0.f;
-      for (int p = 0; p < world; ++p) {
-        const uint4* src = (const uint4*)source_of<T, true>(P, rank, world, p, slot, elems);
-        uint4 x[SUB];
+          for (int k = 0; k < V::N; ++k) acc[u][k] = 0.f;
+        for (int p = 0; p < world; ++p) {
+          const uint4* src = (const uint4*)source_of<T, true>(P, rank, world, p, slot, elems);
+          uint4 x[SUB];
 #pragma unroll
-        for (int u = 0; u < SUB; ++u) {
-          const long long i = j * PIECE_VECS + lane + 32 * (h + u);
-          x[u] = i < nvec ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
-          if (p == rank) x[u] = with_term<T>(x[u], term);
+          for (int u = 0; u < SUB; ++u) {
+            const long long i = unit * UNIT_VECS + lane + 32 * (h + u);
+            x[u] = i < pc.nvec ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
+            if (p == rank) x[u] = with_term<T>(x[u], term);
+          }
+#pragma unroll
+          for (int u = 0; u < SUB; ++u) {
+            float f[V::N];
+            V::unpack(x[u], f);
+#pragma unroll
+            for (int k = 0; k < V::N; ++k) acc[u][k] += f[k];
+          }
         }
 #pragma unroll
         for (int u = 0; u < SUB; ++u) {
-          float f[V::N];
-          V::unpack(x[u], f);
-#pragma unroll
-          for (int k = 0; k < V::N; ++k) acc[u][k] += f[k];
+          const long long i = unit * UNIT_VECS + lane + 32 * (h + u);
+          if (i < pc.nvec) ((uint4*)out)[i] = V::pack(acc[u]);
         }
-      }
-#pragma unroll
-      for (int u = 0; u < SUB; ++u) {
-        const long long i = j * PIECE_VECS + lane + 32 * (h + u);
-        if (i < nvec) ((uint4*)out)[i] = V::pack(acc[u]);
       }
     }
   }
@@ -545,8 +627,6 @@ __device__ __forceinline__ int published_source(int d, int world, int buckets) {
   if (d < buckets) return T_HIST + d;
   return -1;
 }
-
-__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
 
 // Copies the totals into the counter block under its sequence lock. One block of
 // PUBLISH_THREADS, in a kernel of its own: no collective of this rank runs meanwhile, so the
@@ -647,6 +727,7 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
   __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
   __shared__ u64 s_clock[9];                 // thread 0's t0..t5, its g0, g5, and t5 for the rate
+  __shared__ unsigned s_pushed[32];          // pieces each push warp pushed (the flag warp's)
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -656,6 +737,7 @@ __device__ void osar(const u64* __restrict__ P) {
     s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & P[P_SAMPLE_MASK]) == 0;
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
+  if (threadIdx.x < 32) s_pushed[threadIdx.x] = 0;
   if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
   __syncthreads();
   // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
@@ -818,7 +900,7 @@ __device__ void osar(const u64* __restrict__ P) {
     }
   };
 
-  if (PUSH && vec && blockDim.x >= 64) {
+  if (PUSH && vec && blockDim.x >= 64 && P[P_PUSH_WARPS] != 0) {
     // ---- the pipelined push path: copy and reduce at once, piece by piece -------------------
     // The first push_warps warps of every block push pieces of the input into the peers' slots,
     // each piece released on its own piece flag; the other warps reduce pieces as the peers'
@@ -829,11 +911,14 @@ __device__ void osar(const u64* __restrict__ P) {
     // copy = this block's pushes, publish and wait as elsewhere, reduce = what is left of the
     // reduce once the last peer's flag was seen (the part that did not overlap).
     const int warp = threadIdx.x >> 5;
-    const int push_warps = pipeline_push_warps(P, blockDim.x >> 5);
+    // with a flag warp (P_FLAG_WARP), it is the warp after the push warps
+    const int flag_warps = P[P_FLAG_WARP] != 0 && blockDim.x >= 96 ? 1 : 0;
+    const int push_warps = pipeline_push_warps(P, (blockDim.x >> 5) - flag_warps);
     if (warp < push_warps) {
       if (!s_abort)
         push_pieces<T>(P, rank, world, nslots, slot, elems, seq, term,
-                       (long long)blockIdx.x * push_warps + warp, (long long)blocks * push_warps);
+                       (long long)blockIdx.x * push_warps + warp, (long long)blocks * push_warps,
+                       flag_warps ? s_pushed + warp : nullptr);
       // the block's pushes are out (every piece released on its own); the reduce warps go on
       asm volatile("bar.sync 2, %0;" : : "r"(push_warps * 32) : "memory");
       if (threadIdx.x == 0 && !s_abort) spin_ns(s_delay[F_COPY]);  // injected slow-copy
@@ -845,10 +930,15 @@ __device__ void osar(const u64* __restrict__ P) {
       // pieces, and the rank's ack, which waits for every block, comes after this wait.
       if (warp == 0 && !*(volatile int*)&s_abort && *(volatile int*)&s_publisher) wait_peers();
       if (INSTR) t4 = clock64();
+    } else if (warp < push_warps + flag_warps) {
+      if (!s_abort)
+        release_pieces<T>(P, rank, world, nslots, elems, seq, s_pushed, push_warps,
+                          (long long)blockIdx.x * push_warps, (long long)blocks * push_warps);
     } else if (!s_abort) {
-      const int reduce_warps = (int)(blockDim.x >> 5) - push_warps;
+      const int first = push_warps + flag_warps;
+      const int reduce_warps = (int)(blockDim.x >> 5) - first;
       if (!reduce_pieces<T>(P, rank, world, nslots, slot, elems, seq, term,
-                            (long long)blockIdx.x * reduce_warps + warp - push_warps,
+                            (long long)blockIdx.x * reduce_warps + warp - first,
                             (long long)blocks * reduce_warps, deadline, (T*)P[P_OUTPUT]))
         s_abort = 1;
     }

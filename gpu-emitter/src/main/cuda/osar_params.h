@@ -9,7 +9,7 @@
 #define OSAR_ACK_HISTORY 64
 #define OSAR_HIST_MAX 64
 #define OSAR_MAX_FAULTS 16  // entries of a rank's fault table
-#define OSAR_PIECE_BYTES 4096  // the pipelined push path's piece (osar.cu)
+#define OSAR_PIECE_BYTES 4096  // the pipelined push path's unit: pieces are P_PIECE_UNITS of them (osar.cu)
 
 // ---- Params: one u64 array per rank, in device memory --------------------------------------
 #define P_RANK 0
@@ -18,8 +18,10 @@
 #define P_ELEMS 3            // elements per rank per collective
 #define P_BUDGET_NS 4        // bound on any single wait
 #define P_SAMPLE_MASK 5      // accounting sampled 1 in (this + 1), a power of two (osar.cu)
-#define P_PUSH_WARPS 6       // the pipelined push path's push warps per block (osar.cu)
-// words 7 and 16-47 are free (they held per-kind delays before the fault table)
+#define P_PUSH_WARPS 6       // push warps per block of the pipelined push path; 0: the serial one (osar.cu)
+#define P_PIECE_UNITS 7      // units of OSAR_PIECE_BYTES per piece of the pipelined push path (osar.cu)
+#define P_FLAG_WARP 16       // 1: the pipelined push path releases pieces from one warp per block (osar.cu)
+// words 17-47 are free (they held per-kind delays before the fault table)
 #define P_INPUT 8            // const T* input (elems)
 #define P_OUTPUT 9           // T* output (elems)
 #define P_STATE 10           // u64* state (see S_*)

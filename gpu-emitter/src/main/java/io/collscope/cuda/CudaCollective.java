@@ -198,12 +198,33 @@ public final class CudaCollective implements CollectiveBackend {
      * Warps of each data block that push on the push path; the others reduce the pieces as they
      * land ({@code osar.cu}, "the pipelined push path"). Few enough that the pieces in flight
      * (blocks x this x 4 KiB) land in order over the transfer, not all at its end; enough to keep
-     * the link busy. A system property, {@value #PUSH_WARPS_PROPERTY}, overrides it for
-     * measurement; the kernel keeps it between 1 and the block's warps less one.
+     * the link busy. A system property, {@value #PUSH_WARPS_PROPERTY}, overrides it for measurement
+     * (0: the serial push path, copy then reduce, as before the pieces); the kernel keeps it
+     * between 1 and the block's warps less one.
      */
-    static final int PUSH_WARPS = Integer.getInteger(Options.PUSH_WARPS_PROPERTY, 4);
+    static final int PUSH_WARPS = Integer.getInteger(Options.PUSH_WARPS_PROPERTY, 8);
 
     static final String PUSH_WARPS_PROPERTY = "collscope.osar.pushWarps";
+
+    /**
+     * 4 KiB units per piece of the pipelined push path: a push warp releases a piece's flag once
+     * the whole piece landed, so larger pieces wait on the link less often and land later. A system
+     * property, {@value #PIECE_UNITS_PROPERTY}, overrides it for measurement; every rank of a
+     * communicator must see the same value.
+     */
+    static final int PIECE_UNITS = Math.max(1, Integer.getInteger(Options.PIECE_UNITS_PROPERTY, 1));
+
+    static final String PIECE_UNITS_PROPERTY = "collscope.osar.pieceUnits";
+
+    /**
+     * Whether one warp per block releases the pieces' flags for the push warps ({@code osar.cu},
+     * release_pieces), so that only it waits for the pushes to land. A system property, {@value
+     * #FLAG_WARP_PROPERTY}, overrides it for measurement.
+     */
+    static final boolean FLAG_WARP =
+        Boolean.parseBoolean(System.getProperty(Options.FLAG_WARP_PROPERTY, "false"));
+
+    static final String FLAG_WARP_PROPERTY = "collscope.osar.flagWarp";
 
     /** Whether collectives of {@code dtype} and {@code bytesPerRank} take the push path. */
     public static boolean pushFor(DType dtype, long bytesPerRank) {

@@ -12,7 +12,10 @@ final class OsarLayout {
   static final int HIST_MAX = 64;
   static final int MAX_FAULTS = 16;
 
-  /** The pipelined push path's piece ({@code osar.cu}): its flags follow the ring (RankBuffers). */
+  /**
+   * The pipelined push path's unit ({@code osar.cu}): pieces are {@link #P_PIECE_UNITS} of them;
+   * their flags follow the ring (RankBuffers), a word per unit.
+   */
   static final int PIECE_BYTES = 4096;
 
   static final int P_RANK = 0;
@@ -22,6 +25,8 @@ final class OsarLayout {
   static final int P_BUDGET_NS = 4;
   static final int P_SAMPLE_MASK = 5;
   static final int P_PUSH_WARPS = 6;
+  static final int P_PIECE_UNITS = 7;
+  static final int P_FLAG_WARP = 16;
   static final int P_INPUT = 8;
   static final int P_OUTPUT = 9;
   static final int P_STATE = 10;
@@ -71,8 +76,8 @@ final class OsarLayout {
   }
 
   /**
-   * Bytes of a rank's piece flags on the push path: a row per sending rank, a word per piece of
-   * {@code bytesPerRank} ({@code osar.cu}, "the pipelined push path").
+   * Bytes of a rank's piece flags on the push path: a row per sending rank, a word per unit of
+   * {@code bytesPerRank} (room for pieces of one unit: {@code osar.cu}, "the pipelined push path").
    */
   static long pieceFlagBytes(int worldSize, long bytesPerRank) {
     return 8L * worldSize * ((bytesPerRank + PIECE_BYTES - 1) / PIECE_BYTES);
