@@ -18,7 +18,9 @@
 // and reduces its own slot and input locally. A read across NVLink waits a round trip per request;
 // a write does not, and the pull path's copy into its own slot is a second pass over the input.
 // The flag, the ack, the guard and every phase mean the same in both: in push a copy's time
-// includes the link, and a slow link shows in the peers' waits either way.
+// includes the link, and a slow link shows in the peers' waits either way. With whole vectors the
+// push path is pipelined (below: "the pipelined push path"): pieces of the input are pushed and
+// released on flags of their own, and reduced as they land, under the transfer.
 // The phases and the per-peer shares are those of the block that published the flag (the
 // rank's critical path), one block per collective; the calls, bytes and latency histogram are
 // counted by the block that acked. Every interval is measured on the SM's own clock64 (never a
@@ -90,17 +92,6 @@ __device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 __device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
-// A push warp's count of pieces pushed, for the block's flag warp: CTA scope (shared memory).
-__device__ __forceinline__ void st_release_cta_shared(unsigned* p, unsigned v) {
-  asm volatile("st.release.cta.shared::cta.u32 [%0], %1;"
-               : : "r"((unsigned)__cvta_generic_to_shared(p)), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned ld_acquire_cta_shared(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.cta.shared::cta.u32 %0, [%1];"
-               : "=r"(v) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory");
-  return v;
-}
 // A block's arrival on a counter the rank's blocks share (one GPU): the acquire makes the work
 // that earlier blocks fenced before their increments visible to, and ordered before, whatever the
 // block that sees the final count does next.
@@ -458,11 +449,9 @@ struct Pieces {
 template <typename T>
 __device__ __forceinline__ void push_pieces(const u64* __restrict__ P, int rank, int world,
                                             int nslots, int slot, long long elems, u64 seq,
-                                            float term, long long gw, long long nw,
-                                            unsigned* pushed) {
+                                            float term, long long gw, long long nw) {
   const uint4* in = (const uint4*)P[P_INPUT];
   const Pieces<T> pc(P, elems);
-  unsigned done = 0;  // pieces pushed, for the flag warp
   const long long seg = ((long long)slot * world + rank) * elems;  // in elements
   const int lane = threadIdx.x & 31;
   u64* my_flag = nullptr;  // lane p: this rank's flag row in peer p's memory
@@ -497,53 +486,14 @@ __device__ __forceinline__ void push_pieces(const u64* __restrict__ P, int rank,
     }
     uint4 next[UNIT_PER_LANE];
     if (next_j < pc.count) load(next_unit, next);
-    if (next_j != j) {  // the piece is out: its flag in every peer, or the flag warp's count
+    if (next_j != j) {  // the piece is out: its flag in every peer
       __syncwarp();
-      if (pushed) {
-        if (lane == 0) st_release_cta_shared(pushed, ++done);
-      } else if (my_flag) {
-        st_release_sys(my_flag + j, seq);
-      }
+      if (my_flag) st_release_sys(my_flag + j, seq);
     }
 #pragma unroll
     for (int u = 0; u < UNIT_PER_LANE; ++u) x[u] = next[u];
     j = next_j;
     unit = next_unit;
-  }
-}
-
-// The flag warp of a block (P_FLAG_WARP): lane w watches push warp w's count of pieces pushed
-// (pushed[w], a CTA-scope release by that warp) and, whenever any lane saw one more, the warp
-// fences at system scope once and stores the new pieces' flags in every peer. The fence is
-// cumulative over what each lane acquired, so the flags follow the pieces' data as with a
-// release per piece, but the push warps never wait for their stores to land: only this warp
-// does. Push warp w of the block is warp gw0 + w of the launch's nw push warps.
-template <typename T>
-__device__ __forceinline__ void release_pieces(const u64* __restrict__ P, int rank, int world,
-                                               int nslots, long long elems, u64 seq,
-                                               const unsigned* pushed, int push_warps,
-                                               long long gw0, long long nw) {
-  const Pieces<T> pc(P, elems);
-  const int lane = threadIdx.x & 31;
-  const long long g = gw0 + lane;  // the push warp this lane watches
-  const unsigned total = lane < push_warps && g < pc.count ? (unsigned)((pc.count - 1 - g) / nw + 1) : 0;
-  unsigned released = 0;
-  for (;;) {
-    const unsigned done = lane < push_warps ? ld_acquire_cta_shared(pushed + lane) : 0;
-    const bool more = done > released;
-    if (__any_sync(0xffffffffu, more)) {
-      fence_acq_rel_sys();
-      for (unsigned k = released; k < done; ++k) {
-        const long long j = g + (long long)k * nw;
-        for (int p = 0; p < world; ++p)
-          if (p != rank)
-            st_relaxed_sys(piece_flags<T>(P, p, world, nslots, elems) + (long long)rank * pc.units + j, seq);
-      }
-      released = done;
-    } else {
-      __nanosleep(64);
-    }
-    if (__all_sync(0xffffffffu, released >= total)) break;
   }
 }
 
@@ -727,7 +677,6 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
   __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
   __shared__ u64 s_clock[9];                 // thread 0's t0..t5, its g0, g5, and t5 for the rate
-  __shared__ unsigned s_pushed[32];          // pieces each push warp pushed (the flag warp's)
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -737,7 +686,6 @@ __device__ void osar(const u64* __restrict__ P) {
     s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & P[P_SAMPLE_MASK]) == 0;
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
-  if (threadIdx.x < 32) s_pushed[threadIdx.x] = 0;
   if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
   __syncthreads();
   // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
@@ -911,14 +859,11 @@ __device__ void osar(const u64* __restrict__ P) {
     // copy = this block's pushes, publish and wait as elsewhere, reduce = what is left of the
     // reduce once the last peer's flag was seen (the part that did not overlap).
     const int warp = threadIdx.x >> 5;
-    // with a flag warp (P_FLAG_WARP), it is the warp after the push warps
-    const int flag_warps = P[P_FLAG_WARP] != 0 && blockDim.x >= 96 ? 1 : 0;
-    const int push_warps = pipeline_push_warps(P, (blockDim.x >> 5) - flag_warps);
+    const int push_warps = pipeline_push_warps(P, blockDim.x >> 5);
     if (warp < push_warps) {
       if (!s_abort)
         push_pieces<T>(P, rank, world, nslots, slot, elems, seq, term,
-                       (long long)blockIdx.x * push_warps + warp, (long long)blocks * push_warps,
-                       flag_warps ? s_pushed + warp : nullptr);
+                       (long long)blockIdx.x * push_warps + warp, (long long)blocks * push_warps);
       // the block's pushes are out (every piece released on its own); the reduce warps go on
       asm volatile("bar.sync 2, %0;" : : "r"(push_warps * 32) : "memory");
       if (threadIdx.x == 0 && !s_abort) spin_ns(s_delay[F_COPY]);  // injected slow-copy
@@ -930,15 +875,10 @@ __device__ void osar(const u64* __restrict__ P) {
       // pieces, and the rank's ack, which waits for every block, comes after this wait.
       if (warp == 0 && !*(volatile int*)&s_abort && *(volatile int*)&s_publisher) wait_peers();
       if (INSTR) t4 = clock64();
-    } else if (warp < push_warps + flag_warps) {
-      if (!s_abort)
-        release_pieces<T>(P, rank, world, nslots, elems, seq, s_pushed, push_warps,
-                          (long long)blockIdx.x * push_warps, (long long)blocks * push_warps);
     } else if (!s_abort) {
-      const int first = push_warps + flag_warps;
-      const int reduce_warps = (int)(blockDim.x >> 5) - first;
+      const int reduce_warps = (int)(blockDim.x >> 5) - push_warps;
       if (!reduce_pieces<T>(P, rank, world, nslots, slot, elems, seq, term,
-                            (long long)blockIdx.x * reduce_warps + warp - first,
+                            (long long)blockIdx.x * reduce_warps + warp - push_warps,
                             (long long)blocks * reduce_warps, deadline, (T*)P[P_OUTPUT]))
         s_abort = 1;
     }

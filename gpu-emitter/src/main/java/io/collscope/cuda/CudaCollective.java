@@ -216,16 +216,6 @@ public final class CudaCollective implements CollectiveBackend {
 
     static final String PIECE_UNITS_PROPERTY = "collscope.osar.pieceUnits";
 
-    /**
-     * Whether one warp per block releases the pieces' flags for the push warps ({@code osar.cu},
-     * release_pieces), so that only it waits for the pushes to land. A system property, {@value
-     * #FLAG_WARP_PROPERTY}, overrides it for measurement.
-     */
-    static final boolean FLAG_WARP =
-        Boolean.parseBoolean(System.getProperty(Options.FLAG_WARP_PROPERTY, "false"));
-
-    static final String FLAG_WARP_PROPERTY = "collscope.osar.flagWarp";
-
     /** Whether collectives of {@code dtype} and {@code bytesPerRank} take the push path. */
     public static boolean pushFor(DType dtype, long bytesPerRank) {
       if (PUSH_BYTES_OVERRIDE != null) return bytesPerRank >= PUSH_BYTES_OVERRIDE;

@@ -26,7 +26,6 @@ final class OsarLayout {
   static final int P_SAMPLE_MASK = 5;
   static final int P_PUSH_WARPS = 6;
   static final int P_PIECE_UNITS = 7;
-  static final int P_FLAG_WARP = 16;
   static final int P_INPUT = 8;
   static final int P_OUTPUT = 9;
   static final int P_STATE = 10;

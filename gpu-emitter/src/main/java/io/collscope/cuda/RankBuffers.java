@@ -132,7 +132,6 @@ final class RankBuffers implements RankMemory {
     p[OsarLayout.P_SAMPLE_MASK] = sampleEvery - 1;
     p[OsarLayout.P_PUSH_WARPS] = CudaCollective.Options.PUSH_WARPS;
     p[OsarLayout.P_PIECE_UNITS] = CudaCollective.Options.PIECE_UNITS;
-    p[OsarLayout.P_FLAG_WARP] = CudaCollective.Options.FLAG_WARP ? 1 : 0;
     p[OsarLayout.P_HIST_BUCKETS] = cfg.histogramBuckets();
     p[OsarLayout.P_WORK_BLOCKS] = blocks;
     p[OsarLayout.P_SEQ_PERIOD] = CollectiveConfig.SEQUENCE_PERIOD;
