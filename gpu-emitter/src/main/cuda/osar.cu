@@ -286,12 +286,13 @@ __device__ __forceinline__ const T* source_of(const u64* __restrict__ P, int ran
   return (const T*)P[P_SLOT_PTR + rank] + ((long long)slot * world + p) * elems;
 }
 
-// Push: this block's chunk of the input, plus the sequence term, into this rank's segment of every
-// peer's slot. The stores are posted; each thread loads round r + 1's PUSH_UNROLL vectors before it
-// stores round r's, so that no round waits for its own loads. Measured the same as loading each
-// round just before storing it (runs 76 and 78, within 1 us at 16 MB); the copy runs at the link's
-// pace either way (374 GB/s each way, run 77). bf16 stays ~10 % slower than f32 here at 16 MB for
-// the same bytes, which is why it keeps to the pull path (CudaCollective.Options.pushFor).
+// The serial push path (scalars, or P_PUSH_WARPS = 0): this block's chunk of the input, plus the
+// sequence term, into this rank's segment of every peer's slot. The stores are posted; each thread
+// loads round r + 1's PUSH_UNROLL vectors before it stores round r's, so that no round waits for
+// its own loads. Measured the same as loading each round just before storing it (runs 76 and 78,
+// within 1 us at 16 MB); the copy runs at the link's pace either way (374 GB/s each way, run 77).
+// bf16 measured ~10 % slower than f32 here at 16 MB for the same bytes; on the pipelined path the
+// two are within 2 % (runs 105-106).
 template <typename T>
 __device__ __forceinline__ void push_input(const u64* __restrict__ P, int rank, int world, int slot,
                                            long long elems, long long lo, long long hi, bool vec,

@@ -180,19 +180,20 @@ public final class CudaCollective implements CollectiveBackend {
     }
 
     /**
-     * f32 payload bytes per rank from which the ranks push their input into each other's slots
-     * instead of copying it into their own for the peers to read ({@code osar.cu}, "Two data
-     * paths"). Measured on two H200s, both paths in one machine session (run 78,
-     * docs/BENCHMARKS.md): push is slower at 1 and 4 MiB, 3 % faster at 8 MiB, 8 % at 16 MiB (66.1
-     * against 72.2 µs) and 3 % at 64 MiB. bf16 stays on the pull path: push measured 0-2 % slower
-     * there at 8, 16 and 64 MiB. A system property, {@value #PUSH_BYTES_PROPERTY}, sets the
-     * threshold of both types, for measurement (dev/gpu-bisect/run-x2-perf.sh, MODES); every rank
-     * of a communicator must see the same value.
+     * Payload bytes per rank from which the ranks push their input into each other's slots instead
+     * of copying it into their own for the peers to read ({@code osar.cu}, "Two data paths"), f32
+     * and bf16 alike. The serial push path measured slower than pull at 1 and 4 MiB and 3-8 %
+     * faster from 8 MiB, f32 only (run 78, docs/BENCHMARKS.md); the pipelined one, which reduces
+     * under the transfer, is faster again from 8 MiB for both types on two H200s: f32 16 MiB 58.7
+     * against 67.1 µs serial (run 103, one machine session), bf16 16 MiB 59.9 pushed (run 106)
+     * against 72.2 pulled (runs 103 and 105), 64 MiB 202.6 against 257.2. A system property,
+     * {@value #PUSH_BYTES_PROPERTY}, sets the threshold, for measurement
+     * (dev/gpu-bisect/run-x2-perf.sh, MODES); every rank of a communicator must see the same value.
      */
     static final String PUSH_BYTES_PROPERTY = "collscope.osar.pushBytes";
 
     static final Long PUSH_BYTES_OVERRIDE = Long.getLong(PUSH_BYTES_PROPERTY);
-    static final long F32_PUSH_BYTES = 8L << 20;
+    static final long PUSH_BYTES = 8L << 20;
 
     /**
      * Warps of each data block that push on the push path; the others reduce the pieces as they
@@ -219,7 +220,7 @@ public final class CudaCollective implements CollectiveBackend {
     /** Whether collectives of {@code dtype} and {@code bytesPerRank} take the push path. */
     public static boolean pushFor(DType dtype, long bytesPerRank) {
       if (PUSH_BYTES_OVERRIDE != null) return bytesPerRank >= PUSH_BYTES_OVERRIDE;
-      return dtype == DType.F32 && bytesPerRank >= F32_PUSH_BYTES;
+      return bytesPerRank >= PUSH_BYTES;
     }
 
     /** The data paths as {@link #pushFor} chooses them, in words. */
@@ -230,7 +231,7 @@ public final class CudaCollective implements CollectiveBackend {
               + " bytes per rank, pull below ("
               + PUSH_BYTES_PROPERTY
               + ")"
-          : "f32: push from " + F32_PUSH_BYTES + " bytes per rank, pull below; bf16: pull";
+          : "push from " + PUSH_BYTES + " bytes per rank, pull below";
     }
 
     /** Collectives between publications for collectives of {@code bytes} per rank. */

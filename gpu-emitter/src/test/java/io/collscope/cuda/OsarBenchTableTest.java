@@ -96,12 +96,14 @@ class OsarBenchTableTest {
   }
 
   @Test
-  void f32PushesFrom8MiBAndBf16NeverAsRun78Measured() {
-    assertThat(CudaCollective.Options.pushFor(DType.F32, (8 << 20) - 1)).isFalse();
-    assertThat(CudaCollective.Options.pushFor(DType.F32, 8 << 20)).isTrue();
-    assertThat(CudaCollective.Options.pushFor(DType.F32, 64 << 20)).isTrue();
-    assertThat(CudaCollective.Options.pushFor(DType.BF16, 64 << 20)).isFalse();
-    assertThat(CudaCollective.Options.dataPaths()).contains("f32: push from 8388608");
+  void bothTypesPushFrom8MiBAsRuns103To106Measured() {
+    for (DType d : DType.values()) {
+      assertThat(CudaCollective.Options.pushFor(d, (8 << 20) - 1)).as("%s", d).isFalse();
+      assertThat(CudaCollective.Options.pushFor(d, 8 << 20)).as("%s", d).isTrue();
+      assertThat(CudaCollective.Options.pushFor(d, 64 << 20)).as("%s", d).isTrue();
+    }
+    assertThat(CudaCollective.Options.dataPaths())
+        .isEqualTo("push from 8388608 bytes per rank, pull below");
   }
 
   @Test
