@@ -522,6 +522,8 @@ __device__ __forceinline__ bool reduce_pieces(const u64* __restrict__ P, int ran
       const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
       if (__any_sync(0xffffffffu, give_up)) return false;
     }
+    // the vote orders no memory: the barrier puts the lanes' acquires before every lane's reads
+    __syncwarp();
     // bf16's eight floats per vector: half a unit per pass, or the accumulators spill
     constexpr int SUB = V::N == 4 ? UNIT_PER_LANE : UNIT_PER_LANE / 2;
     for (long long unit = j * pc.per; unit < pc.end(j); ++unit) {
