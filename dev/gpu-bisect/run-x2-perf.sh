@@ -67,7 +67,7 @@ save
 for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same machine session
   timeout 240 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-$v.log" 2>&1
-  echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-14
+  echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-
   save
 done
 for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data-block rule, f32
@@ -76,14 +76,14 @@ for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data
     -Dcollscope.osar.blockBytes=$bb -cp "$LIB" \
     io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES --dtypes=f32 \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-blocks-${rule//:/-}.log" 2>&1
-  echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-14
+  echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-
   save
 done
 # the runtime's kernel benched under a system property: PROP VALUE LOG_NAME [SIZES]
 bench_with() {
   timeout 200 $J -D$1=$2 -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} \
     --sizes=${4:-$SIZES} ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$3.log" 2>&1
-  echo "osar bench $3 rc=$?"; grep -E "^\| (f32|bf16)" "$O/$3.log" | cut -d'|' -f2-8,12-14
+  echo "osar bench $3 rc=$?"; grep -E "^\| (f32|bf16)" "$O/$3.log" | cut -d'|' -f2-8,12-
   save
 }
 for k in ${PUBLISH_EVERYS:-}; do  # publications at most every k collectives (MAX_PUBLISH_EVERY)
@@ -94,7 +94,7 @@ for kvs in ${PROPS:-}; do  # CudaCollective.Options properties: name=value[,name
   log="bench-osar-${kvs//[=,]/-}"
   timeout 200 $J "${opts[@]}" -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} \
     --sizes=${PROP_SIZES:-$SIZES} --dtypes=${PROP_DTYPES:-f32,bf16} ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$log.log" 2>&1
-  echo "osar bench $log rc=$?"; grep -E "^\| (f32|bf16)" "$O/$log.log" | cut -d'|' -f2-8,12-14
+  echo "osar bench $log rc=$?"; grep -E "^\| (f32|bf16)" "$O/$log.log" | cut -d'|' -f2-8,12-
   save
 done
 for n in ${SAMPLINGS:-}; do  # the instrumented kernel accounting 1 collective in n (osar.cu)

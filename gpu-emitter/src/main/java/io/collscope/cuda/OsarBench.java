@@ -130,10 +130,20 @@ public final class OsarBench {
     return "| dtype | ranks | bytes/rank | plain us (min..max) | instrumented us (min..max) |"
         + " overhead ns | class vs plain | publish-every-1 us (min..max) | class |"
         + (withNccl ? " NCCL us (min..max) | instr/NCCL | class vs NCCL |" : "")
-        + " graph counters |\n"
+        + " busbw GB/s (plain) | graph counters |\n"
         + "|---|---:|---:|---:|---:|---:|---|---:|---|"
         + (withNccl ? "---:|---:|---|" : "")
-        + "---|";
+        + "---:|---|";
+  }
+
+  /**
+   * nccl-tests' bus bandwidth of an all-reduce of {@code bytes} per rank over {@code ranks} in
+   * {@code micros}: bytes / time x 2 (n - 1) / n, the rate each rank's links carry in a bandwidth-
+   * optimal algorithm, so that it compares with a link's bandwidth whatever the rank count (on two
+   * H200s, NV18's nominal 477 GB/s each way). GB = 10^9 bytes.
+   */
+  static double busBandwidthGbps(long bytes, int ranks, double micros) {
+    return bytes / (micros * 1e3) * 2.0 * (ranks - 1) / ranks;
   }
 
   /**
@@ -170,6 +180,7 @@ public final class OsarBench {
               instr / median(nccl),
               classifyUnpaired(r.instrumented(), nccl, minEffectPct / 100 * median(nccl))));
     }
+    s.append(String.format(Locale.ROOT, " %.1f |", busBandwidthGbps(b, n, plain)));
     s.append(r.countersExact() ? " exact |" : " MISMATCH |");
     return s.toString();
   }
@@ -187,7 +198,8 @@ public final class OsarBench {
                 + " default count, every min(%d, %d MiB / bytes) collectives (the emitter also"
                 + " publishes once 10 ms have passed; a graph holds counts only);"
                 + " publish-every-1 after each."
-                + " minEffect = %s%% of the baseline's median (plain's; NCCL's).%n"
+                + " minEffect = %s%% of the baseline's median (plain's; NCCL's). busbw: bytes /"
+                + " plain's median x 2 (ranks - 1) / ranks (nccl-tests' bus bandwidth).%n"
                 + "class vs plain, class (each instrumented variant against plain): %s",
             rounds,
             REPLAYS,

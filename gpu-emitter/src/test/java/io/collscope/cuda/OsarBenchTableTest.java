@@ -2,6 +2,7 @@ package io.collscope.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -27,9 +28,11 @@ class OsarBenchTableTest {
         .isEqualTo(
             "| dtype | ranks | bytes/rank | plain us (min..max) | instrumented us (min..max) |"
                 + " overhead ns | class vs plain | publish-every-1 us (min..max) | class |"
-                + " graph counters |");
+                + " busbw GB/s (plain) | graph counters |");
     assertThat(with[0])
-        .contains("| class | NCCL us (min..max) | instr/NCCL | class vs NCCL | graph counters |");
+        .contains(
+            "| class | NCCL us (min..max) | instr/NCCL | class vs NCCL | busbw GB/s (plain) |"
+                + " graph counters |");
     for (String[] h : new String[][] {without, with}) {
       assertThat(h[1].chars().filter(c -> c == '|').count())
           .isEqualTo(h[0].chars().filter(c -> c == '|').count());
@@ -41,15 +44,15 @@ class OsarBenchTableTest {
     assertThat(OsarBench.row(DType.F32, 2, 4 << 10, ROUNDS, false, null, 1.0))
         .isEqualTo(
             "| f32 | 2 | 4K | 10.20 (10.00..10.30) | 11.90 (11.70..12.00) | +1700 | SLOWER"
-                + " | 10.25 (10.05..10.35) | PARITY | exact |");
+                + " | 10.25 (10.05..10.35) | PARITY | 0.4 | exact |");
   }
 
   @Test
   void withABaselineTheInstrumentedKernelIsComparedWithNccl() {
     assertThat(OsarBench.row(DType.BF16, 2, 1 << 20, ROUNDS, true, NCCL, 1.0))
-        .endsWith("| PARITY | 14.30 (13.90..14.60) | 0.83 | FASTER | exact |");
+        .endsWith("| PARITY | 14.30 (13.90..14.60) | 0.83 | FASTER | 102.8 | exact |");
     assertThat(OsarBench.row(DType.BF16, 2, 1 << 20, ROUNDS, true, null, 1.0))
-        .endsWith("| PARITY | not measured | - | - | exact |");
+        .endsWith("| PARITY | not measured | - | - | 102.8 | exact |");
   }
 
   @Test
@@ -57,7 +60,16 @@ class OsarBenchTableTest {
     OsarBench.Rounds r = new OsarBench.Rounds(PLAIN, PLAIN, PLAIN, false);
     assertThat(OsarBench.row(DType.F32, 8, 16 << 20, r, false, null, 1.0))
         .startsWith("| f32 | 8 | 16M |")
-        .endsWith("| +0 | PARITY | 10.20 (10.00..10.30) | PARITY | MISMATCH |");
+        .endsWith("| +0 | PARITY | 10.20 (10.00..10.30) | PARITY | 2878.4 | MISMATCH |");
+  }
+
+  @Test
+  void busBandwidthIsNcclTestsAlgorithmBandwidthTimesTwoNMinusOneOverN() {
+    // run 105's f32 16 MiB on two H200s: 58.72 us, 286 GB/s, 60 % of NV18's nominal 477
+    assertThat(OsarBench.busBandwidthGbps(16 << 20, 2, 58.72)).isCloseTo(285.7, within(0.1));
+    // eight ranks move 7/4 of the bytes per rank on each rank's links, two ranks 1
+    assertThat(OsarBench.busBandwidthGbps(1_000_000, 8, 1.0))
+        .isCloseTo(1.75 * OsarBench.busBandwidthGbps(1_000_000, 2, 1.0), within(1e-9));
   }
 
   @Test
