@@ -71,9 +71,14 @@ public final class CudaCollective implements CollectiveBackend {
      * Payload bytes per rank from which every collective is accounted whatever {@link
      * #sampleEvery()} says: at 1 and 16 MiB sampling saved nothing measurable (run 83: +247 against
      * +256 ns, +808 against +735), and large collectives are few enough per second that a window
-     * should account every one.
+     * should account every one. Measured on the serial push path; on the pipelined one the
+     * accounting's parts cost ~600 ns at 16 MiB (run 107), so a system property, {@value
+     * #SAMPLE_BELOW_BYTES_PROPERTY}, moves the bound for measuring that again.
      */
-    public static final long SAMPLE_BELOW_BYTES = 1L << 20;
+    public static final long SAMPLE_BELOW_BYTES =
+        Long.getLong(Options.SAMPLE_BELOW_BYTES_PROPERTY, 1L << 20);
+
+    static final String SAMPLE_BELOW_BYTES_PROPERTY = "collscope.osar.sampleBelowBytes";
 
     /** The sampling of collectives of {@code bytesPerRank}: {@link #sampleEvery()} or 1. */
     public int sampleEveryFor(long bytesPerRank) {
