@@ -14,6 +14,7 @@
 # properties given (PROP_DTYPES: f32,bf16 by default; PROP_SIZES: SIZES);
 # SAMPLINGS (n ...) benches it with the accounting sampled 1 in n (-Dcollscope.osar.sampleEvery);
 # TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
+# VARIANT_TESTS (names under CARRY/variants) runs the sum tests on those images;
 # NCU=1 adds Nsight Compute's figures at NCU_SIZES (default 4K). MUTANT=0 skips the stale-slot mutant. Everything
 # into OUT_DIR/x2perf.tgz.
 set -u
@@ -51,6 +52,11 @@ if [[ "${TESTS:-1}" == 1 ]]; then
     --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)'
   [[ "${MUTANT:-1}" == 1 ]] && grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
 fi
+# VARIANT_TESTS (images under CARRY/variants): the sum tests on each (a mutant's must fail)
+for v in ${VARIANT_TESTS:-}; do
+  junit "gpu-tests-sums-$v.log" "$C/variants/$v:" \
+    --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)'
+done
 save
 if [[ "${NCCL:-1}" == 1 ]]; then
   timeout 200 torchrun --nproc_per_node=2 "$C/dev/nccl_allreduce_bench.py" --sizes "$SIZES" \
