@@ -91,7 +91,6 @@ __device__ __forceinline__ void st_release_sys(u64* p, u64 v) {
 __device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
 // A block's arrival on a counter the rank's blocks share (one GPU): the acquire makes the work
 // that earlier blocks fenced before their increments visible to, and ordered before, whatever the
 // block that sees the final count does next.
@@ -581,6 +580,8 @@ __device__ __forceinline__ int published_source(int d, int world, int buckets) {
   return -1;
 }
 
+__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+
 // Copies the totals into the counter block under its sequence lock. One block of
 // PUBLISH_THREADS, in a kernel of its own: no collective of this rank runs meanwhile, so the
 // totals hold still. Each thread sums its words over the data blocks' slices, loading every one
@@ -770,6 +771,8 @@ __device__ void osar(const u64* __restrict__ P) {
   // The slot gets the input plus a term of the sequence (CollectiveConfig.inputValue), so every
   // collective reduces different data and the host's sum check, which knows the sequence, fails
   // on a slot or an output left over from another collective.
+  // (mine and in: the serial paths' copy. Declared there instead, they changed the pull
+  // kernels' SASS, which would need another GPU run to keep.)
   T* mine = (T*)P[P_SLOT_PTR + rank] + (long long)slot * elems;
   const T* in = (const T*)P[P_INPUT];
   const float term = (float)(seq % P[P_SEQ_PERIOD]);
