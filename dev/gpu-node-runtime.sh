@@ -14,6 +14,9 @@ rm -rf "$out" && mkdir -p "$out/lib" "$out/bin"
 
 jlink --add-modules java.base,java.logging,java.management,java.naming,java.security.sasl,java.security.jgss,java.xml,jdk.unsupported,jdk.crypto.ec \
   --strip-debug --no-header-files --no-man-pages --compress=2 --output "$out/jre"
+# libjvm.so keeps ~4 MB of symbols jlink does not strip: without them the runtime, a checkout and
+# a few kernel images fit the 64 MiB the device tool sends
+command -v strip > /dev/null && strip --strip-unneeded "$out/jre/lib/server/libjvm.so"
 
 keep='^(collscope-(schemas|gpu-emitter|broker)|avro|jackson-(core|databind|annotations)|commons-compress|commons-io|commons-lang3|kafka-clients|lz4-java|snappy-java|zstd-jni|jcuda|picocli|slf4j-api)-[0-9]'
 for j in "$lib"/*.jar; do
