@@ -27,9 +27,6 @@ build no-peer-acc -DOMIT_PEER_ACC=1
 build pub-empty -DPUB_EMPTY=1
 build pub-no-fence -DPUB_NO_FENCE=1
 build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1
-# the pipelined push path's stores as bulk copies (make-variants.py, PUSH_BULK), and its mutant
-build push-bulk -DPUSH_BULK=1
-build push-bulk-mutant -DPUSH_BULK=1 -DMUTANT_STALE_SLOT=1
 # Another kernel as it is, no switches, to measure against this one in the same machine session:
 # BASE_REV (a revision's three sources; runs 50-51: main's kernel) builds image "rev"; BASE_SRC (a
 # folder with osar.cu and, if it differs, osar_params.h, e.g. docs/gpu-runs/2026-11-30-run52-x2,

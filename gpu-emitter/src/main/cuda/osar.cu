@@ -656,8 +656,8 @@ __device__ void osar(const u64* __restrict__ P) {
   const long long elems = (long long)P[P_ELEMS];
   const int blocks = (int)P[P_WORK_BLOCKS];
   // loaded now: at the end, after the acquires have emptied L1, it would be a round trip to L2
-  // on the path of the block that completes the collective
-  const int buckets = INSTR ? (int)P[P_HIST_BUCKETS] : 0;
+  // on the path of the block that completes the collective (the push kernels: s_buckets)
+  const int buckets = INSTR && !PUSH ? (int)P[P_HIST_BUCKETS] : 0;
   u64* st = (u64*)P[P_STATE];
   // One block per collective accounts it: the one whose thread 0 published the rank's flag (the
   // last to finish its copy), whose phases are the rank's critical path. Its last warp bills the
@@ -680,7 +680,16 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ u64 s_first_round;
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
   __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
-  __shared__ u64 s_clock[9];                 // thread 0's t0..t5, its g0, g5, and t5 for the rate
+  // Thread 0's clocks: t0..t5 (the phase boundaries), g0 and g5 (%globaltimer at t0 and after
+  // t5) and the clock after g5 (for the rate), for the accounting warp. The push kernels write
+  // each clock here as thread 0 takes it and never hold them in registers: every thread of the
+  // block would hold them across the data path, where those kernels are at their 128-register
+  // cap (__launch_bounds__(512, 1)); so held, they cost f32 at 16 MB +0.89-1.00 us against
+  // +0.55-0.70, and 39 us at 8 ranks (run 111, docs/BENCHMARKS.md). The pull kernels (68-96
+  // registers) keep them in registers: there shared memory cost +70 ns at 4 KB and up to +300 ns
+  // at 8 ranks (same run), the branch and store on thread 0's path at every phase boundary.
+  __shared__ u64 s_clock[9];
+  __shared__ int s_buckets;  // the push kernels' P[P_HIST_BUCKETS] (buckets above)
 
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -688,6 +697,7 @@ __device__ void osar(const u64* __restrict__ P) {
     s_ack_seen = ld_volatile(st + S_ACK_SEEN);
     s_publisher = 0;
     s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & P[P_SAMPLE_MASK]) == 0;
+    if (INSTR && PUSH) s_buckets = (int)P[P_HIST_BUCKETS];
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
   if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
@@ -700,6 +710,15 @@ __device__ void osar(const u64* __restrict__ P) {
   // cost the push path 5-7 us per collective at 16 MB against this form's +0.6 (run 82,
   // docs/BENCHMARKS.md: ptxas schedules the data path differently; the source is the same).
 #define sampled (INSTR && s_sampled)
+  // the end of a phase: thread 0's clock tk, in shared memory in the push kernels (s_clock above)
+#define MARK_CLOCK(k)                                            \
+  do {                                                          \
+    if (INSTR && PUSH) {                                        \
+      if (threadIdx.x == 0) s_clock[k] = clock64();             \
+    } else if (INSTR) {                                         \
+      t##k = clock64();                                         \
+    }                                                           \
+  } while (0)
 
   const int slot = (int)(seq % (u64)nslots);
   if (threadIdx.x == 0) {
@@ -719,12 +738,14 @@ __device__ void osar(const u64* __restrict__ P) {
   // t0 and t5 time every instrumented collective (its latency histogram); t1-t4 are read always
   // (a clock read is cheap; skipping them in unsampled collectives measured no faster, run 82) and
   // used in the sampled ones
-  u64 t0 = INSTR ? clock64() : 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+  u64 t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
+  MARK_CLOCK(0);
   // The clock's own rate: the accounting block times the whole collective on %globaltimer too,
   // so consumers convert cycles with the rate of the very intervals they measured, whatever the
   // SM clock did. In a sampled collective every block's thread 0 reads it: which block accounts is
   // known only later.
-  const u64 g0 = sampled && threadIdx.x == 0 ? globaltimer() : 0;
+  const u64 g0 = !PUSH && sampled && threadIdx.x == 0 ? globaltimer() : 0;
+  if (PUSH && sampled && threadIdx.x == 0) s_clock[6] = globaltimer();
 
   // ---- guard: the slot's previous user (seq - nslots) was acked by every peer ------------
   // Warp 0, one lane per peer as in wait: one thread would issue the acquire loads one after
@@ -766,7 +787,7 @@ __device__ void osar(const u64* __restrict__ P) {
     }
   }
   __syncthreads();
-  if (INSTR) t1 = clock64();
+  MARK_CLOCK(1);
 
   // The slot gets the input plus a term of the sequence (CollectiveConfig.inputValue), so every
   // collective reduces different data and the host's sum check, which knows the sequence, fails
@@ -873,14 +894,14 @@ __device__ void osar(const u64* __restrict__ P) {
       // the block's pushes are out (every piece released on its own); the reduce warps go on
       asm volatile("bar.sync 2, %0;" : : "r"(push_warps * 32) : "memory");
       if (threadIdx.x == 0 && !s_abort) spin_ns(s_delay[F_COPY]);  // injected slow-copy
-      if (INSTR) t2 = clock64();
+      MARK_CLOCK(2);
       if (threadIdx.x == 0 && !s_abort) publish(false, false);
       __syncwarp();
-      if (INSTR) t3 = clock64();
+      MARK_CLOCK(3);
       // The publishing block alone waits for the peers' flags: every block's data waited for its
       // pieces, and the rank's ack, which waits for every block, comes after this wait.
       if (warp == 0 && !*(volatile int*)&s_abort && *(volatile int*)&s_publisher) wait_peers();
-      if (INSTR) t4 = clock64();
+      MARK_CLOCK(4);
     } else if (!s_abort) {
       const int reduce_warps = (int)(blockDim.x >> 5) - push_warps;
       if (!reduce_pieces<T>(P, rank, world, nslots, slot, elems, seq, term,
@@ -908,16 +929,16 @@ __device__ void osar(const u64* __restrict__ P) {
       if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
     }
     __syncthreads();
-    if (INSTR) t2 = clock64();
+    MARK_CLOCK(2);
     if (threadIdx.x == 0 && !s_abort) publish(PUSH, true);
     __syncthreads();
-    if (INSTR) t3 = clock64();
+    MARK_CLOCK(3);
     if (threadIdx.x < 32 && !s_abort) wait_peers();
     // The flags were acquired by warp 0; the barrier orders those acquires before every thread's
     // reads of the peers' slots (so no fence is needed here). The reads go past this SM's L1
     // (__ldcg), which may still hold the slot from nslots collectives ago.
     __syncthreads();
-    if (INSTR) t4 = clock64();
+    MARK_CLOCK(4);
 
     // ---- reduce -----------------------------------------------------------------------------
     if (!s_abort && vec) {
@@ -936,7 +957,7 @@ __device__ void osar(const u64* __restrict__ P) {
     }
   }
   __syncthreads();
-  const u64 t5 = INSTR ? clock64() : 0;
+  MARK_CLOCK(5);
   // The accounting block only: thread 0's clocks to its accounting warp, warp 0 and that warp meeting
   // on a named barrier; the other warps go on to their end.
   if (sampled && s_publisher) {
@@ -946,9 +967,12 @@ __device__ void osar(const u64* __restrict__ P) {
       // is issued only then. t5 itself, the reduce's end, can be hundreds of ns before the timer
       // samples (a stall between the two reads that grows with the blocks in flight: run 68, the
       // rate read 0.95-0.99 of the calibration with t5, 1.001-1.002 with this read).
-      const u64 t5_rate = g5 != 0 ? clock64() : t5;
-      s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
-      s_clock[6] = g0; s_clock[7] = g5; s_clock[8] = t5_rate;
+      const u64 t5_rate = g5 != 0 ? clock64() : (PUSH ? s_clock[5] : t5);
+      if (!PUSH) {
+        s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
+        s_clock[6] = g0;
+      }
+      s_clock[7] = g5; s_clock[8] = t5_rate;
     }
     if (accounting_warp == 0) {
       __syncwarp();
@@ -983,7 +1007,8 @@ __device__ void osar(const u64* __restrict__ P) {
         if (INSTR) {  // the collective itself, counted once: by the block that completed it
           red_add(tot + CB_C_CALLS, 1ull);
           red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
-          red_add(tot + T_HIST + bucket_of(t5 - t0, buckets), 1ull);
+          red_add(tot + T_HIST + (PUSH ? bucket_of(s_clock[5] - s_clock[0], s_buckets)
+                                                  : bucket_of(t5 - t0, buckets)), 1ull);
         }
         // read by the next launch only, after this one completed: no fence needed
         st_volatile(st + S_NEXT_SEQ, seq + 1);
@@ -1027,6 +1052,7 @@ __device__ void osar(const u64* __restrict__ P) {
 }
 
 #undef sampled
+#undef MARK_CLOCK
 
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true, false>(P); }
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P) { osar<float, false, false>(P); }
