@@ -18,7 +18,15 @@ dev/gpu-node-runtime.sh "$dest/gpu-node"
 # Kafka's client and codecs too: bench and the GPU tests never load them, and the checkout, the
 # runtime and the kernel variants must fit the 64 MiB the device tool sends.
 rm -f "$dest"/gpu-node/lib/zstd-jni-* "$dest"/gpu-node/lib/snappy-java-* "$dest"/gpu-node/lib/lz4-java-*
-[[ "${KEEP_KAFKA:-0}" == 1 ]] || rm -f "$dest"/gpu-node/lib/kafka-clients-*
+if [[ "${KEEP_KAFKA:-0}" != 1 ]]; then
+  # ... but keep its exception classes: picocli reflects over NodeCli's commands, whose methods
+  # name some of them, so `collscope bench gemm-ar` fails to start without them (run 112)
+  kc=$(ls "$dest"/gpu-node/lib/kafka-clients-[0-9]*.jar)
+  tmpkc=$(mktemp -d); rm -f "$dest/gpu-node/lib/kafka-clients-subset.jar"
+  (cd "$tmpkc" && unzip -q "$kc" 'org/apache/kafka/common/errors/*' '*Exception*.class' \
+    && zip -q -r "$dest/gpu-node/lib/kafka-clients-subset.jar" org)
+  rm -rf "$tmpkc" "$kc"
+fi
 rm -rf "$dest/test" "$dest/dev" && mkdir -p "$dest/test"
 mvn -B -o -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.4 -DoutputDirectory="$dest/test"
 mvn -B -o -q dependency:copy -Dartifact=org.assertj:assertj-core:3.27.7 -DoutputDirectory="$dest/test"

@@ -437,14 +437,18 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
     if (INSTR && threadIdx.x == 0) phase_end(s_ph + 1, &s_mark, clock64());
 
     // ---- publish: push the partial into every peer's receive buffer, then its flag ----------
+    // A tile in a receive buffer is GA_FRAG / 8 rows of GA_THREADS 16-byte vectors: thread x's
+    // v-th vector at v * GA_THREADS + x, so each store instruction of a warp writes 512
+    // contiguous bytes (whole 128-byte lines over NVLink) and each load of the reduce reads them
+    // back so. (Thread-major, 128 bytes per thread, a warp's store touched 32 lines 16 bytes each.)
     const long long slot_bytes = (long long)tiles * GA_TILE_BYTES;  // one source's tiles
     for (int p = 0; p < world; ++p) {
       if (p == rank) continue;
       uint4* dst = (uint4*)((uint8_t*)P[G_RECV_PTR + p] + ((long long)parity * world + rank) * slot_bytes +
-                            (long long)t * GA_TILE_BYTES + threadIdx.x * (GA_FRAG * 2));
+                            (long long)t * GA_TILE_BYTES) + threadIdx.x;
 #pragma unroll
       for (int v = 0; v < GA_FRAG / 8; ++v)
-        dst[v] = make_uint4(mine[4 * v], mine[4 * v + 1], mine[4 * v + 2], mine[4 * v + 3]);
+        dst[v * GA_THREADS] = make_uint4(mine[4 * v], mine[4 * v + 1], mine[4 * v + 2], mine[4 * v + 3]);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -502,12 +506,12 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
       for (int p = 0; p < world; ++p) {
         const uint4* src = (const uint4*)((const uint8_t*)P[G_RECV_PTR + rank] +
                                           ((long long)parity * world + p) * slot_bytes +
-                                          (long long)t * GA_TILE_BYTES + threadIdx.x * (GA_FRAG * 2));
+                                          (long long)t * GA_TILE_BYTES) + threadIdx.x;
 #pragma unroll
         for (int v = 0; v < GA_FRAG / 8; ++v) {
           uint4 x;
           if (p == rank) x = make_uint4(mine[4 * v], mine[4 * v + 1], mine[4 * v + 2], mine[4 * v + 3]);
-          else x = __ldcg(src + v);
+          else x = __ldcg(src + v * GA_THREADS);
           const u32 w[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
