@@ -47,6 +47,8 @@
 #ifndef GA_WG_CTAS
 #define GA_WG_CTAS 2
 #endif
+// A row of the reduced tile staged in shared memory: 256 bytes and 16 of padding
+#define GA_OUT_ROW_BYTES (GA_BN * 2 + 16)
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -287,6 +289,11 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
   // 1024-aligned (the host gives GA_SMEM_ALIGN bytes more): wgmma's swizzle is on address bits
   const u32 smem_base = ((u32)__cvta_generic_to_shared(smem) + (GA_SMEM_ALIGN - 1)) & ~(u32)(GA_SMEM_ALIGN - 1);
   constexpr u32 STAGE_BYTES = 2 * GA_BM * GA_BK;  // A then W
+  // The reduced tile goes out through the stages' shared memory (free from the publish barrier
+  // to the next tile's guard barrier), rows padded 16 bytes so the fragment stores of a warp fall
+  // in 32 distinct banks
+  uint8_t* const out_tile = smem + (smem_base - (u32)__cvta_generic_to_shared(smem));
+  static_assert(GA_BM * GA_OUT_ROW_BYTES <= GA_STAGES * 2 * GA_BM * GA_BK, "the staged tile fits the stages");
 
   // Thread 0's accumulators (the CTA's clocks) live in shared memory, and each phase's clock is
   // added as it ends: held in registers by every thread across the main loop they cost the wgmma
@@ -527,15 +534,27 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const int r = tm * GA_BM + frag_row<WG>(warp_m, warp_n, i, g, h);
-            const int c = tn * GA_BN + frag_col<WG>(warp_n, i, j, tq);
+            const int r = frag_row<WG>(warp_m, warp_n, i, g, h);
+            const int c = frag_col<WG>(warp_n, i, j, tq);
             const int e = ((i * 4 + j) * 2 + h) * 2;
-            *reinterpret_cast<__nv_bfloat162*>(out + (long long)r * N + c) =
+            *reinterpret_cast<__nv_bfloat162*>(out_tile + r * GA_OUT_ROW_BYTES + c * 2) =
                 __floats2bfloat162_rn(sum[e], sum[e + 1]);
           }
+      // The tile's rows from shared memory, 16 bytes a thread: each warp store is 2 rows of 256
+      // contiguous bytes, where the fragments are 8 rows x 16 bytes (4-byte stores): the reduce
+      // phase 28-30 % shorter, calls 1-7 % faster (run 118).
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < GA_BM * GA_BN * 2 / 16 / GA_THREADS; ++k) {
+        const int idx = threadIdx.x + k * GA_THREADS;
+        const int r = idx / (GA_BN * 2 / 16), c16 = idx % (GA_BN * 2 / 16);
+        *reinterpret_cast<uint4*>(out + (long long)(tm * GA_BM + r) * N + tn * GA_BN + c16 * 8) =
+            *reinterpret_cast<const uint4*>(out_tile + r * GA_OUT_ROW_BYTES + c16 * 16);
+      }
     }
-    // The next tile's first loads overwrite stages this tile's main loop read: every warp passed
-    // the publish barrier after its last ldmatrix, so they may.
+    // The next tile's first loads overwrite stages this tile's main loop read (and, staged, its
+    // output): every warp passed the publish barrier after its last ldmatrix, and the next tile's
+    // guard barrier after its last read of the staged tile, so they may.
     if (INSTR && threadIdx.x == 0) {
       phase_end(s_ph + 4, &s_mark, clock64());
       ++s_tiles;

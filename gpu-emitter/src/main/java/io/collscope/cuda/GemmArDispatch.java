@@ -46,16 +46,16 @@ public final class GemmArDispatch {
   public static final int GROUP_M = 8;
 
   /**
-   * The throttle helps only with this many output tiles or more. The seed's kernel gained from
-   * 12,288 tiles; this one (mma.sync, epilogue not overlapped) showed no stable gain anywhere
-   * (docs/BENCHMARKS.md, runs 31 and 32): at 49,152 tiles it was 7.1 % FASTER in one machine
-   * session and 3.6 % SLOWER in the next, SLOWER at 12,288 and 32,768 tiles in both, FASTER only at
-   * 65,536 tiles (once). With the wgmma main loop (runs 95 and 97) it was PARITY at 6,144 and 8,192
-   * tiles and 11.6-14.6 % SLOWER at 32,768. So no shape selects it: it runs only when asked for
-   * ({@code emit --throttle on}, the bench), and a measured gain adds its route here with its
-   * threshold.
+   * The throttle runs from this many output tiles (with a raster group and a full-capacity
+   * communicator). The seed's kernel gained from 12,288 tiles. This one, until its partial tiles
+   * were pushed vector-major, showed no stable gain (runs 31, 32, 95: FASTER and SLOWER by turns,
+   * 11.6-14.6 % SLOWER at 32,768 tiles with the wgmma loop), and dispatch never chose it. Since
+   * then (docs/BENCHMARKS.md, runs 113-119), on the keys this rule selects: 32,768 tiles
+   * (65536x8192x4096) PARITY, FASTER 1.041x and 1.047x, PARITY 1.015x, FASTER 1.022x; 65,536 tiles
+   * (131072x8192x4096) PARITY 0.996x and 0.983x; never SLOWER. Below 32,768 tiles nothing was
+   * measured on this kernel, so the threshold is the smallest measured count, not the seed's.
    */
-  public static final int THROTTLE_MIN_TILES = Integer.MAX_VALUE;
+  public static final int THROTTLE_MIN_TILES = 32_768;
 
   /** World sizes measured (two H200s). */
   public static final int[] WORLDS = {2};
@@ -72,6 +72,8 @@ public final class GemmArDispatch {
           new Lever(2, Capacity.FULL, GROUP_M, false),
               "2026-11-30-run31-x2, run32-x2 (M 4096..131072, N 6144 and 8192, K 4096); wgmma:"
                   + " run95-x2, run97-x2 (16384x6144x4096, 65536x8192x4096)",
+          new Lever(2, Capacity.FULL, GROUP_M, true),
+              "2026-11-30-run113-x2 .. run119-x2 (65536x8192x4096, 131072x8192x4096)",
           new Lever(2, Capacity.ROWS_4096, 1, false),
               "2026-11-30-run31-x2 (the g1 program; M <= 4096 runs the same kernel)",
           new Lever(2, Capacity.ROWS_4096, GROUP_M, false), "2026-11-30-run31-x2 (4096x6144x4096)");
