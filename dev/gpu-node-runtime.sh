@@ -18,7 +18,7 @@ jlink --add-modules java.base,java.logging,java.management,java.naming,java.secu
 # a few kernel images fit the 64 MiB the device tool sends
 command -v strip > /dev/null && strip --strip-unneeded "$out/jre/lib/server/libjvm.so"
 
-keep='^(collscope-(schemas|gpu-emitter|broker)|avro|jackson-(core|databind|annotations)|commons-compress|commons-io|commons-lang3|kafka-clients|lz4-java|snappy-java|zstd-jni|jcuda|picocli|slf4j-api)-[0-9]'
+keep='^(collscope-(schemas|gpu-emitter|broker)|avro|jackson-(core|databind|annotations)|commons-compress|commons-io|commons-lang3|kafka-clients|lz4-java|snappy-java|zstd-jni|jcuda|jna|picocli|slf4j-api)-[0-9]'
 for j in "$lib"/*.jar; do
   n=$(basename "$j")
   if [[ "$n" =~ $keep ]]; then cp "$j" "$out/lib/"; fi

@@ -26,10 +26,12 @@
 // peer still reads call e's partials, but it can only begin call e+2 after every peer published
 // every tile of e+1, hence after the peer finished call e.
 //
-// What is left on the table (docs/BENCHMARKS.md): cp.async instead of TMA, no warp-specialized
+// What is left on the table (docs/BENCHMARKS.md): cp.async instead of TMA (the *_tma programs
+// below load by TMA; not yet run on a GPU, so not the default), no warp-specialized
 // producer, each wgmma group waited for before its FP32 promotion (no ping-pong between
 // warpgroups), and the epilogue (push, wait, reduce) not overlapped with the next tile's main
 // loop within a CTA (only across the 2 CTAs of an SM).
+#include <cuda.h>  // CUtensorMap: the TMA programs' parameters
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -244,8 +246,47 @@ __device__ __forceinline__ void load_stage(u32 sA, u32 sW, const uint8_t* A, con
   }
 }
 
-template <bool THROTTLE, bool INSTR, bool WG>
-__device__ void gemm_ar(const u64* __restrict__ P) {
+// ---- TMA (the *_tma programs): a stage's A and W tiles, 128 rows x 64 bytes each, loaded by
+// the tensor memory accelerator from 2-D tensor maps (GemmArTensorMaps: UINT8, box 64 x 128,
+// 64-byte swizzle), which write exactly the layout load_stage's cp.async writes (swz above is
+// that swizzle), so the wgmma descriptors are the same. One thread issues both loads of a stage;
+// an mbarrier per stage counts their bytes; every thread waits on it instead of cp.async's groups
+// and the barrier after them. Not yet run on a GPU (written in the ninth session).
+__device__ __forceinline__ u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" : : "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" : : "r"(bar), "r"(bytes) : "memory");
+}
+// Bounded like every wait here: past the budget the kernel traps (the launch fails with a CUDA
+// error the host reports) rather than hang on a load that never completes.
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity, u64 budget) {
+  u32 done = 0;
+  u64 deadline = 0;
+  for (;;) {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    const u64 now = globaltimer();
+    if (deadline == 0) deadline = now + budget;
+    else if (now > deadline) __trap();
+  }
+}
+__device__ __forceinline__ void tma_load_2d(u32 dst, const CUtensorMap* map, int col, int row, u32 bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+      :
+      : "r"(dst), "l"((u64)map), "r"(col), "r"(row), "r"(bar)
+      : "memory");
+}
+
+template <bool THROTTLE, bool INSTR, bool WG, bool TMA = false>
+__device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = nullptr,
+                        const CUtensorMap* tmW = nullptr) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int rank = (int)P[G_RANK];
   const int world = (int)P[G_WORLD];
@@ -277,6 +318,14 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
   }
   if (threadIdx.x < CB_EXT_LEAD_BUCKETS) s_lead_hist[threadIdx.x] = 0;
   if (threadIdx.x < GA_MAX_RANKS) s_peer_wait[threadIdx.x] = s_peer_last[threadIdx.x] = s_peer_late[threadIdx.x] = 0;
+  // TMA: one "full" barrier per stage, and the count of stages this CTA consumed so far, whose
+  // quotient by GA_STAGES is each barrier's phase
+  __shared__ __align__(8) u64 s_full[GA_STAGES];
+  if (TMA && threadIdx.x == 0) {
+    for (int i = 0; i < GA_STAGES; ++i) mbar_init(smem_u32(&s_full[i]), 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
+  }
+  u32 consumed = 0;
   __syncthreads();
   if (s_abort) return;  // an earlier call aborted (sticky); it was counted then
   const u64 epoch = s_epoch;
@@ -366,22 +415,47 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
     // ahead in both main loops.
     float part[WG ? GA_FRAG : 1];
     const u32 sAw = warp_m * 64 * GA_BK;  // wgmma: this warpgroup's 64 rows of the A tile
+    // TMA: stage kt of this tile is slot (consumed + kt) % GA_STAGES, filled for the
+    // ((consumed + kt) / GA_STAGES)-th time
+    auto tma_stage = [&](int k_tile) {
+      if (threadIdx.x == 0) {
+        const u32 slot = (consumed + (u32)k_tile) % GA_STAGES;
+        const u32 bar = smem_u32(&s_full[slot]);
+        const u32 sa_dst = smem_base + slot * STAGE_BYTES;
+        mbar_expect_tx(bar, STAGE_BYTES);
+        tma_load_2d(sa_dst, tmA, k_tile * GA_BK, tm * GA_BM, bar);
+        tma_load_2d(sa_dst + GA_BM * GA_BK, tmW, k_tile * GA_BK, tn * GA_BN, bar);
+      }
+    };
 #pragma unroll
     for (int s = 0; s < GA_STAGES - 1; ++s) {
-      if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
-      cp_async_commit();
+      if (TMA) {
+        if (s < k_tiles) tma_stage(s);
+      } else {
+        if (s < k_tiles) load_stage(smem_base + s * STAGE_BYTES, smem_base + s * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, s);
+        cp_async_commit();
+      }
     }
     for (int kt = 0; kt < k_tiles; ++kt) {
-      cp_async_wait<GA_STAGES - 2>();
-      if (WG) fence_proxy_async();
+      if (TMA) {
+        const u32 n = consumed + (u32)kt;
+        mbar_wait(smem_u32(&s_full[n % GA_STAGES]), (n / GA_STAGES) & 1, budget);
+      } else {
+        cp_async_wait<GA_STAGES - 2>();
+        if (WG) fence_proxy_async();
+      }
       __syncthreads();
       {
         const int nk = kt + GA_STAGES - 1;  // refills the stage of kt - 1, which every warp is done with
-        const int ns = nk % GA_STAGES;
-        if (nk < k_tiles) load_stage(smem_base + ns * STAGE_BYTES, smem_base + ns * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, nk);
-        cp_async_commit();
+        if (TMA) {
+          if (nk < k_tiles) tma_stage(nk);
+        } else {
+          const int ns = nk % GA_STAGES;
+          if (nk < k_tiles) load_stage(smem_base + ns * STAGE_BYTES, smem_base + ns * STAGE_BYTES + GA_BM * GA_BK, At, Wt, K, nk);
+          cp_async_commit();
+        }
       }
-      const int cs = kt % GA_STAGES;
+      const int cs = TMA ? (int)((consumed + (u32)kt) % GA_STAGES) : kt % GA_STAGES;
       const u32 sA = smem_base + cs * STAGE_BYTES;
       const u32 sW = sA + GA_BM * GA_BK;
 #pragma unroll
@@ -423,7 +497,8 @@ __device__ void gemm_ar(const u64* __restrict__ P) {
         }
       }
     }
-    cp_async_wait<0>();
+    if (!TMA) cp_async_wait<0>();
+    consumed += (u32)k_tiles;
     // the scales, and this rank's partial rounded to BF16 (what the peers receive)
     u32 mine[GA_FRAG / 2];
     {
@@ -624,6 +699,17 @@ GA_KERNEL_WG(gemm_ar_fp8_bf16_wg, false, true)
 GA_KERNEL_WG(gemm_ar_fp8_bf16_throttled_wg, true, true)
 GA_KERNEL_WG(gemm_ar_fp8_bf16_plain_wg, false, false)
 GA_KERNEL_WG(gemm_ar_fp8_bf16_throttled_plain_wg, true, false)
+// The wgmma programs with TMA loads (GemmArModule.MAIN_LOOP = wgmma-tma): A's and W's tensor maps
+// (GemmArTensorMaps) as __grid_constant__ parameters after P.
+#define GA_KERNEL_WG_TMA(name, thr, instr)                                                    \
+  extern "C" __global__ void __launch_bounds__(GA_THREADS, GA_WG_CTAS)                       \
+      name(const u64* P, const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmW) { \
+    gemm_ar<thr, instr, true, true>(P, &tmA, &tmW);                                           \
+  }
+GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_wg_tma, false, true)
+GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_throttled_wg_tma, true, true)
+GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_plain_wg_tma, false, false)
+GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_throttled_plain_wg_tma, true, false)
 
 // Copies the totals into the counter block under its seqlock (one block of GA_PUBLISH_THREADS,
 // a kernel of its own on the rank's stream, so the totals hold still). Published words, from

@@ -93,6 +93,9 @@ public final class GemmAllReduce implements AutoCloseable {
     final CUdeviceptr counterDev = new CUdeviceptr();
     final List<Object> owned = new ArrayList<>();
     CounterBlock block;
+    // the TMA programs' tensor maps of A and W (GemmArTensorMaps), passed by value at launch
+    byte[] mapA;
+    byte[] mapW;
 
     Rank(int rank, GpuDevice device, GemmArModule module) {
       this.rank = rank;
@@ -275,6 +278,14 @@ public final class GemmAllReduce implements AutoCloseable {
     putPointer(k, GemmArLayout.G_OUT, k.out);
     putPointer(k, GemmArLayout.G_STATE, k.state);
     putPointer(k, GemmArLayout.G_COUNTER_BLOCK, k.counterDev);
+    if (GemmArModule.tma()) {
+      k.mapA =
+          GemmArTensorMaps.encode(
+              GemmArTensorMaps.operand(pointerAt(k, GemmArLayout.G_A), shape.m(), shape.k()));
+      k.mapW =
+          GemmArTensorMaps.encode(
+              GemmArTensorMaps.operand(pointerAt(k, GemmArLayout.G_W), shape.n(), shape.k()));
+    }
     for (Rank q : ranks) {
       // one process, unified addressing: a peer's device pointer is valid here with peer access
       putPointer(k, GemmArLayout.G_RECV_PTR + q.rank, q.recv);
@@ -284,6 +295,13 @@ public final class GemmAllReduce implements AutoCloseable {
           GemmArLayout.G_ABORT_PTR + q.rank,
           q.state.withByteOffset(8L * GemmArLayout.GS_ABORT_WORD));
     }
+  }
+
+  /** The device address in parameter word {@code index}, as the kernel reads it. */
+  private static long pointerAt(Rank k, int index) {
+    long[] v = new long[1];
+    cuMemcpyDtoH(Pointer.to(v), k.params.withByteOffset(8L * index), 8);
+    return v[0];
   }
 
   private static void putPointer(Rank k, int index, CUdeviceptr value) {
@@ -366,7 +384,9 @@ public final class GemmAllReduce implements AutoCloseable {
           1,
           GemmArLayout.SMEM_BYTES,
           k.stream,
-          Pointer.to(Pointer.to(k.params)),
+          k.mapA == null
+              ? Pointer.to(Pointer.to(k.params))
+              : Pointer.to(Pointer.to(k.params), Pointer.to(k.mapA), Pointer.to(k.mapW)),
           null);
     }
   }

@@ -23,8 +23,11 @@ final class GemmArModule implements AutoCloseable {
    * of K) or {@code mma} (warp-level {@code mma.sync} m16n8k32 fed by {@code ldmatrix}, exact FP32
    * accumulation). Both programs are in the image. Measured side by side on two H200s (run 95,
    * docs/BENCHMARKS.md): wgmma 1.44x faster at 16384x6144x4096 and 65536x8192x4096, 1.09x at
-   * 16384x8192x1024; 0.60-0.61x of torch._scaled_mm + NCCL against mma's 0.42-0.56x. The system
-   * property {@value #MAIN_LOOP_PROPERTY} picks one.
+   * 16384x8192x1024; 0.60-0.61x of torch._scaled_mm + NCCL against mma's 0.42-0.56x. {@code
+   * wgmma-tma}: the wgmma loop with its stages loaded by TMA from tensor maps ({@link
+   * GemmArTensorMaps}) instead of cp.async; written in the ninth session and not yet run on a GPU,
+   * so never the default until measured. The system property {@value #MAIN_LOOP_PROPERTY} picks
+   * one.
    */
   static final String MAIN_LOOP = System.getProperty(GemmArModule.MAIN_LOOP_PROPERTY, "wgmma");
 
@@ -51,22 +54,41 @@ final class GemmArModule implements AutoCloseable {
     cuModuleGetFunction(publish, module, "gemm_ar_publish");
   }
 
-  /** The kernel's symbol: {@code gemm_ar_fp8_bf16[_throttled][_plain][_wg]}. */
+  /** The kernel's symbol: {@code gemm_ar_fp8_bf16[_throttled][_plain][_wg[_tma]]}. */
   static String name(boolean throttled, boolean instrumented) {
+    return name(MAIN_LOOP, throttled, instrumented);
+  }
+
+  static String name(String mainLoop, boolean throttled, boolean instrumented) {
     return "gemm_ar_fp8_bf16"
         + (throttled ? "_throttled" : "")
         + (instrumented ? "" : "_plain")
-        + (wgmma() ? "_wg" : "");
+        + (wgmma(mainLoop) ? "_wg" : "")
+        + (tma(mainLoop) ? "_tma" : "");
   }
 
+  /** Whether the main loop is a wgmma one (its accumulator promoted: GemmArReference's bound). */
   static boolean wgmma() {
-    return switch (MAIN_LOOP) {
+    return wgmma(MAIN_LOOP);
+  }
+
+  /** Whether the programs take A's and W's tensor maps after P (GemmArTensorMaps). */
+  static boolean tma() {
+    return tma(MAIN_LOOP);
+  }
+
+  static boolean wgmma(String mainLoop) {
+    return switch (mainLoop) {
       case "mma" -> false;
-      case "wgmma" -> true;
+      case "wgmma", "wgmma-tma" -> true;
       default ->
           throw new IllegalArgumentException(
-              MAIN_LOOP_PROPERTY + " must be mma or wgmma, not " + MAIN_LOOP);
+              MAIN_LOOP_PROPERTY + " must be mma, wgmma or wgmma-tma, not " + mainLoop);
     };
+  }
+
+  static boolean tma(String mainLoop) {
+    return wgmma(mainLoop) && mainLoop.equals("wgmma-tma");
   }
 
   CUfunction kernel(boolean throttled, boolean instrumented) {
