@@ -2,7 +2,8 @@
 # Issue 15: where the fused kernel's GEMM spends its time, one rank under Nsight Compute. On a GPU
 # machine, from the checkout's root, with a carry (dev/gpu-carry-worktree.sh); builds
 # GemmArProfile against the carry's jars first (here, where javac is: BUILD_ONLY=1), then per
-# shape in SHAPES one profiled call of the unthrottled plain wgmma program, after two unprofiled:
+# shape in SHAPES one profiled call of the unthrottled plain program of MAIN_LOOP (wgmma by
+# default; wgmma-tma for the TMA loads), after two unprofiled:
 #   the L2 <-> SM traffic (lts__t_bytes), DRAM bytes, the tensor pipe's active cycles, the SM
 #   throughput, achieved occupancy, and the duration,
 # to test the estimate in docs/GEMM_AR.md (128 x 128 tiles read ~4.9 TB/s from L2 at the GEMM
@@ -22,22 +23,25 @@ if [[ "${BUILD_ONLY:-0}" == 1 ]]; then
   exit 0
 fi
 mkdir -p "$O"
-J=$C/gpu-node/jre/bin/java
+ML=${MAIN_LOOP:-wgmma}
+case $ML in wgmma) K=gemm_ar_fp8_bf16_plain_wg ;; wgmma-tma) K=gemm_ar_fp8_bf16_plain_wg_tma ;;
+  mma) K=gemm_ar_fp8_bf16_plain ;; *) echo "MAIN_LOOP: mma, wgmma or wgmma-tma" >&2; exit 2 ;; esac
+J="$C/gpu-node/jre/bin/java -Dcollscope.gemmar.mainLoop=$ML"
 CP="$C/gpu-node/lib/*:$C/gemm-ncu/profile.jar"
 # two sets: the first's names are ncu's long-standing ones; the second's (the tensor pipe's wgmma
 # cycles, occupancy) are Hopper's and may be named otherwise by this ncu, failing only that set
 SETS=${SETS:-"gpu__time_duration.sum,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active"}
 for shape in ${SHAPES:-16384x6144x4096 65536x8192x4096 16384x8192x1024}; do
-  timeout 120 $J -cp "$CP" io.collscope.cuda.GemmArProfile "$shape" 5 > "$O/plain-$shape.txt" 2>&1
-  echo "plain $shape rc=$?: $(tail -1 "$O/plain-$shape.txt")"
+  timeout 120 $J -cp "$CP" io.collscope.cuda.GemmArProfile "$shape" 5 > "$O/plain-$ML-$shape.txt" 2>&1
+  echo "plain $shape rc=$?: $(tail -1 "$O/plain-$ML-$shape.txt")"
   i=0
   for metrics in $SETS; do
     i=$((i + 1))
     # launches: the check's call, then 3 timed: the third is profiled
-    timeout 240 ncu --clock-control none --kernel-name regex:'^gemm_ar_fp8_bf16_plain_wg$' \
+    timeout 240 ncu --clock-control none --kernel-name regex:"^$K\$" \
       --launch-skip 2 --launch-count 1 --csv --metrics "$metrics" \
-      $J -cp "$CP" io.collscope.cuda.GemmArProfile "$shape" 3 > "$O/ncu-$shape-$i.csv" 2> "$O/ncu-$shape-$i.err"
+      $J -cp "$CP" io.collscope.cuda.GemmArProfile "$shape" 3 > "$O/ncu-$ML-$shape-$i.csv" 2> "$O/ncu-$ML-$shape-$i.err"
     echo "ncu $shape set $i rc=$?"
-    grep -E '^"[0-9]' "$O/ncu-$shape-$i.csv" | awk -F'","' '{print "  " $(NF-2) " " $(NF-1) " " $NF}' | tr -d '"'
+    grep -E '^"[0-9]' "$O/ncu-$ML-$shape-$i.csv" | awk -F'","' '{print "  " $(NF-2) " " $(NF-1) " " $NF}' | tr -d '"'
   done
 done
