@@ -297,7 +297,10 @@ public final class GemmAllReduce implements AutoCloseable {
     }
   }
 
-  /** The device address in parameter word {@code index}, as the kernel reads it. */
+  /**
+   * The device address in parameter word {@code index}, as the kernel reads it: read back because
+   * JCuda's CUdeviceptr has no public getter for its address (putPointer copies it natively).
+   */
   private static long pointerAt(Rank k, int index) {
     long[] v = new long[1];
     cuMemcpyDtoH(Pointer.to(v), k.params.withByteOffset(8L * index), 8);

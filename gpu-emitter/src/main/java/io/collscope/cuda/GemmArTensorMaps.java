@@ -16,9 +16,10 @@ import com.sun.jna.Pointer;
 final class GemmArTensorMaps {
   private GemmArTensorMaps() {}
 
-  /** sizeof(CUtensorMap), and its alignment. */
+  /** sizeof(CUtensorMap). */
   static final int MAP_BYTES = 128;
 
+  /** alignof(CUtensorMap): the encoder writes into memory aligned so. */
   private static final int ALIGN = 64;
 
   // cuda.h's enums (CUDA 12)
