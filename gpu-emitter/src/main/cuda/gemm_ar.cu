@@ -626,6 +626,9 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         *reinterpret_cast<uint4*>(out + (long long)(tm * GA_BM + r) * N + tn * GA_BN + c16 * 8) =
             *reinterpret_cast<const uint4*>(out_tile + r * GA_OUT_ROW_BYTES + c16 * 16);
       }
+      // TMA: the next tile's loads write these bytes through the async proxy; this thread's
+      // generic accesses to them are ordered before those by a proxy fence (then the guard barrier)
+      if (TMA) fence_proxy_async();
     }
     // The next tile's first loads overwrite stages this tile's main loop read (and, staged, its
     // output): every warp passed the publish barrier after its last ldmatrix, and the next tile's
