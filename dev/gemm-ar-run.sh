@@ -4,7 +4,7 @@
 # torch._scaled_mm + NCCL (dev/gemm_ar_torch_bench.py), `bench gemm-ar --torch` on the same
 # shapes, and two recordings for the pipeline (unthrottled and throttled, the default main loop) on
 # the largest shape.
-# MAIN_LOOPS (default wgmma, the project's default; e.g. "wgmma mma") runs the tests and the bench
+# MAIN_LOOPS (default wgmma-tma, the project's default; e.g. "wgmma-tma wgmma") runs the tests and the bench
 # once per GEMM main loop (GemmArModule.MAIN_LOOP), the bench's torch baseline shared; logs of mma
 # carry no suffix (as before wgmma existed), others -LOOP;
 # LOOP@VARIANT runs that main loop from the kernel image in $CARRY/variants/VARIANT (first on the
@@ -25,7 +25,7 @@ trap finish EXIT
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nvidia-smi topo -m; } > "$O/gpu.txt" 2>&1
 cat "$O/gpu.txt"
 JAVA_OPTS0=$COLLSCOPE_JAVA_OPTS
-MAIN_LOOPS=${MAIN_LOOPS:-wgmma}
+MAIN_LOOPS=${MAIN_LOOPS:-wgmma-tma}
 sfx() { [[ $1 == mma ]] || echo "-${1/@/-}"; }
 loop() { echo "${1%%@*}"; }
 pre() { [[ $1 == *@* ]] && echo "$CARRY/variants/${1#*@}:"; }

@@ -2,8 +2,8 @@
 # Issue 15: where the fused kernel's GEMM spends its time, one rank under Nsight Compute. On a GPU
 # machine, from the checkout's root, with a carry (dev/gpu-carry-worktree.sh); builds
 # GemmArProfile against the carry's jars first (here, where javac is: BUILD_ONLY=1), then per
-# shape in SHAPES one profiled call of the unthrottled plain program of MAIN_LOOP (wgmma by
-# default; wgmma-tma for the TMA loads), after two unprofiled:
+# shape in SHAPES one profiled call of the unthrottled plain program of MAIN_LOOP (wgmma-tma,
+# the default; wgmma for cp.async loads), after two unprofiled:
 #   the L2 <-> SM traffic (lts__t_bytes), DRAM bytes, the tensor pipe's active cycles, the SM
 #   throughput, achieved occupancy, and the duration,
 # to test the estimate in docs/GEMM_AR.md (128 x 128 tiles read ~4.9 TB/s from L2 at the GEMM
@@ -23,7 +23,7 @@ if [[ "${BUILD_ONLY:-0}" == 1 ]]; then
   exit 0
 fi
 mkdir -p "$O"
-ML=${MAIN_LOOP:-wgmma}
+ML=${MAIN_LOOP:-wgmma-tma}
 case $ML in wgmma) K=gemm_ar_fp8_bf16_plain_wg ;; wgmma-tma) K=gemm_ar_fp8_bf16_plain_wg_tma ;;
   mma) K=gemm_ar_fp8_bf16_plain ;; *) echo "MAIN_LOOP: mma, wgmma or wgmma-tma" >&2; exit 2 ;; esac
 J="$C/gpu-node/jre/bin/java -Dcollscope.gemmar.mainLoop=$ML"

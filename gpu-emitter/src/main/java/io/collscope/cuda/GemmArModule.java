@@ -18,18 +18,18 @@ final class GemmArModule implements AutoCloseable {
   static final String FATBIN_RESOURCE = "/collscope/cuda/gemm_ar.fatbin";
 
   /**
-   * The GEMM's main loop: {@code wgmma} (the default: warpgroup {@code wgmma.mma_async} m64n128k32
-   * reading the shared-memory stages through descriptors, its accumulator promoted to FP32 every 64
-   * of K) or {@code mma} (warp-level {@code mma.sync} m16n8k32 fed by {@code ldmatrix}, exact FP32
-   * accumulation). Both programs are in the image. Measured side by side on two H200s (run 95,
-   * docs/BENCHMARKS.md): wgmma 1.44x faster at 16384x6144x4096 and 65536x8192x4096, 1.09x at
-   * 16384x8192x1024; 0.60-0.61x of torch._scaled_mm + NCCL against mma's 0.42-0.56x. {@code
-   * wgmma-tma}: the wgmma loop with its stages loaded by TMA from tensor maps ({@link
-   * GemmArTensorMaps}) instead of cp.async; written in the ninth session and not yet run on a GPU,
-   * so never the default until measured. The system property {@value #MAIN_LOOP_PROPERTY} picks
-   * one.
+   * The GEMM's main loop: {@code wgmma-tma} (the default: warpgroup {@code wgmma.mma_async}
+   * m64n128k32 reading the shared-memory stages through descriptors, its accumulator promoted to
+   * FP32 every 64 of K, the stages loaded by the tensor memory accelerator from tensor maps, {@link
+   * GemmArTensorMaps}), {@code wgmma} (the same loop with the stages loaded by cp.async, 16 bytes a
+   * thread) or {@code mma} (warp-level {@code mma.sync} m16n8k32 fed by {@code ldmatrix}, exact
+   * FP32 accumulation). All are in the image. Measured side by side on two H200s
+   * (docs/BENCHMARKS.md): wgmma 1.44x faster than mma at 16384x6144x4096 and 65536x8192x4096 (run
+   * 95); wgmma-tma 1.41x faster than wgmma at 16384x6144x4096 and 65536x8192x4096, 1.12-1.13x at K
+   * = 1024 (run 121), which took the fused kernel from 0.66-0.71x of torch._scaled_mm + NCCL to
+   * PARITY at 16384x6144x4096. The system property {@value #MAIN_LOOP_PROPERTY} picks one.
    */
-  static final String MAIN_LOOP = System.getProperty(GemmArModule.MAIN_LOOP_PROPERTY, "wgmma");
+  static final String MAIN_LOOP = System.getProperty(GemmArModule.MAIN_LOOP_PROPERTY, "wgmma-tma");
 
   static final String MAIN_LOOP_PROPERTY = "collscope.gemmar.mainLoop";
 
