@@ -47,15 +47,14 @@ public final class GemmArDispatch {
 
   /**
    * The throttle runs from this many output tiles (with a raster group and a full-capacity
-   * communicator). The seed's kernel gained from 12,288 tiles. This one, until its partial tiles
-   * were pushed vector-major, showed no stable gain (runs 31, 32, 95: FASTER and SLOWER by turns,
-   * 11.6-14.6 % SLOWER at 32,768 tiles with the wgmma loop), and dispatch never chose it. Since
-   * then (docs/BENCHMARKS.md, runs 113-119), on the keys this rule selects: 32,768 tiles
-   * (65536x8192x4096) PARITY, FASTER 1.041x and 1.047x, PARITY 1.015x, FASTER 1.022x; 65,536 tiles
-   * (131072x8192x4096) PARITY 0.996x and 0.983x; never SLOWER. Below 32,768 tiles nothing was
-   * measured on this kernel, so the threshold is the smallest measured count, not the seed's.
+   * communicator). The seed's kernel gained from 12,288 tiles. This one, with the TMA main loop
+   * (run 122, docs/BENCHMARKS.md), throttled against unthrottled at K = 4096, raster group 8: 6,144
+   * tiles PARITY 1.004x, 12,288 PARITY 1.005x, 24,576 FASTER 1.058x, 32,768 FASTER 1.092x, 65,536
+   * FASTER 1.204x; never SLOWER. (With the cp.async loop, runs 113-119, it helped only from 32,768
+   * tiles, and by 2-4 %: the faster GEMM drifts further.) The threshold is the smallest count
+   * measured to help, not the seed's: at 12,288 it did not.
    */
-  public static final int THROTTLE_MIN_TILES = 32_768;
+  public static final int THROTTLE_MIN_TILES = 24_576;
 
   /** World sizes measured (two H200s). */
   public static final int[] WORLDS = {2};
@@ -68,15 +67,17 @@ public final class GemmArDispatch {
   public static final Map<Lever, String> ROUTES =
       Map.of(
           new Lever(2, Capacity.FULL, 1, false),
-              "2026-11-30-run31-x2 (16384x8192x1024); wgmma: run95-x2, run97-x2",
+              "2026-11-30-run121-x2, run122-x2 (16384x8192x1024, 65536x8192x1024, 4096x8192x1024)",
           new Lever(2, Capacity.FULL, GROUP_M, false),
-              "2026-11-30-run31-x2, run32-x2 (M 4096..131072, N 6144 and 8192, K 4096); wgmma:"
-                  + " run95-x2, run97-x2 (16384x6144x4096, 65536x8192x4096)",
+              "2026-11-30-run122-x2 (16384x6144x4096, 32768x6144x4096)",
           new Lever(2, Capacity.FULL, GROUP_M, true),
-              "2026-11-30-run113-x2 .. run119-x2 (65536x8192x4096, 131072x8192x4096)",
+              "2026-11-30-run122-x2 (65536x6144x4096, 65536x8192x4096, 131072x8192x4096)",
           new Lever(2, Capacity.ROWS_4096, 1, false),
-              "2026-11-30-run31-x2 (the g1 program; M <= 4096 runs the same kernel)",
-          new Lever(2, Capacity.ROWS_4096, GROUP_M, false), "2026-11-30-run31-x2 (4096x6144x4096)");
+              "2026-11-30-run121-x2 (4096x8192x1024: the g1 program; M <= 4096 runs the same"
+                  + " kernel)",
+          new Lever(2, Capacity.ROWS_4096, GROUP_M, false),
+              "2026-11-30-run31-x2 (4096x6144x4096; mma loop only, the g8 program's kernel is the"
+                  + " one run122-x2 measured at M > 4096)");
 
   /** The dispatch rules: the lever a call selects (whether or not it is measured). */
   public static Lever lever(Key key) {

@@ -15,10 +15,10 @@ import org.junit.jupiter.api.Test;
 class GemmArDispatchTest {
 
   // Around every boundary of the rules: K at the raster-group threshold, tile counts at the
-  // throttle threshold (M x N / 128^2: 65536 x 8192 = 32768 tiles, 65536 x 8064 = 32256; the
-  // seed's 12288), M at the 4096-row capacity.
+  // throttle threshold (M x N / 128^2: 65536 x 6144 = 24576 tiles, 65536 x 6016 = 24064; the
+  // seed's 12288 = 32768 x 6144), M at the 4096-row capacity.
   private static final int[] MS = {128, 256, 4096, 4224, 8192, 32768, 65536, 130944, 131072};
-  private static final int[] NS = {128, 6144, 8064, 8192, 49024, 49152, 65536};
+  private static final int[] NS = {128, 6016, 6144, 8064, 8192, 49024, 49152, 65536};
   private static final int[] KS = {64, 1024, 4032, 4096, 8192};
 
   private static Set<Lever> reachable() {
@@ -48,8 +48,8 @@ class GemmArDispatchTest {
 
   @Test
   void theThrottleOnlyWhereItWasMeasuredToHelp() {
-    // measured PARITY or FASTER, never SLOWER, at 32768 and 65536 tiles (runs 113-119)
-    assertThat(GemmArDispatch.THROTTLE_MIN_TILES).isEqualTo(32_768);
+    // measured FASTER at 24576, 32768 and 65536 tiles, PARITY at 6144 and 12288 (run 122)
+    assertThat(GemmArDispatch.THROTTLE_MIN_TILES).isEqualTo(24_576);
     for (int world : GemmArDispatch.WORLDS)
       for (Capacity c : Capacity.values())
         for (int m : MS)
@@ -65,13 +65,17 @@ class GemmArDispatchTest {
                           && tiles >= GemmArDispatch.THROTTLE_MIN_TILES
                           && c == Capacity.FULL);
             }
-    // the measured keys: throttled at 32768 tiles and more, not just below, nor without a raster
-    // group (K 1024: 0.919x-0.977x SLOWER in runs 114 and 119)
+    // the measured keys: throttled at 24576 tiles and more, not just below, nor without a raster
+    // group (K 1024: 0.981x-0.982x PARITY in run 122, 0.919x-0.977x SLOWER with cp.async loads)
     assertThat(GemmArDispatch.route(new Key(2, 65536, 8192, 4096, Capacity.FULL)).throttled())
         .isTrue();
     assertThat(GemmArDispatch.route(new Key(2, 131072, 8192, 4096, Capacity.FULL)).throttled())
         .isTrue();
-    assertThat(GemmArDispatch.route(new Key(2, 65536, 8064, 4096, Capacity.FULL)).throttled())
+    assertThat(GemmArDispatch.route(new Key(2, 65536, 6144, 4096, Capacity.FULL)).throttled())
+        .isTrue();
+    assertThat(GemmArDispatch.route(new Key(2, 65536, 6016, 4096, Capacity.FULL)).throttled())
+        .isFalse();
+    assertThat(GemmArDispatch.route(new Key(2, 32768, 6144, 4096, Capacity.FULL)).throttled())
         .isFalse();
     assertThat(GemmArDispatch.route(new Key(2, 65536, 8192, 1024, Capacity.FULL)).throttled())
         .isFalse();
