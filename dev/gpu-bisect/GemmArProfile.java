@@ -12,7 +12,8 @@ package io.collscope.cuda;
  * it under `ncu`); not part of any module. Checks its output rows against the host reference
  * first, so a profile is never of a broken kernel.
  *
- * <p>Usage: {@code java -cp LIB GemmArProfile MxNxK [calls] [throttled] [instrumented]}
+ * <p>Usage: {@code java -cp LIB GemmArProfile MxNxK [calls] [throttled] [instrumented] [groupM]}
+ * (groupM: the raster group, instead of the dispatcher's; for measuring the rule)
  */
 public final class GemmArProfile {
   public static void main(String[] args) throws Exception {
@@ -24,9 +25,11 @@ public final class GemmArProfile {
     boolean throttled = args.length > 2 && Boolean.parseBoolean(args[2]);
     boolean instrumented = args.length > 3 && Boolean.parseBoolean(args[3]);
     int groupM =
-        GemmArDispatch.lever(
-                new GemmArDispatch.Key(2, s.m(), s.n(), s.k(), GemmArDispatch.Capacity.FULL))
-            .groupM();
+        args.length > 4
+            ? Integer.parseInt(args[4])
+            : GemmArDispatch.lever(
+                    new GemmArDispatch.Key(2, s.m(), s.n(), s.k(), GemmArDispatch.Capacity.FULL))
+                .groupM();
     try (GemmAllReduce g =
         GemmAllReduce.open(1, s, groupM, GemmAllReduce.defaultDevices(1), 40, 2_000_000_000L)) {
       GemmArReference.Inputs[] in = {GemmArReference.random(s, 0, 7)};
