@@ -284,9 +284,47 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const CUtensorMap* map, int
       : "memory");
 }
 
-template <bool THROTTLE, bool INSTR, bool WG, bool TMA = false>
+// ---- a pair of CTAs (the *_mc programs): a cluster of 2 whose CTAs 2i and 2i + 1 always work on
+// tiles t and t ^ 1, which share a W column (raster group even: G_SHARE 1) or an A row (group 1:
+// G_SHARE 2); each CTA loads its own tile of the other operand and half of the shared one, which
+// TMA multicasts into both CTAs' stages, so the pair reads the shared tile from L2 once. A CTA's
+// full barrier still counts a whole stage (its own box, its half, the peer's half). A stage is
+// refilled once both CTAs are done with it: the main loop's CTA barrier becomes a cluster one.
+__device__ __forceinline__ void tma_load_2d_mc(u32 dst, const CUtensorMap* map, int col, int row, u32 bar,
+                                               unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4}], [%2], %5;"
+      :
+      : "r"(dst), "l"((u64)map), "r"(bar), "r"(col), "r"(row), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" : : : "memory");
+}
+__device__ __forceinline__ u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// Whether either CTA of the pair raised its abort: each writes its flag into the other's
+// `theirs` (distinct words per agreement point, so a fast peer's next write cannot land before
+// this CTA read the last), then a cluster barrier. Both CTAs leave the tile loop at the same
+// point, or one would wait forever at the next cluster barrier.
+__device__ __forceinline__ bool pair_abort(int mine, int* theirs) {
+  if (threadIdx.x == 0) {
+    u32 remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_u32(theirs)), "r"(cluster_rank() ^ 1u));
+    asm volatile("st.shared::cluster.u32 [%0], %1;" : : "r"(remote), "r"(mine) : "memory");
+  }
+  cluster_sync_all();
+  return mine || *(volatile int*)theirs;
+}
+
+template <bool THROTTLE, bool INSTR, bool WG, bool TMA = false, bool MC = false>
 __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = nullptr,
-                        const CUtensorMap* tmW = nullptr) {
+                        const CUtensorMap* tmW = nullptr, const CUtensorMap* tmH = nullptr) {
+  static_assert(!MC || TMA, "the pair's multicast is a TMA load");
   extern __shared__ __align__(128) uint8_t smem[];
   const int rank = (int)P[G_RANK];
   const int world = (int)P[G_WORLD];
@@ -326,8 +364,22 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
     asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
   }
   u32 consumed = 0;
-  __syncthreads();
-  if (s_abort) return;  // an earlier call aborted (sticky); it was counted then
+  // MC: which operand the pair shares (0: none, each loads its own), this CTA's half of it, and
+  // the words the peer writes its abort flags into (entry, guard, wait)
+  const int share = MC ? (int)P[G_SHARE] : 0;
+  const u32 crank = MC ? cluster_rank() : 0;
+  __shared__ int s_pair[3];
+  if (MC) {
+    // pairs take the same number of tiles only so (the host checks it; a hang otherwise)
+    if ((tiles | grid) & 1) __trap();
+    // the barriers' init before any multicast completes on them, and every CTA of the cluster
+    // running before one writes into another's shared memory
+    cluster_sync_all();
+    if (pair_abort(s_abort, &s_pair[0])) return;
+  } else {
+    __syncthreads();
+    if (s_abort) return;  // an earlier call aborted (sticky); it was counted then
+  }
   const u64 epoch = s_epoch;
   const u64 begun_base = (epoch - 1) * (u64)tiles;
   const int parity = (int)(epoch & 1);
@@ -390,8 +442,15 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         }
       }
     }
-    __syncthreads();
-    if (s_abort) break;
+    if (MC) {
+      if (pair_abort(s_abort, &s_pair[1])) {
+        s_abort = 1;  // the peer's: this CTA's call is abandoned too
+        break;
+      }
+    } else {
+      __syncthreads();
+      if (s_abort) break;
+    }
     if (INSTR && threadIdx.x == 0) phase_end(s_ph + 0, &s_mark, clock64());
 
     // ---- copy: the GEMM of the tile ---------------------------------------------------------
@@ -423,10 +482,27 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         const u32 bar = smem_u32(&s_full[slot]);
         const u32 sa_dst = smem_base + slot * STAGE_BYTES;
         mbar_expect_tx(bar, STAGE_BYTES);
-        tma_load_2d(sa_dst, tmA, k_tile * GA_BK, tm * GA_BM, bar);
-        tma_load_2d(sa_dst + GA_BM * GA_BK, tmW, k_tile * GA_BK, tn * GA_BN, bar);
+        constexpr u32 HALF = GA_BM / 2 * GA_BK;  // 64 rows: the 64-byte swizzle repeats every 8
+        if (MC && share == 1) {
+          tma_load_2d(sa_dst, tmA, k_tile * GA_BK, tm * GA_BM, bar);
+          tma_load_2d_mc(sa_dst + GA_BM * GA_BK + crank * HALF, tmH, k_tile * GA_BK,
+                         tn * GA_BN + (int)crank * (GA_BN / 2), bar, 3);
+        } else if (MC && share == 2) {
+          tma_load_2d_mc(sa_dst + crank * HALF, tmH, k_tile * GA_BK, tm * GA_BM + (int)crank * (GA_BM / 2), bar, 3);
+          tma_load_2d(sa_dst + GA_BM * GA_BK, tmW, k_tile * GA_BK, tn * GA_BN, bar);
+        } else {
+          tma_load_2d(sa_dst, tmA, k_tile * GA_BK, tm * GA_BM, bar);
+          tma_load_2d(sa_dst + GA_BM * GA_BK, tmW, k_tile * GA_BK, tn * GA_BN, bar);
+        }
       }
     };
+    if (MC && share != 0 && threadIdx.x == 0) {
+      // the host's promise (G_SHARE): the peer's tile t ^ 1 shares this one's operand. A broken
+      // promise would sum the wrong products silently, so it stops the kernel instead
+      int pm, pn;
+      tile_coords(t ^ 1, tiles_m, tiles_n, group_m, &pm, &pn);
+      if ((share == 1 && pn != tn) || (share == 2 && pm != tm) || (t ^ 1) >= tiles) __trap();
+    }
 #pragma unroll
     for (int s = 0; s < GA_STAGES - 1; ++s) {
       if (TMA) {
@@ -444,7 +520,9 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         cp_async_wait<GA_STAGES - 2>();
         if (WG) fence_proxy_async();
       }
-      __syncthreads();
+      // MC: the refill below writes the peer's stage too, so the peer must be done with it as well
+      if (MC) cluster_sync_all();
+      else __syncthreads();
       {
         const int nk = kt + GA_STAGES - 1;  // refills the stage of kt - 1, which every warp is done with
         if (TMA) {
@@ -576,8 +654,15 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         if (last != rank) s_peer_wait[last] += clock64() - t3;
       }
     }
-    __syncthreads();
-    if (s_abort) break;
+    if (MC) {
+      if (pair_abort(s_abort, &s_pair[2])) {
+        s_abort = 1;
+        break;
+      }
+    } else {
+      __syncthreads();
+      if (s_abort) break;
+    }
     if (INSTR && threadIdx.x == 0) phase_end(s_ph + 3, &s_mark, clock64());
 
     // ---- reduce: the partials in rank order, BF16 out ------------------------------------------
@@ -713,6 +798,19 @@ GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_wg_tma, false, true)
 GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_throttled_wg_tma, true, true)
 GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_plain_wg_tma, false, false)
 GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_throttled_plain_wg_tma, true, false)
+// The TMA programs in pairs of CTAs (GemmArModule.MAIN_LOOP = wgmma-tma-mc): clusters of 2 fixed
+// at compile time (so a plain launch makes them), the shared operand's half-tile map tmH after the
+// others (G_SHARE says which operand; 0: tmH unused and each CTA loads its own).
+#define GA_KERNEL_WG_TMA_MC(name, thr, instr)                                                  \
+  extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GA_THREADS, GA_WG_CTAS) \
+      name(const u64* P, const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmW, \
+           const __grid_constant__ CUtensorMap tmH) {                                          \
+    gemm_ar<thr, instr, true, true, true>(P, &tmA, &tmW, &tmH);                                \
+  }
+GA_KERNEL_WG_TMA_MC(gemm_ar_fp8_bf16_wg_tma_mc, false, true)
+GA_KERNEL_WG_TMA_MC(gemm_ar_fp8_bf16_throttled_wg_tma_mc, true, true)
+GA_KERNEL_WG_TMA_MC(gemm_ar_fp8_bf16_plain_wg_tma_mc, false, false)
+GA_KERNEL_WG_TMA_MC(gemm_ar_fp8_bf16_throttled_plain_wg_tma_mc, true, false)
 
 // Copies the totals into the counter block under its seqlock (one block of GA_PUBLISH_THREADS,
 // a kernel of its own on the rank's stream, so the totals hold still). Published words, from

@@ -37,6 +37,7 @@
 #define G_COUNTER_BLOCK 14   // u64* counter block (mapped host memory)
 #define G_HIST_BUCKETS 15
 #define G_GRID 16            // CTAs of the persistent grid (every rank the same)
+#define G_SHARE 17           // the *_mc programs: operand a CTA pair shares (0 none, 1 W, 2 A)
 #define G_RECV_PTR 24        // [GA_MAX_RANKS] peer p's receive buffer: [2][world][tiles][GA_TILE_BYTES]
 #define G_FLAG_PTR 32        // [GA_MAX_RANKS] peer p's flags: u64 [tiles][world], = epoch once the
                              //   source's partial of the tile is in p's receive buffer
