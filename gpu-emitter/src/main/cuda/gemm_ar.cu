@@ -49,8 +49,7 @@
 #ifndef GA_WG_CTAS
 #define GA_WG_CTAS 2
 #endif
-// A row of the reduced tile staged in shared memory: 256 bytes and 16 of padding
-#define GA_OUT_ROW_BYTES (GA_BN * 2 + 16)
+static_assert(GA_OUT_ROW_BYTES == GA_BN * 2 + 16, "a staged row: 256 bytes and 16 of padding");
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -289,7 +288,10 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const CUtensorMap* map, int
 // G_SHARE 2); each CTA loads its own tile of the other operand and half of the shared one, which
 // TMA multicasts into both CTAs' stages, so the pair reads the shared tile from L2 once. A CTA's
 // full barrier still counts a whole stage (its own box, its half, the peer's half). A stage is
-// refilled once both CTAs are done with it: the main loop's CTA barrier becomes a cluster one.
+// refilled once both CTAs are done with it: each CTA's thread 0 arrives on the stage's "empty"
+// barrier in both CTAs once its threads passed the barrier after their last read of it, and the
+// refilling thread waits for both arrivals. (A cluster barrier at every stage instead, run 126:
+// correct, 2.5x slower: the pair in lockstep, every stage.)
 __device__ __forceinline__ void tma_load_2d_mc(u32 dst, const CUtensorMap* map, int col, int row, u32 bar,
                                                unsigned short mask) {
   asm volatile(
@@ -306,6 +308,13 @@ __device__ __forceinline__ u32 cluster_rank() {
   u32 r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
   return r;
+}
+// Arrives on the mbarrier at `bar` (a shared address of this CTA) in this CTA and in the peer's
+__device__ __forceinline__ void mbar_arrive_pair(u32 bar) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(cluster_rank() ^ 1u));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 _, [%0];" : : "r"(bar) : "memory");
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" : : "r"(remote) : "memory");
 }
 // Whether either CTA of the pair raised its abort: each writes its flag into the other's
 // `theirs` (distinct words per agreement point, so a fast peer's next write cannot land before
@@ -359,16 +368,20 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
   // TMA: one "full" barrier per stage, and the count of stages this CTA consumed so far, whose
   // quotient by GA_STAGES is each barrier's phase
   __shared__ __align__(8) u64 s_full[GA_STAGES];
+  // MC: a stage's "empty" barrier, one arrival from each CTA of the pair per use
+  __shared__ __align__(8) u64 s_empty[GA_STAGES];
   if (TMA && threadIdx.x == 0) {
     for (int i = 0; i < GA_STAGES; ++i) mbar_init(smem_u32(&s_full[i]), 1);
+    if (MC)
+      for (int i = 0; i < GA_STAGES; ++i) mbar_init(smem_u32(&s_empty[i]), 2);
     asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
   }
   u32 consumed = 0;
   // MC: which operand the pair shares (0: none, each loads its own), this CTA's half of it, and
-  // the words the peer writes its abort flags into (entry, guard, wait)
+  // the words the peer writes its abort flags into (entry, guard)
   const int share = MC ? (int)P[G_SHARE] : 0;
   const u32 crank = MC ? cluster_rank() : 0;
-  __shared__ int s_pair[3];
+  __shared__ int s_pair[2];
   if (MC) {
     // pairs take the same number of tiles only so (the host checks it; a hang otherwise)
     if ((tiles | grid) & 1) __trap();
@@ -393,7 +406,9 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
   // The reduced tile goes out through the stages' shared memory (free from the publish barrier
   // to the next tile's guard barrier), rows padded 16 bytes so the fragment stores of a warp fall
   // in 32 distinct banks
-  uint8_t* const out_tile = smem + (smem_base - (u32)__cvta_generic_to_shared(smem));
+  // MC: a region of its own after the stages, which the peer's multicast may refill meanwhile
+  uint8_t* const out_tile = smem + (smem_base - (u32)__cvta_generic_to_shared(smem)) +
+                            (MC ? GA_STAGES * STAGE_BYTES : 0);
   static_assert(GA_BM * GA_OUT_ROW_BYTES <= GA_STAGES * 2 * GA_BM * GA_BK, "the staged tile fits the stages");
 
   // Thread 0's accumulators (the CTA's clocks) live in shared memory, and each phase's clock is
@@ -478,8 +493,11 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
     // ((consumed + kt) / GA_STAGES)-th time
     auto tma_stage = [&](int k_tile) {
       if (threadIdx.x == 0) {
-        const u32 slot = (consumed + (u32)k_tile) % GA_STAGES;
+        const u32 n = consumed + (u32)k_tile;
+        const u32 slot = n % GA_STAGES;
         const u32 bar = smem_u32(&s_full[slot]);
+        // MC: the slot's previous use done in both CTAs (that use's phase of its empty barrier)
+        if (MC && n >= GA_STAGES) mbar_wait(smem_u32(&s_empty[slot]), (n / GA_STAGES - 1) & 1, budget);
         const u32 sa_dst = smem_base + slot * STAGE_BYTES;
         mbar_expect_tx(bar, STAGE_BYTES);
         constexpr u32 HALF = GA_BM / 2 * GA_BK;  // 64 rows: the 64-byte swizzle repeats every 8
@@ -520,9 +538,10 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         cp_async_wait<GA_STAGES - 2>();
         if (WG) fence_proxy_async();
       }
-      // MC: the refill below writes the peer's stage too, so the peer must be done with it as well
-      if (MC) cluster_sync_all();
-      else __syncthreads();
+      __syncthreads();
+      // MC: this CTA is done with the stage of kt - 1 (every thread passed the barrier above after
+      // its reads of it); the refill below waits for the peer's word too
+      if (MC && kt > 0 && threadIdx.x == 0) mbar_arrive_pair(smem_u32(&s_empty[(consumed + (u32)kt - 1) % GA_STAGES]));
       {
         const int nk = kt + GA_STAGES - 1;  // refills the stage of kt - 1, which every warp is done with
         if (TMA) {
@@ -576,6 +595,11 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
       }
     }
     if (!TMA) cp_async_wait<0>();
+    if (MC) {
+      // the tile's last stage, done once every thread's last wgmma of it was waited for
+      __syncthreads();
+      if (threadIdx.x == 0) mbar_arrive_pair(smem_u32(&s_empty[(consumed + (u32)k_tiles - 1) % GA_STAGES]));
+    }
     consumed += (u32)k_tiles;
     // the scales, and this rank's partial rounded to BF16 (what the peers receive)
     u32 mine[GA_FRAG / 2];
@@ -654,15 +678,11 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         if (last != rank) s_peer_wait[last] += clock64() - t3;
       }
     }
-    if (MC) {
-      if (pair_abort(s_abort, &s_pair[2])) {
-        s_abort = 1;
-        break;
-      }
-    } else {
-      __syncthreads();
-      if (s_abort) break;
-    }
+    __syncthreads();
+    // MC: the pair leaves the loop together, at the next tile's guard (one cluster barrier a
+    // tile, not two), so an aborted CTA only skips its reduce here
+    if (MC && s_abort) continue;
+    if (s_abort) break;
     if (INSTR && threadIdx.x == 0) phase_end(s_ph + 3, &s_mark, clock64());
 
     // ---- reduce: the partials in rank order, BF16 out ------------------------------------------
@@ -725,6 +745,8 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
   }
 
   // ---- finish ---------------------------------------------------------------------------------
+  // MC: neither CTA exits while the other may still arrive on its barriers
+  if (MC) cluster_sync_all();
   __syncthreads();
   if (threadIdx.x == 0) {
     if (s_abort) {

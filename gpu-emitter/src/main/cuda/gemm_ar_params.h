@@ -17,6 +17,7 @@
 // A rank's partial tile as its peers receive it: each thread's 64 outputs in its fragment order,
 // BF16, so the receiving thread (same fragment layout) reads exactly its own elements.
 #define GA_TILE_BYTES (GA_THREADS * GA_FRAG * 2)
+#define GA_OUT_ROW_BYTES 272  // a row of the reduced tile staged in shared memory: 256 bytes, 16 of padding
 #define GA_THROTTLE_ROUNDS 2  // a CTA begins a tile only while < this many rounds ahead
 
 // ---- Params ---------------------------------------------------------------------------------

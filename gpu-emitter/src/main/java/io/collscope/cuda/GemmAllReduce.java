@@ -174,7 +174,7 @@ public final class GemmAllReduce implements AutoCloseable {
             perSm,
             modules.get(e.getKey()).kernel(true, true),
             GemmArLayout.THREADS,
-            GemmArLayout.SMEM_BYTES);
+            GemmArModule.smemBytes());
         grid = Math.min(grid, Math.max(1, perSm[0] * e.getValue().sms / sharing));
       }
       // clusters of two CTAs: a whole number of them
@@ -430,7 +430,7 @@ public final class GemmAllReduce implements AutoCloseable {
           GemmArLayout.THREADS,
           1,
           1,
-          GemmArLayout.SMEM_BYTES,
+          GemmArModule.smemBytes(),
           k.stream,
           k.mapA == null
               ? Pointer.to(Pointer.to(k.params))
