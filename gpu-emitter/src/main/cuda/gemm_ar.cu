@@ -46,6 +46,10 @@
 #ifndef GA_WG_PROMOTE
 #define GA_WG_PROMOTE 2
 #endif
+// The CTA pairs' loads run GA_STAGES - GA_MC_BEHIND stages ahead (below, "AHEAD")
+#ifndef GA_MC_BEHIND
+#define GA_MC_BEHIND 2
+#endif
 #ifndef GA_WG_CTAS
 #define GA_WG_CTAS 2
 #endif
@@ -313,8 +317,11 @@ __device__ __forceinline__ u32 cluster_rank() {
 __device__ __forceinline__ void mbar_arrive_pair(u32 bar) {
   u32 remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(cluster_rank() ^ 1u));
-  asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 _, [%0];" : : "r"(bar) : "memory");
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" : : "r"(remote) : "memory");
+  // the default semantics (release at CTA scope), as CUTLASS's cluster barriers: the reads being
+  // released are wgmma's, complete at its wait; .release.cluster made every arrival a MEMBAR that
+  // held warp 0, and the CTA at its next barrier (run 129: membar stalls 0 -> 1.23 per issue)
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" : : "r"(bar) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" : : "r"(remote) : "memory");
 }
 // Whether either CTA of the pair raised its abort: each writes its flag into the other's
 // `theirs` (distinct words per agreement point, so a fast peer's next write cannot land before
@@ -379,8 +386,7 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
   u32 consumed = 0;
   // MC: which operand the pair shares (0: none, each loads its own), this CTA's half of it, and
   // the words the peer writes its abort flags into (entry, guard)
-  const int share = MC ? (int)P[G_SHARE] : 0;
-  const u32 crank = MC ? cluster_rank() : 0;
+  // (read where thread 0 issues the loads, not held across the main loop: registers)
   __shared__ int s_pair[2];
   if (MC) {
     // pairs take the same number of tiles only so (the host checks it; a hang otherwise)
@@ -406,9 +412,11 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
   // The reduced tile goes out through the stages' shared memory (free from the publish barrier
   // to the next tile's guard barrier), rows padded 16 bytes so the fragment stores of a warp fall
   // in 32 distinct banks
-  // MC: a region of its own after the stages, which the peer's multicast may refill meanwhile
-  uint8_t* const out_tile = smem + (smem_base - (u32)__cvta_generic_to_shared(smem)) +
-                            (MC ? GA_STAGES * STAGE_BYTES : 0);
+  // MC too: once this CTA's full barriers completed for every stage of the tile, the peer has
+  // issued all its multicasts of the tile, and it issues the next tile's only after the pair's
+  // agreement at the next guard, so nothing lands in the stages while they hold the output (a
+  // region of its own, run 128, halved the L1 that holds ptxas's spills: 1.6x slower still)
+  uint8_t* const out_tile = smem + (smem_base - (u32)__cvta_generic_to_shared(smem));
   static_assert(GA_BM * GA_OUT_ROW_BYTES <= GA_STAGES * 2 * GA_BM * GA_BK, "the staged tile fits the stages");
 
   // Thread 0's accumulators (the CTA's clocks) live in shared memory, and each phase's clock is
@@ -501,6 +509,8 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         const u32 sa_dst = smem_base + slot * STAGE_BYTES;
         mbar_expect_tx(bar, STAGE_BYTES);
         constexpr u32 HALF = GA_BM / 2 * GA_BK;  // 64 rows: the 64-byte swizzle repeats every 8
+        const int share = MC ? (int)P[G_SHARE] : 0;
+        const u32 crank = MC ? cluster_rank() : 0;
         if (MC && share == 1) {
           tma_load_2d(sa_dst, tmA, k_tile * GA_BK, tm * GA_BM, bar);
           tma_load_2d_mc(sa_dst + GA_BM * GA_BK + crank * HALF, tmH, k_tile * GA_BK,
@@ -514,15 +524,20 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         }
       }
     };
-    if (MC && share != 0 && threadIdx.x == 0) {
+    if (MC && threadIdx.x == 0 && P[G_SHARE] != 0) {
+      const int share = (int)P[G_SHARE];
       // the host's promise (G_SHARE): the peer's tile t ^ 1 shares this one's operand. A broken
       // promise would sum the wrong products silently, so it stops the kernel instead
       int pm, pn;
       tile_coords(t ^ 1, tiles_m, tiles_n, group_m, &pm, &pn);
       if ((share == 1 && pn != tn) || (share == 2 && pm != tm) || (t ^ 1) >= tiles) __trap();
     }
+    // MC: loads run a stage less ahead, so that a refill waits on the peer's word for a stage it
+    // finished an iteration ago rather than the one it is finishing now (run 127: refilling the
+    // stage of kt - 1 held thread 0, and with it its warpgroup's wgmma, on the peer every stage)
+    constexpr int AHEAD = MC ? GA_STAGES - GA_MC_BEHIND : GA_STAGES - 1;
 #pragma unroll
-    for (int s = 0; s < GA_STAGES - 1; ++s) {
+    for (int s = 0; s < AHEAD; ++s) {
       if (TMA) {
         if (s < k_tiles) tma_stage(s);
       } else {
@@ -543,7 +558,7 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
       // its reads of it); the refill below waits for the peer's word too
       if (MC && kt > 0 && threadIdx.x == 0) mbar_arrive_pair(smem_u32(&s_empty[(consumed + (u32)kt - 1) % GA_STAGES]));
       {
-        const int nk = kt + GA_STAGES - 1;  // refills the stage of kt - 1, which every warp is done with
+        const int nk = kt + AHEAD;  // refills the stage of kt - 1 (MC: kt - 2), which every warp is done with
         if (TMA) {
           if (nk < k_tiles) tma_stage(nk);
         } else {

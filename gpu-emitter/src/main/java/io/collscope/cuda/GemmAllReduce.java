@@ -174,7 +174,7 @@ public final class GemmAllReduce implements AutoCloseable {
             perSm,
             modules.get(e.getKey()).kernel(true, true),
             GemmArLayout.THREADS,
-            GemmArModule.smemBytes());
+            GemmArLayout.SMEM_BYTES);
         grid = Math.min(grid, Math.max(1, perSm[0] * e.getValue().sms / sharing));
       }
       // clusters of two CTAs: a whole number of them
@@ -267,6 +267,8 @@ public final class GemmAllReduce implements AutoCloseable {
   static final int SHARE_W = 1;
   static final int SHARE_A = 2;
 
+  static final String SHARE_NOTHING_PROPERTY = "collscope.gemmar.pairShareNothing";
+
   /**
    * The operand CTAs 2i and 2i + 1 can share, whose tiles are t and t ^ 1 of the static order
    * ({@code gemm_ar.cu}, {@code tile_coords}): the same W column when every raster group has an
@@ -276,6 +278,8 @@ public final class GemmAllReduce implements AutoCloseable {
    * of tiles. The kernel traps on a pair whose tiles do not share what this says.
    */
   static int share(Shape s, int groupM, int grid) {
+    // measurement only: the pairs' coupling without the multicast (each CTA loads its own)
+    if (Boolean.getBoolean(SHARE_NOTHING_PROPERTY)) return SHARE_NONE;
     long tilesM = s.m() / GemmArLayout.BM, tilesN = s.n() / GemmArLayout.BN;
     if (grid % 2 != 0 || (tilesM * tilesN) % 2 != 0) return SHARE_NONE;
     if (groupM % 2 == 0 && tilesM % groupM == 0) return SHARE_W;
@@ -430,7 +434,7 @@ public final class GemmAllReduce implements AutoCloseable {
           GemmArLayout.THREADS,
           1,
           1,
-          GemmArModule.smemBytes(),
+          GemmArLayout.SMEM_BYTES,
           k.stream,
           k.mapA == null
               ? Pointer.to(Pointer.to(k.params))

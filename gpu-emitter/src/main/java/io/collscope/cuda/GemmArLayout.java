@@ -21,20 +21,11 @@ final class GemmArLayout {
 
   static final int SMEM_ALIGN = 1024;
 
-  /** A row of the reduced tile staged in shared memory: 256 bytes and 16 of padding. */
-  static final int OUT_ROW_BYTES = 272;
-
   /**
    * Dynamic shared memory of one CTA: STAGES stages of a 128 x 64-byte tile of A and of W, and room
    * to start them on a {@link #SMEM_ALIGN} boundary (wgmma's swizzle is on address bits).
    */
   static final int SMEM_BYTES = STAGES * 2 * BM * BK + SMEM_ALIGN;
-
-  /**
-   * The CTA-pair programs' ({@code _mc}): the reduced tile staged in a region of its own after the
-   * stages, since the peer's multicast may refill this CTA's stages while it stores its output.
-   */
-  static final int SMEM_BYTES_MC = SMEM_BYTES + BM * OUT_ROW_BYTES;
 
   static final int G_RANK = 0;
   static final int G_WORLD = 1;

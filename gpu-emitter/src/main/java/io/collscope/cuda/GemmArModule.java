@@ -52,7 +52,7 @@ final class GemmArModule implements AutoCloseable {
       cuFuncSetAttribute(
           kernels[i],
           CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-          GemmArModule.smemBytes());
+          GemmArLayout.SMEM_BYTES);
     }
     cuModuleGetFunction(publish, module, "gemm_ar_publish");
   }
@@ -95,11 +95,6 @@ final class GemmArModule implements AutoCloseable {
 
   static boolean tma(String mainLoop) {
     return wgmma(mainLoop) && mainLoop.startsWith("wgmma-tma");
-  }
-
-  /** Dynamic shared memory of one CTA of this process's programs. */
-  static int smemBytes() {
-    return mc() ? GemmArLayout.SMEM_BYTES_MC : GemmArLayout.SMEM_BYTES;
   }
 
   /** Whether the programs run in CTA pairs that multicast a shared operand (a fourth parameter). */

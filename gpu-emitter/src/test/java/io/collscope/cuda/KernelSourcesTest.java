@@ -61,7 +61,6 @@ class KernelSourcesTest {
       if (!Modifier.isStatic(f.getModifiers()) || f.getType() != int.class) continue;
       String name = f.getName();
       if (name.equals("SMEM_BYTES")
-          || name.equals("SMEM_BYTES_MC")
           || name.equals("TILE_BYTES")
           || name.equals("GT_WORDS")
           || name.equals("GS_WORDS")) continue;
