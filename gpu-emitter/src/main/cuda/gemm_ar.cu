@@ -5,10 +5,10 @@
 // groups of G_GROUP_M tile rows). Per tile:
 //   guard    (throttled variant) the CTA begins tile t only while t - begun < 2 * grid, begun
 //            being the grid's count of tiles begun this call: never 2 persistent rounds ahead
-//   copy     the GEMM: cp.async pipeline of GA_STAGES stages, then either wgmma m64n128k32 e4m3
-//            -> f32 (the default: each warpgroup 64 rows of the tile, promoted to FP32 registers
-//            every GA_WG_PROMOTE k32 steps) or mma.sync m16n8k32 (each warp 64 x 32), scaled by
-//            sa (rows) and sw (columns)
+//   copy     the GEMM: a pipeline of GA_STAGES stages loaded by TMA (the default, *_wg_tma) or
+//            cp.async, then either wgmma m64n128k32 e4m3 -> f32 (each warpgroup 64 rows of the
+//            tile, promoted to FP32 registers every GA_WG_PROMOTE k32 steps) or mma.sync
+//            m16n8k32 (each warp 64 x 32), scaled by sa (rows) and sw (columns)
 //   publish  the partial tile, rounded to BF16, pushed into every peer's receive buffer over
 //            NVLink, then a per-(tile, source) flag released at system scope
 //   wait     until every peer's partial of the tile has arrived (the local flags)
@@ -26,11 +26,11 @@
 // peer still reads call e's partials, but it can only begin call e+2 after every peer published
 // every tile of e+1, hence after the peer finished call e.
 //
-// What is left on the table (docs/BENCHMARKS.md): cp.async instead of TMA (the *_tma programs
-// below load by TMA; not yet run on a GPU, so not the default), no warp-specialized
+// What is left on the table (docs/BENCHMARKS.md, docs/GEMM_AR.md): no warp-specialized
 // producer, each wgmma group waited for before its FP32 promotion (no ping-pong between
-// warpgroups), and the epilogue (push, wait, reduce) not overlapped with the next tile's main
-// loop within a CTA (only across the 2 CTAs of an SM).
+// warpgroups), the epilogue (push, wait, reduce) not overlapped with the next tile's main loop
+// within a CTA (only across the 2 CTAs of an SM), and no TMA multicast: CTA pairs sharing a W
+// tile measured 1.16x slower (runs 126-131; the code is in ed3797c).
 #include <cuda.h>  // CUtensorMap: the TMA programs' parameters
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -46,14 +46,11 @@
 #ifndef GA_WG_PROMOTE
 #define GA_WG_PROMOTE 2
 #endif
-// The CTA pairs' loads run GA_STAGES - GA_MC_BEHIND stages ahead (below, "AHEAD")
-#ifndef GA_MC_BEHIND
-#define GA_MC_BEHIND 2
-#endif
 #ifndef GA_WG_CTAS
 #define GA_WG_CTAS 2
 #endif
-static_assert(GA_OUT_ROW_BYTES == GA_BN * 2 + 16, "a staged row: 256 bytes and 16 of padding");
+// A row of the reduced tile staged in shared memory: 256 bytes and 16 of padding
+#define GA_OUT_ROW_BYTES (GA_BN * 2 + 16)
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -254,7 +251,8 @@ __device__ __forceinline__ void load_stage(u32 sA, u32 sW, const uint8_t* A, con
 // 64-byte swizzle), which write exactly the layout load_stage's cp.async writes (swz above is
 // that swizzle), so the wgmma descriptors are the same. One thread issues both loads of a stage;
 // an mbarrier per stage counts their bytes; every thread waits on it instead of cp.async's groups
-// and the barrier after them. Not yet run on a GPU (written in the ninth session).
+// and the barrier after them. Correct on two H200s and 1.41x faster than cp.async at K = 4096
+// (runs 120-122).
 __device__ __forceinline__ u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" : : "r"(bar), "r"(count) : "memory");
@@ -287,60 +285,9 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const CUtensorMap* map, int
       : "memory");
 }
 
-// ---- a pair of CTAs (the *_mc programs): a cluster of 2 whose CTAs 2i and 2i + 1 always work on
-// tiles t and t ^ 1, which share a W column (raster group even: G_SHARE 1) or an A row (group 1:
-// G_SHARE 2); each CTA loads its own tile of the other operand and half of the shared one, which
-// TMA multicasts into both CTAs' stages, so the pair reads the shared tile from L2 once. A CTA's
-// full barrier still counts a whole stage (its own box, its half, the peer's half). A stage is
-// refilled once both CTAs are done with it: each CTA's thread 0 arrives on the stage's "empty"
-// barrier in both CTAs once its threads passed the barrier after their last read of it, and the
-// refilling thread waits for both arrivals. (A cluster barrier at every stage instead, run 126:
-// correct, 2.5x slower: the pair in lockstep, every stage.)
-__device__ __forceinline__ void tma_load_2d_mc(u32 dst, const CUtensorMap* map, int col, int row, u32 bar,
-                                               unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%3, %4}], [%2], %5;"
-      :
-      : "r"(dst), "l"((u64)map), "r"(bar), "r"(col), "r"(row), "h"(mask)
-      : "memory");
-}
-__device__ __forceinline__ void cluster_sync_all() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" : : : "memory");
-}
-__device__ __forceinline__ u32 cluster_rank() {
-  u32 r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-// Arrives on the mbarrier at `bar` (a shared address of this CTA) in this CTA and in the peer's
-__device__ __forceinline__ void mbar_arrive_pair(u32 bar) {
-  u32 remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(cluster_rank() ^ 1u));
-  // the default semantics (release at CTA scope), as CUTLASS's cluster barriers: the reads being
-  // released are wgmma's, complete at its wait; .release.cluster made every arrival a MEMBAR that
-  // held warp 0, and the CTA at its next barrier (run 129: membar stalls 0 -> 1.23 per issue)
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" : : "r"(bar) : "memory");
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" : : "r"(remote) : "memory");
-}
-// Whether either CTA of the pair raised its abort: each writes its flag into the other's
-// `theirs` (distinct words per agreement point, so a fast peer's next write cannot land before
-// this CTA read the last), then a cluster barrier. Both CTAs leave the tile loop at the same
-// point, or one would wait forever at the next cluster barrier.
-__device__ __forceinline__ bool pair_abort(int mine, int* theirs) {
-  if (threadIdx.x == 0) {
-    u32 remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_u32(theirs)), "r"(cluster_rank() ^ 1u));
-    asm volatile("st.shared::cluster.u32 [%0], %1;" : : "r"(remote), "r"(mine) : "memory");
-  }
-  cluster_sync_all();
-  return mine || *(volatile int*)theirs;
-}
-
-template <bool THROTTLE, bool INSTR, bool WG, bool TMA = false, bool MC = false>
+template <bool THROTTLE, bool INSTR, bool WG, bool TMA = false>
 __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = nullptr,
-                        const CUtensorMap* tmW = nullptr, const CUtensorMap* tmH = nullptr) {
-  static_assert(!MC || TMA, "the pair's multicast is a TMA load");
+                        const CUtensorMap* tmW = nullptr) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int rank = (int)P[G_RANK];
   const int world = (int)P[G_WORLD];
@@ -375,30 +322,13 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
   // TMA: one "full" barrier per stage, and the count of stages this CTA consumed so far, whose
   // quotient by GA_STAGES is each barrier's phase
   __shared__ __align__(8) u64 s_full[GA_STAGES];
-  // MC: a stage's "empty" barrier, one arrival from each CTA of the pair per use
-  __shared__ __align__(8) u64 s_empty[GA_STAGES];
   if (TMA && threadIdx.x == 0) {
     for (int i = 0; i < GA_STAGES; ++i) mbar_init(smem_u32(&s_full[i]), 1);
-    if (MC)
-      for (int i = 0; i < GA_STAGES; ++i) mbar_init(smem_u32(&s_empty[i]), 2);
     asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
   }
   u32 consumed = 0;
-  // MC: which operand the pair shares (0: none, each loads its own), this CTA's half of it, and
-  // the words the peer writes its abort flags into (entry, guard)
-  // (read where thread 0 issues the loads, not held across the main loop: registers)
-  __shared__ int s_pair[2];
-  if (MC) {
-    // pairs take the same number of tiles only so (the host checks it; a hang otherwise)
-    if ((tiles | grid) & 1) __trap();
-    // the barriers' init before any multicast completes on them, and every CTA of the cluster
-    // running before one writes into another's shared memory
-    cluster_sync_all();
-    if (pair_abort(s_abort, &s_pair[0])) return;
-  } else {
-    __syncthreads();
-    if (s_abort) return;  // an earlier call aborted (sticky); it was counted then
-  }
+  __syncthreads();
+  if (s_abort) return;  // an earlier call aborted (sticky); it was counted then
   const u64 epoch = s_epoch;
   const u64 begun_base = (epoch - 1) * (u64)tiles;
   const int parity = (int)(epoch & 1);
@@ -412,10 +342,6 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
   // The reduced tile goes out through the stages' shared memory (free from the publish barrier
   // to the next tile's guard barrier), rows padded 16 bytes so the fragment stores of a warp fall
   // in 32 distinct banks
-  // MC too: once this CTA's full barriers completed for every stage of the tile, the peer has
-  // issued all its multicasts of the tile, and it issues the next tile's only after the pair's
-  // agreement at the next guard, so nothing lands in the stages while they hold the output (a
-  // region of its own, run 128, halved the L1 that holds ptxas's spills: 1.6x slower still)
   uint8_t* const out_tile = smem + (smem_base - (u32)__cvta_generic_to_shared(smem));
   static_assert(GA_BM * GA_OUT_ROW_BYTES <= GA_STAGES * 2 * GA_BM * GA_BK, "the staged tile fits the stages");
 
@@ -465,15 +391,8 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         }
       }
     }
-    if (MC) {
-      if (pair_abort(s_abort, &s_pair[1])) {
-        s_abort = 1;  // the peer's: this CTA's call is abandoned too
-        break;
-      }
-    } else {
-      __syncthreads();
-      if (s_abort) break;
-    }
+    __syncthreads();
+    if (s_abort) break;
     if (INSTR && threadIdx.x == 0) phase_end(s_ph + 0, &s_mark, clock64());
 
     // ---- copy: the GEMM of the tile ---------------------------------------------------------
@@ -501,43 +420,16 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
     // ((consumed + kt) / GA_STAGES)-th time
     auto tma_stage = [&](int k_tile) {
       if (threadIdx.x == 0) {
-        const u32 n = consumed + (u32)k_tile;
-        const u32 slot = n % GA_STAGES;
+        const u32 slot = (consumed + (u32)k_tile) % GA_STAGES;
         const u32 bar = smem_u32(&s_full[slot]);
-        // MC: the slot's previous use done in both CTAs (that use's phase of its empty barrier)
-        if (MC && n >= GA_STAGES) mbar_wait(smem_u32(&s_empty[slot]), (n / GA_STAGES - 1) & 1, budget);
         const u32 sa_dst = smem_base + slot * STAGE_BYTES;
         mbar_expect_tx(bar, STAGE_BYTES);
-        constexpr u32 HALF = GA_BM / 2 * GA_BK;  // 64 rows: the 64-byte swizzle repeats every 8
-        const int share = MC ? (int)P[G_SHARE] : 0;
-        const u32 crank = MC ? cluster_rank() : 0;
-        if (MC && share == 1) {
-          tma_load_2d(sa_dst, tmA, k_tile * GA_BK, tm * GA_BM, bar);
-          tma_load_2d_mc(sa_dst + GA_BM * GA_BK + crank * HALF, tmH, k_tile * GA_BK,
-                         tn * GA_BN + (int)crank * (GA_BN / 2), bar, 3);
-        } else if (MC && share == 2) {
-          tma_load_2d_mc(sa_dst + crank * HALF, tmH, k_tile * GA_BK, tm * GA_BM + (int)crank * (GA_BM / 2), bar, 3);
-          tma_load_2d(sa_dst + GA_BM * GA_BK, tmW, k_tile * GA_BK, tn * GA_BN, bar);
-        } else {
-          tma_load_2d(sa_dst, tmA, k_tile * GA_BK, tm * GA_BM, bar);
-          tma_load_2d(sa_dst + GA_BM * GA_BK, tmW, k_tile * GA_BK, tn * GA_BN, bar);
-        }
+        tma_load_2d(sa_dst, tmA, k_tile * GA_BK, tm * GA_BM, bar);
+        tma_load_2d(sa_dst + GA_BM * GA_BK, tmW, k_tile * GA_BK, tn * GA_BN, bar);
       }
     };
-    if (MC && threadIdx.x == 0 && P[G_SHARE] != 0) {
-      const int share = (int)P[G_SHARE];
-      // the host's promise (G_SHARE): the peer's tile t ^ 1 shares this one's operand. A broken
-      // promise would sum the wrong products silently, so it stops the kernel instead
-      int pm, pn;
-      tile_coords(t ^ 1, tiles_m, tiles_n, group_m, &pm, &pn);
-      if ((share == 1 && pn != tn) || (share == 2 && pm != tm) || (t ^ 1) >= tiles) __trap();
-    }
-    // MC: loads run a stage less ahead, so that a refill waits on the peer's word for a stage it
-    // finished an iteration ago rather than the one it is finishing now (run 127: refilling the
-    // stage of kt - 1 held thread 0, and with it its warpgroup's wgmma, on the peer every stage)
-    constexpr int AHEAD = MC ? GA_STAGES - GA_MC_BEHIND : GA_STAGES - 1;
 #pragma unroll
-    for (int s = 0; s < AHEAD; ++s) {
+    for (int s = 0; s < GA_STAGES - 1; ++s) {
       if (TMA) {
         if (s < k_tiles) tma_stage(s);
       } else {
@@ -554,11 +446,8 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
         if (WG) fence_proxy_async();
       }
       __syncthreads();
-      // MC: this CTA is done with the stage of kt - 1 (every thread passed the barrier above after
-      // its reads of it); the refill below waits for the peer's word too
-      if (MC && kt > 0 && threadIdx.x == 0) mbar_arrive_pair(smem_u32(&s_empty[(consumed + (u32)kt - 1) % GA_STAGES]));
       {
-        const int nk = kt + AHEAD;  // refills the stage of kt - 1 (MC: kt - 2), which every warp is done with
+        const int nk = kt + GA_STAGES - 1;  // refills the stage of kt - 1, which every warp is done with
         if (TMA) {
           if (nk < k_tiles) tma_stage(nk);
         } else {
@@ -610,11 +499,6 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
       }
     }
     if (!TMA) cp_async_wait<0>();
-    if (MC) {
-      // the tile's last stage, done once every thread's last wgmma of it was waited for
-      __syncthreads();
-      if (threadIdx.x == 0) mbar_arrive_pair(smem_u32(&s_empty[(consumed + (u32)k_tiles - 1) % GA_STAGES]));
-    }
     consumed += (u32)k_tiles;
     // the scales, and this rank's partial rounded to BF16 (what the peers receive)
     u32 mine[GA_FRAG / 2];
@@ -694,9 +578,6 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
       }
     }
     __syncthreads();
-    // MC: the pair leaves the loop together, at the next tile's guard (one cluster barrier a
-    // tile, not two), so an aborted CTA only skips its reduce here
-    if (MC && s_abort) continue;
     if (s_abort) break;
     if (INSTR && threadIdx.x == 0) phase_end(s_ph + 3, &s_mark, clock64());
 
@@ -760,8 +641,6 @@ __device__ void gemm_ar(const u64* __restrict__ P, const CUtensorMap* tmA = null
   }
 
   // ---- finish ---------------------------------------------------------------------------------
-  // MC: neither CTA exits while the other may still arrive on its barriers
-  if (MC) cluster_sync_all();
   __syncthreads();
   if (threadIdx.x == 0) {
     if (s_abort) {
@@ -835,19 +714,6 @@ GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_wg_tma, false, true)
 GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_throttled_wg_tma, true, true)
 GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_plain_wg_tma, false, false)
 GA_KERNEL_WG_TMA(gemm_ar_fp8_bf16_throttled_plain_wg_tma, true, false)
-// The TMA programs in pairs of CTAs (GemmArModule.MAIN_LOOP = wgmma-tma-mc): clusters of 2 fixed
-// at compile time (so a plain launch makes them), the shared operand's half-tile map tmH after the
-// others (G_SHARE says which operand; 0: tmH unused and each CTA loads its own).
-#define GA_KERNEL_WG_TMA_MC(name, thr, instr)                                                  \
-  extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(GA_THREADS, GA_WG_CTAS) \
-      name(const u64* P, const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmW, \
-           const __grid_constant__ CUtensorMap tmH) {                                          \
-    gemm_ar<thr, instr, true, true, true>(P, &tmA, &tmW, &tmH);                                \
-  }
-GA_KERNEL_WG_TMA_MC(gemm_ar_fp8_bf16_wg_tma_mc, false, true)
-GA_KERNEL_WG_TMA_MC(gemm_ar_fp8_bf16_throttled_wg_tma_mc, true, true)
-GA_KERNEL_WG_TMA_MC(gemm_ar_fp8_bf16_plain_wg_tma_mc, false, false)
-GA_KERNEL_WG_TMA_MC(gemm_ar_fp8_bf16_throttled_plain_wg_tma_mc, true, false)
 
 // Copies the totals into the counter block under its seqlock (one block of GA_PUBLISH_THREADS,
 // a kernel of its own on the rank's stream, so the totals hold still). Published words, from

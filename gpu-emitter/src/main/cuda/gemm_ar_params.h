@@ -17,7 +17,6 @@
 // A rank's partial tile as its peers receive it: each thread's 64 outputs in its fragment order,
 // BF16, so the receiving thread (same fragment layout) reads exactly its own elements.
 #define GA_TILE_BYTES (GA_THREADS * GA_FRAG * 2)
-#define GA_OUT_ROW_BYTES 272  // a row of the reduced tile staged in shared memory: 256 bytes, 16 of padding
 #define GA_THROTTLE_ROUNDS 2  // a CTA begins a tile only while < this many rounds ahead
 
 // ---- Params ---------------------------------------------------------------------------------
@@ -38,7 +37,6 @@
 #define G_COUNTER_BLOCK 14   // u64* counter block (mapped host memory)
 #define G_HIST_BUCKETS 15
 #define G_GRID 16            // CTAs of the persistent grid (every rank the same)
-#define G_SHARE 17           // the *_mc programs: operand a CTA pair shares (0 none, 1 W, 2 A)
 #define G_RECV_PTR 24        // [GA_MAX_RANKS] peer p's receive buffer: [2][world][tiles][GA_TILE_BYTES]
 #define G_FLAG_PTR 32        // [GA_MAX_RANKS] peer p's flags: u64 [tiles][world], = epoch once the
                              //   source's partial of the tile is in p's receive buffer

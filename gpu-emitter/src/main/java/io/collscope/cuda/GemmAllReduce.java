@@ -96,8 +96,6 @@ public final class GemmAllReduce implements AutoCloseable {
     // the TMA programs' tensor maps of A and W (GemmArTensorMaps), passed by value at launch
     byte[] mapA;
     byte[] mapW;
-    // the CTA pairs' (GemmArModule.mc) half-tile map of the operand they share, or null
-    byte[] mapH;
 
     Rank(int rank, GpuDevice device, GemmArModule module) {
       this.rank = rank;
@@ -177,8 +175,6 @@ public final class GemmAllReduce implements AutoCloseable {
             GemmArLayout.SMEM_BYTES);
         grid = Math.min(grid, Math.max(1, perSm[0] * e.getValue().sms / sharing));
       }
-      // clusters of two CTAs: a whole number of them
-      if (GemmArModule.mc()) grid = Math.max(2, grid & ~1);
       GemmAllReduce g = new GemmAllReduce(world, shape, groupM, buckets, grid, devices, modules);
       try {
         for (int r = 0; r < world; r++) {
@@ -261,32 +257,6 @@ public final class GemmAllReduce implements AutoCloseable {
     }
   }
 
-  /** {@link GemmArLayout#G_SHARE}: what a CTA pair of the {@code _mc} programs shares. */
-  static final int SHARE_NONE = 0;
-
-  static final int SHARE_W = 1;
-  static final int SHARE_A = 2;
-
-  static final String SHARE_NOTHING_PROPERTY = "collscope.gemmar.pairShareNothing";
-
-  /**
-   * The operand CTAs 2i and 2i + 1 can share, whose tiles are t and t ^ 1 of the static order
-   * ({@code gemm_ar.cu}, {@code tile_coords}): the same W column when every raster group has an
-   * even number of tile rows, the same A row with groups of one row and an even number of tile
-   * columns; nothing otherwise (each CTA then loads its own, and the pair still refills its stages
-   * together). Needs an even grid and tile count, so that both CTAs of a pair take the same number
-   * of tiles. The kernel traps on a pair whose tiles do not share what this says.
-   */
-  static int share(Shape s, int groupM, int grid) {
-    // measurement only: the pairs' coupling without the multicast (each CTA loads its own)
-    if (Boolean.getBoolean(SHARE_NOTHING_PROPERTY)) return SHARE_NONE;
-    long tilesM = s.m() / GemmArLayout.BM, tilesN = s.n() / GemmArLayout.BN;
-    if (grid % 2 != 0 || (tilesM * tilesN) % 2 != 0) return SHARE_NONE;
-    if (groupM % 2 == 0 && tilesM % groupM == 0) return SHARE_W;
-    if (groupM == 1 && tilesN % 2 == 0) return SHARE_A;
-    return SHARE_NONE;
-  }
-
   private void writeParams(Rank k, long budgetNanos) {
     long[] p = new long[GemmArLayout.G_WORDS];
     p[GemmArLayout.G_RANK] = k.rank;
@@ -299,14 +269,6 @@ public final class GemmAllReduce implements AutoCloseable {
     p[GemmArLayout.G_BUDGET_NS] = budgetNanos;
     p[GemmArLayout.G_HIST_BUCKETS] = buckets;
     p[GemmArLayout.G_GRID] = grid;
-    if (GemmArModule.mc() && shape.tiles() % 2 != 0) {
-      // both CTAs of a pair must take the same number of tiles (they meet at every stage)
-      throw new ConfigException(
-          "shape",
-          "the CTA-pair programs need an even number of output tiles, not " + shape.tiles());
-    }
-    int share = GemmArModule.mc() ? share(shape, groupM, grid) : SHARE_NONE;
-    p[GemmArLayout.G_SHARE] = share;
     k.device.makeCurrent();
     cuMemcpyHtoD(k.params, Pointer.to(p), 8L * p.length);
     putPointer(k, GemmArLayout.G_A, k.a);
@@ -323,17 +285,6 @@ public final class GemmAllReduce implements AutoCloseable {
       k.mapW =
           GemmArTensorMaps.encode(
               GemmArTensorMaps.operand(pointerAt(k, GemmArLayout.G_W), shape.n(), shape.k()));
-    }
-    if (GemmArModule.mc()) {
-      // unused by the kernel when the pair shares nothing, but the program takes four parameters
-      boolean shareA = share == SHARE_A;
-      k.mapH =
-          GemmArTensorMaps.encode(
-              GemmArTensorMaps.operand(
-                  pointerAt(k, shareA ? GemmArLayout.G_A : GemmArLayout.G_W),
-                  shareA ? shape.m() : shape.n(),
-                  shape.k(),
-                  GemmArLayout.BM / 2));
     }
     for (Rank q : ranks) {
       // one process, unified addressing: a peer's device pointer is valid here with peer access
@@ -438,13 +389,7 @@ public final class GemmAllReduce implements AutoCloseable {
           k.stream,
           k.mapA == null
               ? Pointer.to(Pointer.to(k.params))
-              : k.mapH == null
-                  ? Pointer.to(Pointer.to(k.params), Pointer.to(k.mapA), Pointer.to(k.mapW))
-                  : Pointer.to(
-                      Pointer.to(k.params),
-                      Pointer.to(k.mapA),
-                      Pointer.to(k.mapW),
-                      Pointer.to(k.mapH)),
+              : Pointer.to(Pointer.to(k.params), Pointer.to(k.mapA), Pointer.to(k.mapW)),
           null);
     }
   }

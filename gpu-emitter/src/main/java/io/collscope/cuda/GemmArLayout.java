@@ -44,7 +44,6 @@ final class GemmArLayout {
   static final int G_COUNTER_BLOCK = 14;
   static final int G_HIST_BUCKETS = 15;
   static final int G_GRID = 16;
-  static final int G_SHARE = 17;
   static final int G_RECV_PTR = 24;
   static final int G_FLAG_PTR = 32;
   static final int G_ABORT_PTR = 40;

@@ -27,10 +27,7 @@ final class GemmArModule implements AutoCloseable {
    * (docs/BENCHMARKS.md): wgmma 1.44x faster than mma at 16384x6144x4096 and 65536x8192x4096 (run
    * 95); wgmma-tma 1.41x faster than wgmma at 16384x6144x4096 and 65536x8192x4096, 1.12-1.13x at K
    * = 1024 (run 121), which took the fused kernel from 0.66-0.71x of torch._scaled_mm + NCCL to
-   * PARITY at 16384x6144x4096. {@code wgmma-tma-mc}: the TMA loop in clusters of two CTAs that load
-   * the operand their tiles share once, multicast into both ({@code gemm_ar.cu}, "a pair of CTAs";
-   * {@link GemmAllReduce} decides which operand, {@link GemmArLayout#G_SHARE}); an experiment, not
-   * the default. The system property {@value #MAIN_LOOP_PROPERTY} picks one.
+   * PARITY at 16384x6144x4096. The system property {@value #MAIN_LOOP_PROPERTY} picks one.
    */
   static final String MAIN_LOOP = System.getProperty(GemmArModule.MAIN_LOOP_PROPERTY, "wgmma-tma");
 
@@ -57,7 +54,7 @@ final class GemmArModule implements AutoCloseable {
     cuModuleGetFunction(publish, module, "gemm_ar_publish");
   }
 
-  /** The kernel's symbol: {@code gemm_ar_fp8_bf16[_throttled][_plain][_wg[_tma[_mc]]]}. */
+  /** The kernel's symbol: {@code gemm_ar_fp8_bf16[_throttled][_plain][_wg[_tma]]}. */
   static String name(boolean throttled, boolean instrumented) {
     return name(MAIN_LOOP, throttled, instrumented);
   }
@@ -67,8 +64,7 @@ final class GemmArModule implements AutoCloseable {
         + (throttled ? "_throttled" : "")
         + (instrumented ? "" : "_plain")
         + (wgmma(mainLoop) ? "_wg" : "")
-        + (tma(mainLoop) ? "_tma" : "")
-        + (mc(mainLoop) ? "_mc" : "");
+        + (tma(mainLoop) ? "_tma" : "");
   }
 
   /** Whether the main loop is a wgmma one (its accumulator promoted: GemmArReference's bound). */
@@ -84,26 +80,15 @@ final class GemmArModule implements AutoCloseable {
   static boolean wgmma(String mainLoop) {
     return switch (mainLoop) {
       case "mma" -> false;
-      case "wgmma", "wgmma-tma", "wgmma-tma-mc" -> true;
+      case "wgmma", "wgmma-tma" -> true;
       default ->
           throw new IllegalArgumentException(
-              MAIN_LOOP_PROPERTY
-                  + " must be mma, wgmma, wgmma-tma or wgmma-tma-mc, not "
-                  + mainLoop);
+              MAIN_LOOP_PROPERTY + " must be mma, wgmma or wgmma-tma, not " + mainLoop);
     };
   }
 
   static boolean tma(String mainLoop) {
-    return wgmma(mainLoop) && mainLoop.startsWith("wgmma-tma");
-  }
-
-  /** Whether the programs run in CTA pairs that multicast a shared operand (a fourth parameter). */
-  static boolean mc() {
-    return mc(MAIN_LOOP);
-  }
-
-  static boolean mc(String mainLoop) {
-    return wgmma(mainLoop) && mainLoop.equals("wgmma-tma-mc");
+    return wgmma(mainLoop) && mainLoop.equals("wgmma-tma");
   }
 
   CUfunction kernel(boolean throttled, boolean instrumented) {

@@ -59,14 +59,6 @@ final class GemmArTensorMaps {
   record Args(long address, long[] globalDim, long[] globalStrides, int[] boxDim) {}
 
   static Args operand(long address, long rows, long k) {
-    return operand(address, rows, k, GemmArLayout.BM);
-  }
-
-  /**
-   * As {@link #operand(long, long, long)} with a box of {@code boxRows} rows: the CTA pairs' shared
-   * operand is loaded half a tile ({@code BM / 2} rows) by each CTA.
-   */
-  static Args operand(long address, long rows, long k, int boxRows) {
     if (address % 16 != 0) throw new IllegalArgumentException("address not 16-byte aligned");
     if (k % GemmArLayout.BK != 0 || rows % GemmArLayout.BM != 0) {
       throw new IllegalArgumentException(
@@ -84,7 +76,7 @@ final class GemmArTensorMaps {
         address,
         new long[] {k, rows},
         new long[] {k}, // bytes between rows; the innermost stride is the element's, implied
-        new int[] {GemmArLayout.BK, boxRows});
+        new int[] {GemmArLayout.BK, GemmArLayout.BM});
   }
 
   /** Encodes the map: 128 bytes to pass by value. */

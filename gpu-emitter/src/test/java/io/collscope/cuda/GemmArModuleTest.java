@@ -15,14 +15,14 @@ class GemmArModuleTest {
     // that the image lacks is a cuModuleGetFunction failure on the GPU, caught here instead
     String image = new String(GemmArModule.fatbin(), StandardCharsets.ISO_8859_1);
     int checked = 0;
-    for (String loop : new String[] {"mma", "wgmma", "wgmma-tma", "wgmma-tma-mc"})
+    for (String loop : new String[] {"mma", "wgmma", "wgmma-tma"})
       for (boolean throttled : new boolean[] {false, true})
         for (boolean instrumented : new boolean[] {false, true}) {
           String name = GemmArModule.name(loop, throttled, instrumented);
           assertThat(image).as(loop).contains("\0" + name + "\0");
           checked++;
         }
-    assertThat(checked).isEqualTo(16);
+    assertThat(checked).isEqualTo(12);
   }
 
   @Test
@@ -34,13 +34,8 @@ class GemmArModuleTest {
     assertThat(GemmArModule.tma("wgmma-tma")).isTrue();
     assertThat(GemmArModule.tma("wgmma")).isFalse();
     assertThat(GemmArModule.wgmma("wgmma-tma")).isTrue();
-    assertThat(GemmArModule.name("wgmma-tma-mc", true, true))
-        .isEqualTo("gemm_ar_fp8_bf16_throttled_wg_tma_mc");
-    assertThat(GemmArModule.tma("wgmma-tma-mc")).isTrue();
-    assertThat(GemmArModule.mc("wgmma-tma-mc")).isTrue();
-    assertThat(GemmArModule.mc("wgmma-tma")).isFalse();
     assertThatThrownBy(() -> GemmArModule.name("tma", false, false))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("mma, wgmma, wgmma-tma or wgmma-tma-mc");
+        .hasMessageContaining("mma, wgmma or wgmma-tma");
   }
 }
