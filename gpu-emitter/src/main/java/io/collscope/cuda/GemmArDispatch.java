@@ -73,11 +73,10 @@ public final class GemmArDispatch {
           new Lever(2, Capacity.FULL, GROUP_M, true),
               "2026-11-30-run122-x2 (65536x6144x4096, 65536x8192x4096, 131072x8192x4096)",
           new Lever(2, Capacity.ROWS_4096, 1, false),
-              "2026-11-30-run121-x2 (4096x8192x1024: the g1 program; M <= 4096 runs the same"
-                  + " kernel)",
+              "2026-11-30-run121-x2, run132-x2 (4096x8192x1024: the g1 program; M <= 4096 runs"
+                  + " the same kernel)",
           new Lever(2, Capacity.ROWS_4096, GROUP_M, false),
-              "2026-11-30-run31-x2 (4096x6144x4096; mma loop only, the g8 program's kernel is the"
-                  + " one run122-x2 measured at M > 4096)");
+              "2026-11-30-run132-x2 (4096x6144x4096)");
 
   /** The dispatch rules: the lever a call selects (whether or not it is measured). */
   public static Lever lever(Key key) {
