@@ -63,11 +63,14 @@ public final class GemmArBench {
       Map<String, double[]> torch) {
     out.printf(
         Locale.ROOT,
-        "gemm-ar bench: %d ranks, %d interleaved rounds, min effect %.1f%%, SM clock floor %d MHz%n",
+        "gemm-ar bench: %d ranks, %d interleaved rounds, min effect %.1f%%, SM clock floor %d MHz,"
+            + " main loop %s%n",
         world,
         rounds,
         minEffectPct,
-        clockFloorMhz);
+        clockFloorMhz,
+        // which programs ran: logs of different main loops are otherwise told apart by name only
+        GemmArModule.MAIN_LOOP);
     out.println(
         "| M | N | K/rank | tiles | grid | dispatched | unthrottled us | throttled us | unthr/thr | throttled vs unthrottled | instrumented unthr us | instr overhead | instrumented vs unthrottled | torch+NCCL us | torch/dispatched | dispatched vs torch | lead max unthr / thr (rounds) | lead p99 unthr / thr | stalls/call thr | min SM MHz | check |");
     out.println(
