@@ -2,12 +2,12 @@
 # Issue 15: where the fused kernel's GEMM spends its time, one rank under Nsight Compute. On a GPU
 # machine, from the checkout's root, with a carry (dev/gpu-carry-worktree.sh); builds
 # GemmArProfile against the carry's jars first (here, where javac is: BUILD_ONLY=1), then per
-# shape in SHAPES one profiled call of the unthrottled (THROTTLED=1: throttled) plain program of MAIN_LOOP (wgmma-tma,
-# the default; wgmma for cp.async loads), after two unprofiled:
+# shape in SHAPES one profiled call of the unthrottled (THROTTLED=1: throttled) plain program of
+# MAIN_LOOP (wgmma-tma, the default; wgmma for cp.async loads), after two unprofiled:
 #   the L2 <-> SM traffic (lts__t_bytes), DRAM bytes, the tensor pipe's active cycles, the SM
 #   throughput, achieved occupancy, and the duration,
-# to test the estimate in docs/GEMM_AR.md (128 x 128 tiles read ~4.9 TB/s from L2 at the GEMM
-# phase's rate: L2-bound). Into OUT_DIR/gemm-ncu/ (the device tool returns OUT_DIR).
+# (runs 123-124: the TMA GEMM L2-bound, 75-92 % of the L2's peak; drift's DRAM bytes, unthrottled
+# against THROTTLED=1). Into OUT_DIR/gemm-ncu/ (the device tool returns OUT_DIR).
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 C=${CARRY:-.carry/main}
