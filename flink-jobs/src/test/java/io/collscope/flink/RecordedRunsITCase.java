@@ -188,19 +188,26 @@ class RecordedRunsITCase {
         rankWindows.stream().filter(w -> w.getJob().equals("gemm-ar-throttle-on")).toList();
     assertThat(off).isNotEmpty();
     assertThat(on).isNotEmpty();
+    // Two runs recorded each program at 65536x8192x4096 (runs 117, cp.async loads, and 122, TMA
+    // loads): unthrottled, CTAs 6.5 to 8+ rounds ahead of the grid (8.00 is the histogram's last
+    // bucket) in every window, no stall; throttled, never past the throttle's 2 rounds.
+    double unthrottledGuardMax = 0;
     for (RankWindow w : off) {
       assertThat(w.getCollective()).isEqualTo("gemm_ar_fp8_bf16");
-      // CTAs 8 rounds and more ahead of the grid (the histogram's last bucket), no throttle
-      assertThat(w.getCtaLeadMaxRounds()).as("unthrottled lead max").isEqualTo(8.0);
+      // drift well past what the throttle allows: at least twice its bound
+      assertThat(w.getCtaLeadMaxRounds()).as("unthrottled lead max").isGreaterThanOrEqualTo(4.0);
       assertThat(w.getThrottleStallsPerCall()).isZero();
       assertThat(w.getTilesPerCall()).isEqualTo(32768.0);
+      unthrottledGuardMax = Math.max(unthrottledGuardMax, w.getGuardMeanUs());
     }
     for (RankWindow w : on) {
       assertThat(w.getCollective()).isEqualTo("gemm_ar_fp8_bf16_throttled");
       assertThat(w.getCtaLeadMaxRounds()).as("throttled lead max").isLessThanOrEqualTo(2.0);
-      // the throttle held back thousands of tiles a call: its wait is the guard phase
+      // the throttle held back thousands of tiles a call, and its wait is the guard phase: longer
+      // than any unthrottled window's guard (the begun-tiles atomic alone), 193-737 against 96-106
+      // us a call in these runs
       assertThat(w.getThrottleStallsPerCall()).isGreaterThan(1000);
-      assertThat(w.getGuardMeanUs()).isGreaterThan(500);
+      assertThat(w.getGuardMeanUs()).as("throttled guard").isGreaterThan(unthrottledGuardMax);
     }
     // the other collectives carry no drift
     assertThat(rankWindows.stream().filter(w -> !w.getCollective().startsWith("gemm_ar")))
