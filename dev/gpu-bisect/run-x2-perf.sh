@@ -5,7 +5,7 @@
 # tests (they must fail); NCCL's all-reduce (dev/nccl_allreduce_bench.py), then in the same
 # machine session `bench gpu` (OsarBench's main: the CLI would need Kafka's client, which the
 # carried runtime leaves out) with --baseline on NCCL's rounds; then `bench gpu` once per bisect
-# variant in BISECT (none by default) at 4K and 256K (ranks BISECT_RANKS, default 1,2); BLOCK_RULES
+# variant in BISECT (none by default) at BISECT_SIZES (default 4K,256K; ranks BISECT_RANKS, default 1,2); BLOCK_RULES
 # (SMALL_BYTES:SMALL_BLOCKS:BYTES ..., CudaCollective.Options.blocksFor) benches the runtime's kernel under other rules for the data blocks per rank;
 # MODES (bytes ...) benches the runtime's kernel with the push path from that many bytes per rank
 # (CudaCollective.Options.PUSH_BYTES: 0 pushes at every size, a huge value never) at MODE_SIZES;
@@ -110,7 +110,7 @@ for m in ${MODES:-}; do  # the push path from m bytes per rank, f32 and bf16
   bench_with collscope.osar.pushBytes "$m" "bench-osar-push-from-$m" "${MODE_SIZES:-$SIZES}"
 done
 for v in ${BISECT:-}; do
-  timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=4K,256K \
+  timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=${BISECT_SIZES:-4K,256K} \
     --dtypes=f32 > "$O/bisect-$v.log" 2>&1
   echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
   save
