@@ -12,6 +12,7 @@
 # PUBLISH_EVERYS (k ...) benches it with publications at most every k collectives;
 # PROPS (name=value[,name=value] ...) benches it once per set of collscope.osar.NAME system
 # properties given (PROP_DTYPES: f32,bf16 by default; PROP_SIZES: SIZES);
+# ALGORITHMS (below) benches each data path at every size;
 # SAMPLINGS (n ...) benches it with the accounting sampled 1 in n (-Dcollscope.osar.sampleEvery);
 # TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
 # VARIANT_TESTS (names under CARRY/variants) runs the sum tests on those images;
@@ -105,6 +106,14 @@ for kvs in ${PROPS:-}; do  # CudaCollective.Options properties: name=value[,name
 done
 for n in ${SAMPLINGS:-}; do  # the instrumented kernel accounting 1 collective in n (osar.cu)
   bench_with collscope.osar.sampleEvery "$n" "bench-osar-sample-every-$n"
+done
+# ALGORITHMS (oneshot-pull oneshot-push twoshot ...): every row on one data path (--algorithm),
+# ALG_DTYPES (f32) x ALG_RANKS (2,4,8) x ALG_SIZES (SIZES), one process each, in the order given
+for a in ${ALGORITHMS:-}; do
+  timeout 240 $J -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${ALG_RANKS:-2,4,8} \
+    --sizes=${ALG_SIZES:-$SIZES} --dtypes=${ALG_DTYPES:-f32} --algorithm=$a > "$O/bench-osar-alg-$a.log" 2>&1
+  echo "osar bench --algorithm=$a rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-alg-$a.log" | cut -d'|' -f2-8,12-
+  save
 done
 for m in ${MODES:-}; do  # the push path from m bytes per rank, f32 and bf16
   bench_with collscope.osar.pushBytes "$m" "bench-osar-push-from-$m" "${MODE_SIZES:-$SIZES}"

@@ -393,6 +393,29 @@ __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, 
   }
 }
 
+// Vectors [lo, hi) of src into dst, the block's threads striding by blockDim.x as reduce_vec's do
+// (so a thread copies exactly the vectors it reduced), PUSH_UNROLL loads in flight before their
+// stores; `term` added when `add` (the input's copy). Loads go past L1 (__ldcg): src may be a
+// slot a peer wrote, acquired by another warp of the block.
+template <typename T>
+__device__ __forceinline__ void copy_vecs(const uint4* __restrict__ src, uint4* dst, long long lo,
+                                          long long hi, bool add, float term) {
+  const long long stride = blockDim.x;
+  for (long long v = lo + threadIdx.x; v < hi; v += stride * PUSH_UNROLL) {
+    uint4 x[PUSH_UNROLL];
+#pragma unroll
+    for (int u = 0; u < PUSH_UNROLL; ++u) {
+      const long long i = v + u * stride;
+      x[u] = i < hi ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < PUSH_UNROLL; ++u) {
+      const long long i = v + u * stride;
+      if (i < hi) dst[i] = add ? with_term<T>(x[u], term) : x[u];
+    }
+  }
+}
+
 // ---- the pipelined push path ------------------------------------------------------------
 // The input is cut into units of OSAR_PIECE_BYTES (the last one may be short) and the units into
 // pieces of P_PIECE_UNITS units, numbered from 0 whatever the launch's shape. A push warp writes
@@ -648,8 +671,9 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
 // far from any fault table's.
 #define SAMPLE_KEY 1000003ull
 
-template <typename T, bool INSTR, bool PUSH>
+template <typename T, bool INSTR, bool PUSH, bool TWO = false>
 __device__ void osar(const u64* __restrict__ P) {
+  static_assert(!TWO || PUSH, "two-shot uses the push path's slots (a segment per rank)");
   const int rank = (int)P[P_RANK];
   const int world = (int)P[P_WORLD];
   const int nslots = (int)P[P_SLOTS];
@@ -875,7 +899,102 @@ __device__ void osar(const u64* __restrict__ P) {
     }
   };
 
-  if (PUSH && vec && blockDim.x >= 64 && P[P_PUSH_WARPS] != 0) {
+  if (TWO) {
+    // ---- two-shot: reduce-scatter, then all-gather (whole vectors only: the host checks) ------
+    // Rank r owns chunk r of the vectors (world chunks in rank order, the last ones shorter or
+    // empty). copy: the blocks push chunk q of the input, with the term, into r's segment of
+    // peer q's slot, for every peer q. publish and wait: the serial paths' (the rank's flag; the
+    // peers' flags mean their pushes of chunk r landed), so the phases, the per-peer shares and
+    // the injected faults mean what they mean there. reduce: chunk r summed over every rank in
+    // rank order (reduce_vec: the same bits as the one-shot paths) into the output and pushed
+    // into r's segment of every peer's slot (the chunk-r part of it, unused by the copy); once
+    // every block's pushes are out (S_GATHERED) the last block releases r's gather flag in each
+    // peer's memory (word 0 of r's row of piece flags); then every block waits for the peers'
+    // gather flags in its own memory and copies their reduced chunks from its slot into the
+    // output. The second exchange is billed to reduce, not to a peer: a rank late before its
+    // flag is billed in wait as on every path, one late only between the two shows as reduce.
+    // Per rank the link carries 2 (world - 1) / world of the bytes a one-shot push sends
+    // world - 1 times: at two ranks the same bytes plus a second exchange, from four far fewer.
+    using V = Vec16<T>;
+    const long long nvec = elems / V::N;
+    const long long per_rank = (nvec + world - 1) / world;
+    auto share = [&](int c, long long* a, long long* b) {  // this block's part of chunk c
+      const long long lo_c = min((long long)c * per_rank, nvec);
+      const long long hi_c = min(lo_c + per_rank, nvec);
+      const long long per_block = (hi_c - lo_c + blocks - 1) / blocks;
+      *a = min(lo_c + (long long)blockIdx.x * per_block, hi_c);
+      *b = min(*a + per_block, hi_c);
+    };
+    const long long my_seg = ((long long)slot * world + rank) * elems;  // r's segment, in elements
+    if (!s_abort) {
+      for (int k = 1; k < world; ++k) {
+        const int q = (rank + k) % world;  // staggered: the ranks start on different peers
+        long long a, b;
+        share(q, &a, &b);
+        copy_vecs<T>((const uint4*)in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);
+      }
+      if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
+    }
+    __syncthreads();
+    MARK_CLOCK(2);
+    if (threadIdx.x == 0 && !s_abort) publish(true, true);
+    __syncthreads();
+    MARK_CLOCK(3);
+    if (threadIdx.x < 32 && !s_abort) wait_peers();
+    // warp 0's acquires before every thread's reads of the peers' pushes, as on the serial paths
+    __syncthreads();
+    MARK_CLOCK(4);
+    T* out = (T*)P[P_OUTPUT];
+    if (!s_abort) {
+      long long a, b;
+      share(rank, &a, &b);
+      reduce_vec<T, true>(P, rank, world, slot, elems, a, b, out, term);
+      for (int k = 1; k < world; ++k) {
+        const int q = (rank + k) % world;
+        copy_vecs<T>((const uint4*)out, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, false, 0.f);
+      }
+    }
+    __syncthreads();
+    const Pieces<T> pc(P, elems);
+    // As publish: the system-scope arrival carries every block's pushes to the last block, whose
+    // release stores are cumulative over them.
+    if (threadIdx.x == 0 && !s_abort &&
+        atom_add_acq_rel_sys(st + S_GATHERED, 1ull) + 1 == seq * (u64)blocks) {
+      for (int k = 1; k < world; ++k) {
+        const int q = (rank + k) % world;
+        st_release_sys(piece_flags<T>(P, q, world, nslots, elems) + (long long)rank * pc.units, seq);
+      }
+    }
+    if (threadIdx.x < 32 && !s_abort) {
+      const int lane = threadIdx.x;
+      const bool peer = lane < world && lane != rank;
+      const u64* theirs =
+          peer ? piece_flags<T>(P, rank, world, nslots, elems) + (long long)lane * pc.units : nullptr;
+      Backoff bo;
+      bo.cap = 256;  // the collective's tail, as a piece's wait
+      for (;;) {
+        // acquire: the peer's reduced chunk (released with its gather flag) before the reads below
+        const bool landed = !peer || ld_acquire_sys(theirs) >= seq;
+        if (__all_sync(0xffffffffu, landed)) break;
+        const bool give_up = !bo.pause(deadline) || (bo.cold() && peer_aborted(P, rank, world, lane));
+        if (__any_sync(0xffffffffu, give_up)) {
+          if (lane == 0) s_abort = 1;
+          break;
+        }
+      }
+    }
+    __syncthreads();
+    if (!s_abort) {
+      const T* base = (const T*)P[P_SLOT_PTR + rank];
+      for (int k = 1; k < world; ++k) {
+        const int p = (rank + k) % world;
+        long long a, b;
+        share(p, &a, &b);
+        copy_vecs<T>((const uint4*)(base + ((long long)slot * world + p) * elems), (uint4*)out, a, b,
+                     false, 0.f);
+      }
+    }
+  } else if (PUSH && vec && blockDim.x >= 64 && P[P_PUSH_WARPS] != 0) {
     // ---- the pipelined push path: copy and reduce at once, piece by piece -------------------
     // The first push_warps warps of every block push pieces of the input into the peers' slots,
     // each piece released on its own piece flag; the other warps reduce pieces as the peers'
@@ -1063,6 +1182,11 @@ extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_push(const u64* P)
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_push_plain(const u64* P) { osar<float, false, true>(P); }
 extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_push(const u64* P) { osar<__nv_bfloat16, true, true>(P); }
 extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_push_plain(const u64* P) { osar<__nv_bfloat16, false, true>(P); }
+// Two-shot (the push path's slots; whole vectors)
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_two(const u64* P) { osar<float, true, true, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_two_plain(const u64* P) { osar<float, false, true, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_two(const u64* P) { osar<__nv_bfloat16, true, true, true>(P); }
+extern "C" __global__ void __launch_bounds__(512, 1) osar_bf16_two_plain(const u64* P) { osar<__nv_bfloat16, false, true, true>(P); }
 
 // Publishes the totals of every collective before it on this stream. One block of
 // PUBLISH_THREADS.

@@ -64,6 +64,7 @@
 #define S_ABORT 4        // sticky: the collective (seq) that aborted; later launches return at once
 #define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
 #define S_LOCK 6         // the counter block's seqlock value, mirrored here: no PCIe read
+#define S_GATHERED 7     // two-shot: blocks done pushing the reduced chunk, cumulative (osar.cu)
 // Totals through the last collective, one slice per data block of the rank (block b's at
 // S_TOT + b * T_STRIDE): a block adds only to its own slice, with fire-and-forget reductions, so
 // no two blocks' adds meet on one cache line when the kernel ends (16 blocks adding to one line

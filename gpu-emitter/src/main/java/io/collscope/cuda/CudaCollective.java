@@ -32,7 +32,8 @@ public final class CudaCollective implements CollectiveBackend {
    * rank the instrumented kernel accounts the phases, per-peer waits and lateness, and the clock
    * sample of 1 collective in this many, weighted by it (a power of two; 1: every collective,
    * exactly); calls, bytes and the latency histogram count every collective. From {@link
-   * #SAMPLE_BELOW_BYTES} every collective is accounted ({@link #sampleEveryFor}).
+   * #SAMPLE_BELOW_BYTES} every collective is accounted ({@link #sampleEveryFor}). {@code
+   * algorithm}: how the data moves; null chooses by size and world ({@link #algorithmFor}).
    */
   public record Options(
       DType dtype,
@@ -42,7 +43,8 @@ public final class CudaCollective implements CollectiveBackend {
       int[] deviceOfRank,
       int checkEveryBatches,
       int publishEvery,
-      int sampleEvery) {
+      int sampleEvery,
+      AllReduceAlgorithm algorithm) {
 
     public Options {
       if (sampleEvery < 1 || sampleEvery > MAX_SAMPLE_EVERY || Integer.bitCount(sampleEvery) != 1) {
@@ -228,15 +230,62 @@ public final class CudaCollective implements CollectiveBackend {
       return bytesPerRank >= PUSH_BYTES;
     }
 
-    /** The data paths as {@link #pushFor} chooses them, in words. */
+    /**
+     * Payload bytes per rank from which communicators of at least {@link #TWO_SHOT_MIN_WORLD} ranks
+     * run the two-shot all-reduce ({@link AllReduceAlgorithm#TWO_SHOT}). A one-shot push sends its
+     * input to each of P - 1 peers; a two-shot sends 2 (P - 1) / P of it in all, in two exchanges
+     * instead of one. PLACEHOLDER until run 134 measures the crossover. A system property, {@value
+     * #TWO_SHOT_BYTES_PROPERTY}, sets the threshold for measurement (0: two-shot at every size of
+     * whole vectors, from {@link #TWO_SHOT_MIN_WORLD} ranks); every rank of a communicator must see
+     * the same value.
+     */
+    static final String TWO_SHOT_BYTES_PROPERTY = "collscope.osar.twoShotBytes";
+
+    static final long TWO_SHOT_BYTES = Long.getLong(TWO_SHOT_BYTES_PROPERTY, 1L << 20);
+
+    /**
+     * The least world that runs two-shot by size. At two ranks a two-shot moves the same bytes over
+     * the link as a one-shot push and adds a second exchange. PLACEHOLDER until run 134.
+     */
+    static final int TWO_SHOT_MIN_WORLD =
+        Integer.getInteger(Options.TWO_SHOT_MIN_WORLD_PROPERTY, 4);
+
+    static final String TWO_SHOT_MIN_WORLD_PROPERTY = "collscope.osar.twoShotMinWorld";
+
+    /**
+     * The algorithm of a communicator of {@code worldSize} ranks and {@code bytesPerRank}: {@link
+     * #algorithm()} when set, else two-shot from {@link #TWO_SHOT_BYTES} at {@link
+     * #TWO_SHOT_MIN_WORLD} ranks and more (whole 16-byte vectors), else the one-shot push from
+     * {@link #pushFor} bytes, else the one-shot pull.
+     */
+    public AllReduceAlgorithm algorithmFor(long bytesPerRank, int worldSize) {
+      if (algorithm != null) return algorithm;
+      if (worldSize >= TWO_SHOT_MIN_WORLD
+          && bytesPerRank >= TWO_SHOT_BYTES
+          && bytesPerRank % 16 == 0) {
+        return AllReduceAlgorithm.TWO_SHOT;
+      }
+      return pushFor(dtype, bytesPerRank)
+          ? AllReduceAlgorithm.ONE_SHOT_PUSH
+          : AllReduceAlgorithm.ONE_SHOT_PULL;
+    }
+
+    /** The data paths as {@link #algorithmFor} chooses them, in words. */
     public static String dataPaths() {
-      return PUSH_BYTES_OVERRIDE != null
-          ? "push from "
-              + PUSH_BYTES_OVERRIDE
-              + " bytes per rank, pull below ("
-              + PUSH_BYTES_PROPERTY
-              + ")"
-          : "push from " + PUSH_BYTES + " bytes per rank, pull below";
+      String oneShot =
+          PUSH_BYTES_OVERRIDE != null
+              ? "push from "
+                  + PUSH_BYTES_OVERRIDE
+                  + " bytes per rank, pull below ("
+                  + PUSH_BYTES_PROPERTY
+                  + ")"
+              : "push from " + PUSH_BYTES + " bytes per rank, pull below";
+      return oneShot
+          + "; two-shot from "
+          + TWO_SHOT_BYTES
+          + " bytes per rank at "
+          + TWO_SHOT_MIN_WORLD
+          + " ranks and more";
     }
 
     /** Collectives between publications for collectives of {@code bytes} per rank. */
@@ -250,7 +299,8 @@ public final class CudaCollective implements CollectiveBackend {
       for (int r = 0; r < worldSize; r++) {
         dev[r] = gpus >= worldSize ? r : 0; // one rank per GPU when there are enough
       }
-      return new Options(DType.F32, true, 0, 512, dev, 64, AUTO_PUBLISH, DEFAULT_SAMPLE_EVERY);
+      return new Options(
+          DType.F32, true, 0, 512, dev, 64, AUTO_PUBLISH, DEFAULT_SAMPLE_EVERY, null);
     }
 
     public Options withDType(DType d) {
@@ -262,7 +312,8 @@ public final class CudaCollective implements CollectiveBackend {
           deviceOfRank,
           checkEveryBatches,
           publishEvery,
-          sampleEvery);
+          sampleEvery,
+          algorithm);
     }
 
     public Options withInstrumented(boolean i) {
@@ -274,7 +325,8 @@ public final class CudaCollective implements CollectiveBackend {
           deviceOfRank,
           checkEveryBatches,
           publishEvery,
-          sampleEvery);
+          sampleEvery,
+          algorithm);
     }
 
     public Options withSampleEvery(int n) {
@@ -286,7 +338,22 @@ public final class CudaCollective implements CollectiveBackend {
           deviceOfRank,
           checkEveryBatches,
           publishEvery,
-          n);
+          n,
+          algorithm);
+    }
+
+    /** These options with the data path fixed ({@code null}: chosen by size). */
+    public Options withAlgorithm(AllReduceAlgorithm a) {
+      return new Options(
+          dtype,
+          instrumented,
+          blocksPerRank,
+          threadsPerBlock,
+          deviceOfRank,
+          checkEveryBatches,
+          publishEvery,
+          sampleEvery,
+          a);
     }
   }
 
@@ -324,7 +391,7 @@ public final class CudaCollective implements CollectiveBackend {
   }
 
   public static CudaCollective open(CollectiveConfig cfg, FaultPlan faults, Options opt) {
-    checkRunnable(cfg, faults);
+    checkRunnable(cfg, faults, opt);
     return new CudaCollective(cfg, faults, opt, SingleProcessPlacement.open(cfg, faults, opt));
   }
 
@@ -342,7 +409,7 @@ public final class CudaCollective implements CollectiveBackend {
       int device,
       Path rendezvous,
       Duration timeout) {
-    checkRunnable(cfg, faults);
+    checkRunnable(cfg, faults, opt);
     if (rank < 0 || rank >= cfg.worldSize()) {
       throw new ConfigException(
           "rank", rank + " is outside the world of " + cfg.worldSize() + " ranks");
@@ -359,7 +426,7 @@ public final class CudaCollective implements CollectiveBackend {
    * Throws unless the kernel's fixed-size arrays hold {@code cfg} and {@code faults} (no
    * reboot-rank: CPU backend only), and a GPU is usable.
    */
-  private static void checkRunnable(CollectiveConfig cfg, FaultPlan faults) {
+  private static void checkRunnable(CollectiveConfig cfg, FaultPlan faults, Options opt) {
     if (cfg.worldSize() > OsarLayout.MAX_RANKS) {
       throw new ConfigException(
           "worldSize",
@@ -374,6 +441,12 @@ public final class CudaCollective implements CollectiveBackend {
               + cfg.histogramBuckets());
     }
     FaultTable.check(faults, cfg.worldSize());
+    long bytes = (long) cfg.elements() * opt.dtype().bytes;
+    if (opt.algorithmFor(bytes, cfg.worldSize()) == AllReduceAlgorithm.TWO_SHOT
+        && bytes % 16 != 0) {
+      throw new ConfigException(
+          "algorithm", "two-shot needs whole 16-byte vectors per rank, got " + bytes + " bytes");
+    }
     if (CudaProbe.gpuCount() == 0) {
       throw new BackendUnavailableException("cuda", CudaProbe.reason());
     }
@@ -386,7 +459,16 @@ public final class CudaCollective implements CollectiveBackend {
 
   @Override
   public String collective() {
-    return "allreduce_oneshot_" + opt.dtype().suffix + (opt.instrumented() ? "" : "_plain");
+    return "allreduce_"
+        + algorithm().label
+        + "_"
+        + opt.dtype().suffix
+        + (opt.instrumented() ? "" : "_plain");
+  }
+
+  /** How this communicator's all-reduce moves its data. */
+  public AllReduceAlgorithm algorithm() {
+    return opt.algorithmFor((long) cfg.elements() * opt.dtype().bytes, cfg.worldSize());
   }
 
   @Override

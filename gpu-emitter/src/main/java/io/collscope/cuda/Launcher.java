@@ -32,7 +32,7 @@ final class Launcher {
 
   void collective(RankBuffers r, boolean instrumented) {
     cuLaunchKernel(
-        r.device().module.kernel(dtype, instrumented, r.push()),
+        r.device().module.kernel(dtype, instrumented, r.algorithm()),
         r.blocks(),
         1,
         1,

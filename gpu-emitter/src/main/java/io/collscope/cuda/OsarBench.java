@@ -43,6 +43,7 @@ public final class OsarBench {
     int rounds = DEFAULT_ROUNDS;
     double minEffectPct = DEFAULT_MIN_EFFECT_PCT;
     NcclBaseline baseline = null;
+    AllReduceAlgorithm algorithm = null;
     for (String a : args) {
       if (a.startsWith("--ranks="))
         ranks = Arrays.stream(a.substring(8).split(",")).mapToInt(Integer::parseInt).toArray();
@@ -57,14 +58,15 @@ public final class OsarBench {
       else if (a.startsWith("--min-effect-pct="))
         minEffectPct = Double.parseDouble(a.substring(17));
       else if (a.startsWith("--baseline=")) baseline = NcclBaseline.read(Path.of(a.substring(11)));
+      else if (a.startsWith("--algorithm=")) algorithm = AllReduceAlgorithm.parse(a.substring(12));
       else
         throw new IllegalArgumentException(
             "unknown argument "
                 + a
                 + " (--ranks=2,4 --sizes=4K,1M --dtypes=f32,bf16 --rounds=9 --min-effect-pct=1"
-                + " --baseline=nccl.log)");
+                + " --baseline=nccl.log --algorithm=auto)");
     }
-    System.exit(run(System.out, ranks, sizes, types, rounds, minEffectPct, baseline));
+    System.exit(run(System.out, ranks, sizes, types, rounds, minEffectPct, baseline, algorithm));
   }
 
   public static long bytes(String s) {
@@ -81,6 +83,7 @@ public final class OsarBench {
    * @param minEffectPct the smallest difference that counts, in percent of the baseline's median
    *     (plain's, or NCCL's)
    * @param baseline NCCL's rounds to compare with, or null for no NCCL columns
+   * @param algorithm the data path of every row, or null for the one each size takes
    * @return 0, or 2 without a GPU
    */
   public static int run(
@@ -90,7 +93,8 @@ public final class OsarBench {
       DType[] types,
       int rounds,
       double minEffectPct,
-      NcclBaseline baseline)
+      NcclBaseline baseline,
+      AllReduceAlgorithm algorithm)
       throws Exception {
     if (rounds < 1) throw new IllegalArgumentException("--rounds must be >= 1, got " + rounds);
     if (!(minEffectPct >= 0) || Double.isInfinite(minEffectPct)) {
@@ -104,12 +108,16 @@ public final class OsarBench {
     if (baseline != null) out.println("baseline: " + baseline.header());
     boolean withNccl = baseline != null;
     // which data path each size took: the runs that compare them set the threshold
-    out.println("data path: " + CudaCollective.Options.dataPaths());
+    out.println(
+        "data path: "
+            + (algorithm == null
+                ? CudaCollective.Options.dataPaths()
+                : algorithm.flagName() + " at every size (--algorithm)"));
     out.println(header(withNccl));
     for (DType t : types) {
       for (int n : ranks) {
         for (long b : sizes) {
-          Rounds r = measure(n, b, t, rounds);
+          Rounds r = measure(n, b, t, rounds, algorithm);
           double[] nccl = withNccl ? baseline.rounds(t, n, b) : null;
           out.println(row(t, n, b, r, withNccl, nccl, minEffectPct));
           out.flush();
@@ -218,10 +226,14 @@ public final class OsarBench {
         Locale.ROOT, "%.2f (%.2f..%.2f)", median(rounds), min(rounds), max(rounds));
   }
 
-  static Rounds measure(int n, long bytes, DType t, int rounds) throws Exception {
+  static Rounds measure(int n, long bytes, DType t, int rounds, AllReduceAlgorithm algorithm)
+      throws Exception {
     CollectiveConfig cfg = CollectiveConfig.of(n).withElements((int) (bytes / t.bytes));
     try (CudaCollective c =
-        CudaCollective.open(cfg, FaultPlan.NONE, CudaCollective.Options.defaults(n).withDType(t))) {
+        CudaCollective.open(
+            cfg,
+            FaultPlan.NONE,
+            CudaCollective.Options.defaults(n).withDType(t).withAlgorithm(algorithm))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       // A graph replays the publications its capture had: it holds a whole number of
       // publication intervals, so replays publish at the default rate exactly.

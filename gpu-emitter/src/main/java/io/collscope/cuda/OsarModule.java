@@ -26,6 +26,10 @@ final class OsarModule {
   final CUfunction f32PushPlain = new CUfunction();
   final CUfunction bf16Push = new CUfunction();
   final CUfunction bf16PushPlain = new CUfunction();
+  final CUfunction f32Two = new CUfunction();
+  final CUfunction f32TwoPlain = new CUfunction();
+  final CUfunction bf16Two = new CUfunction();
+  final CUfunction bf16TwoPlain = new CUfunction();
   final CUfunction publish = new CUfunction();
   final CUfunction calibrate = new CUfunction();
 
@@ -43,29 +47,41 @@ final class OsarModule {
     cuModuleGetFunction(f32PushPlain, module, "osar_f32_push_plain");
     cuModuleGetFunction(bf16Push, module, "osar_bf16_push");
     cuModuleGetFunction(bf16PushPlain, module, "osar_bf16_push_plain");
+    cuModuleGetFunction(f32Two, module, "osar_f32_two");
+    cuModuleGetFunction(f32TwoPlain, module, "osar_f32_two_plain");
+    cuModuleGetFunction(bf16Two, module, "osar_bf16_two");
+    cuModuleGetFunction(bf16TwoPlain, module, "osar_bf16_two_plain");
     cuModuleGetFunction(publish, module, "osar_publish");
     cuModuleGetFunction(calibrate, module, "osar_calibrate");
   }
 
-  /**
-   * The collective kernel; {@code push}: the push data path, whose slots have a segment per rank.
-   */
-  CUfunction kernel(DType dtype, boolean instrumented, boolean push) {
-    if (push) {
-      return switch (dtype) {
-        case F32 -> instrumented ? f32Push : f32PushPlain;
-        case BF16 -> instrumented ? bf16Push : bf16PushPlain;
-      };
-    }
-    return switch (dtype) {
-      case F32 -> instrumented ? f32 : f32Plain;
-      case BF16 -> instrumented ? bf16 : bf16Plain;
+  /** The collective kernel of {@code algorithm}'s data path. */
+  CUfunction kernel(DType dtype, boolean instrumented, AllReduceAlgorithm algorithm) {
+    boolean f32 = dtype == DType.F32;
+    return switch (algorithm) {
+      case ONE_SHOT_PULL ->
+          f32 ? (instrumented ? this.f32 : f32Plain) : (instrumented ? bf16 : bf16Plain);
+      case ONE_SHOT_PUSH ->
+          f32 ? (instrumented ? f32Push : f32PushPlain) : (instrumented ? bf16Push : bf16PushPlain);
+      case TWO_SHOT ->
+          f32 ? (instrumented ? f32Two : f32TwoPlain) : (instrumented ? bf16Two : bf16TwoPlain);
     };
   }
 
   CUfunction[] collectives() {
     return new CUfunction[] {
-      f32, f32Plain, bf16, bf16Plain, f32Push, f32PushPlain, bf16Push, bf16PushPlain
+      f32,
+      f32Plain,
+      bf16,
+      bf16Plain,
+      f32Push,
+      f32PushPlain,
+      bf16Push,
+      bf16PushPlain,
+      f32Two,
+      f32TwoPlain,
+      bf16Two,
+      bf16TwoPlain
     };
   }
 

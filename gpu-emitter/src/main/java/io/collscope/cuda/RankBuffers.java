@@ -27,7 +27,7 @@ final class RankBuffers implements RankMemory {
   private final CollectiveConfig cfg;
   private final DType dtype;
   private final int sampleEvery;
-  private final boolean push;
+  private final AllReduceAlgorithm algorithm;
   private final CUstream stream = new CUstream();
   private final CUdeviceptr slots = new CUdeviceptr();
   private final CUdeviceptr sync = new CUdeviceptr();
@@ -55,17 +55,17 @@ final class RankBuffers implements RankMemory {
     this.cfg = cfg;
     this.dtype = opt.dtype();
     this.sampleEvery = opt.sampleEveryFor(elementBytes());
-    this.push = CudaCollective.Options.pushFor(dtype, elementBytes());
+    this.algorithm = opt.algorithmFor(elementBytes(), cfg.worldSize());
     try {
       device.makeCurrent();
       cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
       owned.add(stream);
-      // push: a slot holds one segment per rank, written by that rank (its own stays unused),
-      // and the piece flags follow the ring, so a peer (or a process, over CUDA IPC) that maps
-      // the slots maps them too
+      // push and two-shot: a slot holds one segment per rank, written by that rank (its own stays
+      // unused), and the piece flags (two-shot: the gather flags) follow the ring, so a peer (or a
+      // process, over CUDA IPC) that maps the slots maps them too
       alloc(
           slots,
-          push
+          algorithm.pushSlots
               ? elementBytes() * cfg.ringSlots() * cfg.worldSize()
                   + OsarLayout.pieceFlagBytes(cfg.worldSize(), elementBytes())
               : elementBytes() * cfg.ringSlots());
@@ -224,11 +224,9 @@ final class RankBuffers implements RankMemory {
     return sync;
   }
 
-  /**
-   * Whether this rank's collectives take the push path ({@link CudaCollective.Options#pushFor}).
-   */
-  boolean push() {
-    return push;
+  /** How this rank's collectives move their data ({@link CudaCollective.Options#algorithmFor}). */
+  AllReduceAlgorithm algorithm() {
+    return algorithm;
   }
 
   /** Thread blocks of each of this rank's collectives. */

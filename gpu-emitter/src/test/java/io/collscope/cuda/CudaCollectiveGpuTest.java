@@ -66,10 +66,47 @@ class CudaCollectiveGpuTest {
   @MethodSource("shapes")
   void sumsMatchTheHostSumAndCountersCountEveryCollective(DType dtype, int ranks, long bytes)
       throws Exception {
+    assertSumsAndCounters(ranks, bytes, CudaCollective.Options.defaults(ranks).withDType(dtype));
+  }
+
+  /**
+   * Two-shot at sizes and worlds where it is not chosen by size too: two ranks, one vector (every
+   * chunk but rank 0's empty), chunks of unequal length (a vector more than a multiple of the
+   * world), and the sizes where it is. A rank that reduced its chunk but whose gather flag let a
+   * peer copy the chunk early, or a gather from a stale slot, fails the sum check.
+   */
+  static Stream<Arguments> twoShotShapes() {
+    return Stream.of(DType.F32, DType.BF16)
+        .flatMap(
+            d ->
+                Stream.of(2, 4, 8)
+                    .flatMap(
+                        n ->
+                            Stream.of(16L, 4L << 10, (256L << 10) + 16, 1L << 20, 16L << 20)
+                                .map(b -> Arguments.of(d, n, b))));
+  }
+
+  @ParameterizedTest(name = "two-shot {0} x {1} ranks x {2} bytes")
+  @MethodSource("twoShotShapes")
+  void twoShotSumsMatchTheHostSumAndCountersCountEveryCollective(DType dtype, int ranks, long bytes)
+      throws Exception {
+    assertSumsAndCounters(
+        ranks,
+        bytes,
+        CudaCollective.Options.defaults(ranks)
+            .withDType(dtype)
+            .withAlgorithm(AllReduceAlgorithm.TWO_SHOT));
+  }
+
+  private static void assertSumsAndCounters(int ranks, long bytes, CudaCollective.Options opt)
+      throws Exception {
+    DType dtype = opt.dtype();
     CollectiveConfig cfg = config(ranks, bytes, dtype);
-    try (CudaCollective c =
-        CudaCollective.open(
-            cfg, FaultPlan.NONE, CudaCollective.Options.defaults(ranks).withDType(dtype))) {
+    try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.NONE, opt)) {
+      if (opt.algorithm() != null) {
+        assertThat(c.algorithm()).isEqualTo(opt.algorithm());
+        assertThat(c.collective()).startsWith("allreduce_" + opt.algorithm().label + "_");
+      }
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.runCollectives(20, true);
       try (CudaBenchHarness.Graphs g = h.captureGraphs(10, true)) {
@@ -204,10 +241,15 @@ class CudaCollectiveGpuTest {
     }
   }
 
-  @Test
-  void anInjectedSlowRankDominatesEveryPeersPerPeerWait() throws Exception {
+  /** On every data path: the phases and per-peer shares mean the same on each. */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.EnumSource(AllReduceAlgorithm.class)
+  void anInjectedSlowRankDominatesEveryPeersPerPeerWait(AllReduceAlgorithm algorithm)
+      throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-rank=1:200us"), 4);
-    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan, exact(4))) {
+    try (CudaCollective c =
+        CudaCollective.open(
+            config(4, 64 << 10, DType.F32), plan, exact(4).withAlgorithm(algorithm))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.runCollectives(300, true);
       c.flush();
@@ -255,10 +297,20 @@ class CudaCollectiveGpuTest {
     }
   }
 
-  @Test
-  void theDispatcherRunsEightRanksForSecondsWithoutAStall() throws Exception {
+  /**
+   * Thousands of collectives on 8 ranks through every ring slot many times over: a flag, gather
+   * flag or ack that lets a rank overwrite a slot a peer still reads fails the sum or stalls.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.EnumSource(AllReduceAlgorithm.class)
+  void theDispatcherRunsEightRanksForSecondsWithoutAStall(AllReduceAlgorithm algorithm)
+      throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-link=3->6:100us"), 8);
-    try (CudaCollective c = CudaCollective.open(config(8, 64 << 10, DType.F32), plan)) {
+    try (CudaCollective c =
+        CudaCollective.open(
+            config(8, 64 << 10, DType.F32),
+            plan,
+            CudaCollective.Options.defaults(8).withAlgorithm(algorithm))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       c.start();
       Thread.sleep(3_000);
@@ -457,10 +509,14 @@ class CudaCollectiveGpuTest {
     }
   }
 
-  @Test
-  void anInjectedSlowLinkIsOneCellAndSlowPublishIsPublishTime() throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.EnumSource(AllReduceAlgorithm.class)
+  void anInjectedSlowLinkIsOneCellAndSlowPublishIsPublishTime(AllReduceAlgorithm algorithm)
+      throws Exception {
     FaultPlan plan = FaultPlan.parse(List.of("slow-link=0->3:200us", "slow-publish=2:100us"), 4);
-    try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), plan, exact(4))) {
+    try (CudaCollective c =
+        CudaCollective.open(
+            config(4, 64 << 10, DType.F32), plan, exact(4).withAlgorithm(algorithm))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.runCollectives(200, true);
       c.flush();

@@ -24,13 +24,14 @@ public final class IpcRankProcess {
     FaultPlan plan =
         a.length > 4 && !a[4].equals("-") ? FaultPlan.parse(List.of(a[4]), world) : FaultPlan.NONE;
     int elements = a.length > 5 ? Integer.parseInt(a[5]) : 64 << 10;
+    AllReduceAlgorithm algorithm = a.length > 6 ? AllReduceAlgorithm.parse(a[6]) : null;
     CollectiveConfig cfg = CollectiveConfig.of(world).withElements(elements);
     String result = null;
     try (CudaCollective c =
         CudaCollective.openProcessRank(
             cfg,
             plan,
-            CudaCollective.Options.defaults(world),
+            CudaCollective.Options.defaults(world).withAlgorithm(algorithm),
             rank,
             // one GPU each where there are enough (16 MB per rank takes 128 blocks: two such
             // ranks on one GPU are refused by the placement's occupancy check)
@@ -47,11 +48,7 @@ public final class IpcRankProcess {
       result =
           String.format(
               "OK rank=%d calls=%d timeouts=%d path=%s peer_wait_cycles=%s",
-              rank,
-              k.calls(),
-              k.timeouts(),
-              CudaCollective.Options.pushFor(DType.F32, 4L * elements) ? "push" : "pull",
-              w);
+              rank, k.calls(), k.timeouts(), c.algorithm().flagName(), w);
     } catch (Throwable t) {
       t.printStackTrace(System.out);
       System.out.println("FAILED rank=" + rank + ": " + t);

@@ -25,7 +25,8 @@ class ProcessPerGpuGpuTest {
   @TempDir Path rendezvous;
 
   private static Process spawn(
-      int rank, int world, Path dir, int count, String inject, int elements) throws Exception {
+      int rank, int world, Path dir, int count, String inject, int elements, String algorithm)
+      throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-cp");
@@ -37,6 +38,7 @@ class ProcessPerGpuGpuTest {
     cmd.add(Integer.toString(count));
     cmd.add(inject == null ? "-" : inject);
     cmd.add(Integer.toString(elements));
+    cmd.add(algorithm);
     return new ProcessBuilder(cmd).redirectErrorStream(true).start();
   }
 
@@ -124,19 +126,26 @@ class ProcessPerGpuGpuTest {
   }
 
   /**
-   * Both data paths across processes: 256 KB per rank reads the peer's slot through the mapping
-   * (pull), 16 MB writes into it (push, a slot of one segment per rank); the sums are checked
-   * against the host's with inputs that change every collective, and rank 1's injected lateness is
-   * rank 0's wait either way.
+   * Every data path across processes: 256 KB per rank reads the peer's slot through the mapping
+   * (pull), 16 MB writes into it (push, a slot of one segment per rank), and two-shot (forced: two
+   * ranks take it by size nowhere) pushes half of it and then the reduced half back, with a gather
+   * flag in the peer's mapped memory; the sums are checked against the host's with inputs that
+   * change every collective, and rank 1's injected lateness is rank 0's wait on every path.
    */
   @ParameterizedTest(name = "{0} f32 elements per rank: {1}")
-  @CsvSource({"65536, pull", "4194304, push"})
-  void twoProcessesAllReduceThroughIpcMappedMemory(int elements, String path) throws Exception {
+  @CsvSource({
+    "65536, oneshot-pull, auto",
+    "4194304, oneshot-push, auto",
+    "65536, twoshot, twoshot",
+    "4194304, twoshot, twoshot"
+  })
+  void twoProcessesAllReduceThroughIpcMappedMemory(int elements, String path, String algorithm)
+      throws Exception {
     int world = 2;
     int count = 40;
     List<Process> ps = new ArrayList<>();
     for (int r = 0; r < world; r++) {
-      ps.add(spawn(r, world, rendezvous, count, "slow-rank=1:200us", elements));
+      ps.add(spawn(r, world, rendezvous, count, "slow-rank=1:200us", elements, algorithm));
     }
     List<String> outs = new ArrayList<>();
     for (Process p : ps) {

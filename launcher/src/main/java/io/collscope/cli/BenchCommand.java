@@ -1,5 +1,6 @@
 package io.collscope.cli;
 
+import io.collscope.cuda.AllReduceAlgorithm;
 import io.collscope.cuda.DType;
 import io.collscope.cuda.GemmAllReduce;
 import io.collscope.cuda.GemmArBench;
@@ -87,8 +88,18 @@ final class BenchCommand implements Runnable {
             "Output of dev/nccl_allreduce_bench.py (its nccl-rounds lines): adds NCCL's time, instrumented / NCCL and a class vs NCCL")
     Path baseline;
 
+    @Option(
+        names = "--algorithm",
+        defaultValue = "auto",
+        description =
+            "Data path of every row: "
+                + AllReduceAlgorithm.CHOICES
+                + " (auto: the one each size and world takes). Default: ${DEFAULT-VALUE}")
+    String algorithm;
+
     @Override
     public Integer call() throws Exception {
+      AllReduceAlgorithm forced = AllReduceAlgorithm.parse(algorithm); // a bad name: exit 2
       return OsarBench.run(
           System.out,
           ranks.stream().mapToInt(Integer::intValue).toArray(),
@@ -96,7 +107,8 @@ final class BenchCommand implements Runnable {
           dtypes.stream().map(d -> DType.valueOf(d.toUpperCase(Locale.ROOT))).toArray(DType[]::new),
           rounds,
           minEffectPct,
-          baseline == null ? null : readBaseline());
+          baseline == null ? null : readBaseline(),
+          forced);
     }
 
     /** The baseline, or a usage error (exit 2) naming the flag: checked before any GPU work. */
