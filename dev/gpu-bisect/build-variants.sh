@@ -3,7 +3,8 @@
 # remove one part of the instrumentation from the instrumented kernels, the plain kernels being the
 # same in every image; MUTANT_* break the data path on purpose) into OUT/NAME/collscope/cuda/
 # osar.fatbin, so that putting OUT/NAME first on the classpath makes `bench gpu` or the GPU tests
-# run that variant.
+# run that variant. ONLY="NAME ..." builds those images alone; LINEINFO= (empty) leaves out -lineinfo
+# (images a third the size, for a carry near the device tool's 64 MiB).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$1"
@@ -11,14 +12,16 @@ inc="$here/../../gpu-emitter/src/main/cuda"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$here/make-variants.py" "$inc/osar.cu" "$tmp/osar_variants.cu"
-build() {  # NAME FLAGS...
+build() {  # NAME FLAGS...  (ONLY="NAME ...": those images alone)
   local name=$1; shift
+  [[ -z "${ONLY:-}" || " $ONLY " == *" $name "* ]] || return 0
   mkdir -p "$out/$name/collscope/cuda"
-  nvcc -O3 -lineinfo -fatbin -I"$inc" -gencode arch=compute_90a,code=sm_90a "$@" \
+  nvcc -O3 ${LINEINFO--lineinfo} -fatbin -I"$inc" -gencode arch=compute_90a,code=sm_90a "$@" \
     -o "$out/$name/collscope/cuda/osar.fatbin" "$tmp/osar_variants.cu"
 }
 build base
 build mutant-stale-slot -DMUTANT_STALE_SLOT=1
+build mutant-stale-gather -DMUTANT_STALE_GATHER=1
 build no-sampler -DOMIT_SAMPLER=1
 build no-totals -DOMIT_TOTALS=1
 build no-phase-clocks -DOMIT_PHASE_CLOCKS=1

@@ -9,8 +9,11 @@ correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of 
 guard polls the peers' acks in every collective; a system-scope fence before every block's
 arrival), NO_LOCAL_FLAG_WAIT sends the blocks that did not publish straight to the peers' flags
 (run 50's kernel); MUTANT_STALE_SLOT breaks the data path on purpose (rank 1 stops copying its input into its ring
-slot, or pushing it into its peers', once every slot has been used, so later collectives reduce a stale slot), for checking that
-the GPU tests fail on it. (PUSH_BULK, the pipelined push path's stores as bulk copies, was
+slot, or pushing it into its peers', once every slot has been used, so later collectives reduce a stale slot;
+two-shot: its chunks of the input), MUTANT_STALE_GATHER breaks two-shot's second exchange (rank 1
+stops pushing its reduced chunk into its peers' slots once every slot has been used: its gather
+flag still goes out, the peers copy a chunk of an earlier collective), for checking that the GPU
+tests fail on them. (PUSH_BULK, the pipelined push path's stores as bulk copies, was
 measured slower in run 109 and removed; it is in git history, f91979c.) Fails loudly when osar.cu
 no longer has a pattern a switch needs.
 """
@@ -29,7 +32,7 @@ def rep(a, b, count=1):
 
 
 switches = ["OMIT_SAMPLER", "OMIT_TOTALS", "OMIT_PHASE_CLOCKS", "OMIT_WAIT_CLOCK", "OMIT_PEER_ACC",
-            "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT",
+            "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT", "MUTANT_STALE_GATHER",
             "GUARD_EVERY_TIME", "SYS_FENCE_ARRIVE", "NO_LOCAL_FLAG_WAIT"]
 rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
     + "".join(f"#ifndef {w}\n#define {w} 0\n#endif\n" for w in switches)
@@ -51,6 +54,15 @@ rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
 rep("    if (!s_abort) {\n      if (PUSH) {", "    if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n      if (PUSH) {")
+# two-shot: the chunks of rank 1's input (copy) and of its sums (reduce) stop reaching the peers
+rep("        copy_vecs<T>((const uint4*)in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);",
+    "        if (!(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots))\n"
+    "        copy_vecs<T>((const uint4*)in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);")
+rep("      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term);",
+    "      if (MUTANT_STALE_GATHER && rank == 1 && seq > (u64)nslots)\n"
+    "        reduce_vec<T, true>(P, rank, world, slot, elems, a, b, out, term);\n"
+    "      else\n"
+    "      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term);")
 # the pipelined push path: the pieces' flags still go out, their data do not
 rep("        if (i < pc.nvec) dst[i] = x[u];",
     "        if (i < pc.nvec && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) dst[i] = x[u];")

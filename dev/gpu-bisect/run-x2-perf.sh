@@ -54,9 +54,10 @@ if [[ "${TESTS:-1}" == 1 ]]; then
   [[ "${MUTANT:-1}" == 1 ]] && grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
 fi
 # VARIANT_TESTS (images under CARRY/variants): the sum tests on each (a mutant's must fail)
+# (VARIANT_METHOD: the sum test's method, e.g. twoShotSumsMatchTheHostSumAndCountersCountEveryCollective)
 for v in ${VARIANT_TESTS:-}; do
   junit "gpu-tests-sums-$v.log" "$C/variants/$v:" \
-    --select-method 'io.collscope.cuda.CudaCollectiveGpuTest#sumsMatchTheHostSumAndCountersCountEveryCollective(io.collscope.cuda.DType,int,long)'
+    --select-method "io.collscope.cuda.CudaCollectiveGpuTest#${VARIANT_METHOD:-sumsMatchTheHostSumAndCountersCountEveryCollective}(io.collscope.cuda.DType,int,long)"
 done
 save
 if [[ "${NCCL:-1}" == 1 ]]; then

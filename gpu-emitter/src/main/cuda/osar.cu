@@ -343,8 +343,9 @@ __device__ __forceinline__ void push_input(const u64* __restrict__ P, int rank, 
 // Sums every rank's data (source_of) into the output over vectors [v_lo, v_hi) of 16 bytes. The
 // peers are taken PEER_GROUP at a time in rank order (the sum's order is the scalar path's, so both
 // give the same bits, and push the same as pull), each thread issuing all PEER_GROUP x REDUCE_UNROLL
-// loads before it adds any.
-template <typename T, bool PUSH>
+// loads before it adds any. SCATTER (two-shot): each sum also goes into this rank's segment of
+// every peer's slot, from the registers that hold it (no second pass over the output).
+template <typename T, bool PUSH, bool SCATTER = false>
 __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, int world, int slot,
                                            long long elems, long long v_lo, long long v_hi, T* out,
                                            float term) {
@@ -388,15 +389,22 @@ __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, 
 #pragma unroll
     for (int u = 0; u < REDUCE_UNROLL; ++u) {
       const long long i = v + u * stride;
-      if (i < v_hi) ((uint4*)out)[i] = V::pack(acc[u]);
+      if (i < v_hi) {
+        const uint4 y = V::pack(acc[u]);
+        ((uint4*)out)[i] = y;
+        if (SCATTER) {
+          const long long seg = ((long long)slot * world + rank) * elems;
+          for (int q = 0; q < world; ++q)
+            if (q != rank) ((uint4*)((T*)P[P_SLOT_PTR + q] + seg))[i] = y;
+        }
+      }
     }
   }
 }
 
-// Vectors [lo, hi) of src into dst, the block's threads striding by blockDim.x as reduce_vec's do
-// (so a thread copies exactly the vectors it reduced), PUSH_UNROLL loads in flight before their
-// stores; `term` added when `add` (the input's copy). Loads go past L1 (__ldcg): src may be a
-// slot a peer wrote, acquired by another warp of the block.
+// Vectors [lo, hi) of src into dst, the block's threads striding by blockDim.x, PUSH_UNROLL loads
+// in flight before their stores; `term` added when `add` (the input's copy). Loads go past L1
+// (__ldcg): src may be a slot a peer wrote, acquired by another warp of the block.
 template <typename T>
 __device__ __forceinline__ void copy_vecs(const uint4* __restrict__ src, uint4* dst, long long lo,
                                           long long hi, bool add, float term) {
@@ -909,7 +917,8 @@ __device__ void osar(const u64* __restrict__ P) {
     // rank order (reduce_vec: the same bits as the one-shot paths) into the output and pushed
     // into r's segment of every peer's slot (the chunk-r part of it, unused by the copy); once
     // every block's pushes are out (S_GATHERED) the last block releases r's gather flag in each
-    // peer's memory (word 0 of r's row of piece flags); then every block waits for the peers'
+    // peer's memory (word 0 of r's row of piece flags; one lane per peer, so the releases' waits
+    // for the pushes overlap instead of queueing); then every block waits for the peers'
     // gather flags in its own memory and copies their reduced chunks from its slot into the
     // output. The second exchange is billed to reduce, not to a peer: a rank late before its
     // flag is billed in wait as on every path, one late only between the two shows as reduce.
@@ -948,26 +957,22 @@ __device__ void osar(const u64* __restrict__ P) {
     if (!s_abort) {
       long long a, b;
       share(rank, &a, &b);
-      reduce_vec<T, true>(P, rank, world, slot, elems, a, b, out, term);
-      for (int k = 1; k < world; ++k) {
-        const int q = (rank + k) % world;
-        copy_vecs<T>((const uint4*)out, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, false, 0.f);
-      }
+      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term);
     }
     __syncthreads();
     const Pieces<T> pc(P, elems);
-    // As publish: the system-scope arrival carries every block's pushes to the last block, whose
-    // release stores are cumulative over them.
-    if (threadIdx.x == 0 && !s_abort &&
-        atom_add_acq_rel_sys(st + S_GATHERED, 1ull) + 1 == seq * (u64)blocks) {
-      for (int k = 1; k < world; ++k) {
-        const int q = (rank + k) % world;
-        st_release_sys(piece_flags<T>(P, q, world, nslots, elems) + (long long)rank * pc.units, seq);
-      }
-    }
     if (threadIdx.x < 32 && !s_abort) {
       const int lane = threadIdx.x;
       const bool peer = lane < world && lane != rank;
+      // As publish: the system-scope arrival carries every block's pushes to the last block, whose
+      // lanes' release stores are cumulative over them: the warp barrier orders lane 0's acquire
+      // before every lane's release (the shuffle only hands over the count).
+      u64 before = 0;
+      if (lane == 0) before = atom_add_acq_rel_sys(st + S_GATHERED, 1ull);
+      before = __shfl_sync(0xffffffffu, before, 0);
+      __syncwarp();
+      if (before + 1 == seq * (u64)blocks && peer)
+        st_release_sys(piece_flags<T>(P, lane, world, nslots, elems) + (long long)rank * pc.units, seq);
       const u64* theirs =
           peer ? piece_flags<T>(P, rank, world, nslots, elems) + (long long)lane * pc.units : nullptr;
       Backoff bo;
