@@ -232,31 +232,48 @@ public final class CudaCollective implements CollectiveBackend {
 
     /**
      * Payload bytes per rank from which communicators of at least {@link #TWO_SHOT_MIN_WORLD} ranks
-     * run the two-shot all-reduce ({@link AllReduceAlgorithm#TWO_SHOT}). A one-shot push sends its
-     * input to each of P - 1 peers; a two-shot sends 2 (P - 1) / P of it in all, in two exchanges
-     * instead of one. PLACEHOLDER until run 134 measures the crossover. A system property, {@value
-     * #TWO_SHOT_BYTES_PROPERTY}, sets the threshold for measurement (0: two-shot at every size of
-     * whole vectors, from {@link #TWO_SHOT_MIN_WORLD} ranks); every rank of a communicator must see
-     * the same value.
+     * run the two-shot all-reduce ({@link AllReduceAlgorithm#TWO_SHOT}). A one-shot sends (or
+     * reads) the whole input to (from) each of P - 1 peers; a two-shot moves 2 (P - 1) / P of it in
+     * all, in two exchanges instead of one. Measured in one machine session on two H200s (runs
+     * 134-135, docs/BENCHMARKS.md), instrumented f32, µs per collective, pull / push / two-shot: 8
+     * ranks 4 MiB 73.3 / 163.7 / 78.1, <b>16 MiB 254.8 / 621.9 / 233.8</b>, 64 MiB 984.9 / 2499.1 /
+     * 923.5; 4 ranks 16 MiB 100.0 / 163.7 / 106.1, 64 MiB 362.3 / 640.8 / 373.9; 2 ranks two-shot
+     * slower than the one-shot at every size (16 MiB 64.1 against 59.4 pushed). 16 MiB is the
+     * smallest size measured faster. Those ranks share GPUs (8 or 4 on one H200, where the bytes
+     * cross HBM and L2, not a link): on a node of 4 or 8 GPUs, where the one-shot's P - 1 copies
+     * cross NVLink, the crossover is likely lower and must be measured there. A system property,
+     * {@value #TWO_SHOT_BYTES_PROPERTY}, sets the threshold (0: two-shot at every size of whole
+     * vectors from {@link #TWO_SHOT_MIN_WORLD} ranks); every rank of a communicator must see the
+     * same value.
      */
     static final String TWO_SHOT_BYTES_PROPERTY = "collscope.osar.twoShotBytes";
 
-    static final long TWO_SHOT_BYTES = Long.getLong(TWO_SHOT_BYTES_PROPERTY, 1L << 20);
+    static final long TWO_SHOT_BYTES = Long.getLong(TWO_SHOT_BYTES_PROPERTY, 16L << 20);
 
     /**
-     * The least world that runs two-shot by size. At two ranks a two-shot moves the same bytes over
-     * the link as a one-shot push and adds a second exchange. PLACEHOLDER until run 134.
+     * The least world that runs two-shot by size: 8 (runs 134-135: at 4 ranks the instrumented pull
+     * kernel stayed ahead up to 64 MiB; at 2 a two-shot moves the same bytes over the link as a
+     * one-shot push and adds a second exchange). A system property, {@value
+     * #TWO_SHOT_MIN_WORLD_PROPERTY}, overrides it.
      */
     static final int TWO_SHOT_MIN_WORLD =
-        Integer.getInteger(Options.TWO_SHOT_MIN_WORLD_PROPERTY, 4);
+        Integer.getInteger(Options.TWO_SHOT_MIN_WORLD_PROPERTY, 8);
 
     static final String TWO_SHOT_MIN_WORLD_PROPERTY = "collscope.osar.twoShotMinWorld";
+
+    /**
+     * The most ranks that take the one-shot push path by size ({@link #pushFor}): it was measured
+     * faster at two ranks, one per GPU; with 4 or 8 ranks it sends its input 3 or 7 times and ran
+     * 1.6-2.5x slower than pull from 4 MiB (runs 134-135). An explicit {@value
+     * #PUSH_BYTES_PROPERTY} applies at every world.
+     */
+    static final int PUSH_MAX_WORLD = 2;
 
     /**
      * The algorithm of a communicator of {@code worldSize} ranks and {@code bytesPerRank}: {@link
      * #algorithm()} when set, else two-shot from {@link #TWO_SHOT_BYTES} at {@link
      * #TWO_SHOT_MIN_WORLD} ranks and more (whole 16-byte vectors), else the one-shot push from
-     * {@link #pushFor} bytes, else the one-shot pull.
+     * {@link #pushFor} bytes up to {@link #PUSH_MAX_WORLD} ranks, else the one-shot pull.
      */
     public AllReduceAlgorithm algorithmFor(long bytesPerRank, int worldSize) {
       if (algorithm != null) return algorithm;
@@ -265,7 +282,8 @@ public final class CudaCollective implements CollectiveBackend {
           && bytesPerRank % 16 == 0) {
         return AllReduceAlgorithm.TWO_SHOT;
       }
-      return pushFor(dtype, bytesPerRank)
+      boolean pushWorld = worldSize <= PUSH_MAX_WORLD || PUSH_BYTES_OVERRIDE != null;
+      return pushWorld && pushFor(dtype, bytesPerRank)
           ? AllReduceAlgorithm.ONE_SHOT_PUSH
           : AllReduceAlgorithm.ONE_SHOT_PULL;
     }
@@ -279,7 +297,11 @@ public final class CudaCollective implements CollectiveBackend {
                   + " bytes per rank, pull below ("
                   + PUSH_BYTES_PROPERTY
                   + ")"
-              : "push from " + PUSH_BYTES + " bytes per rank, pull below";
+              : "push from "
+                  + PUSH_BYTES
+                  + " bytes per rank up to "
+                  + PUSH_MAX_WORLD
+                  + " ranks, pull below";
       return oneShot
           + "; two-shot from "
           + TWO_SHOT_BYTES

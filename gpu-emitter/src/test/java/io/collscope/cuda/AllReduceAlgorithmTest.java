@@ -37,8 +37,22 @@ class AllReduceAlgorithmTest {
       assertThat(o.algorithmFor(t + 4, w)).isNotEqualTo(AllReduceAlgorithm.TWO_SHOT);
       assertThat(o.algorithmFor(4 << 10, 8)).isEqualTo(AllReduceAlgorithm.ONE_SHOT_PULL);
     }
-    assertThat(options(DType.F32).algorithmFor(16 << 20, 2))
-        .isEqualTo(AllReduceAlgorithm.ONE_SHOT_PUSH);
+  }
+
+  /** The rule as runs 134-135 measured it, in numbers: a changed threshold fails here first. */
+  @Test
+  void theMeasuredRule() {
+    CudaCollective.Options o = options(DType.F32);
+    assertThat(o.algorithmFor(16 << 20, 8)).isEqualTo(AllReduceAlgorithm.TWO_SHOT);
+    assertThat(o.algorithmFor(64 << 20, 8)).isEqualTo(AllReduceAlgorithm.TWO_SHOT);
+    assertThat(o.algorithmFor(4 << 20, 8)).isEqualTo(AllReduceAlgorithm.ONE_SHOT_PULL);
+    // 4 ranks: pull at every size (push 1.6x slower at 16 MiB, two-shot 6 % slower)
+    assertThat(o.algorithmFor(16 << 20, 4)).isEqualTo(AllReduceAlgorithm.ONE_SHOT_PULL);
+    assertThat(o.algorithmFor(64 << 20, 4)).isEqualTo(AllReduceAlgorithm.ONE_SHOT_PULL);
+    // 2 ranks: push from 8 MiB (runs 103-106), two-shot never
+    assertThat(o.algorithmFor(8 << 20, 2)).isEqualTo(AllReduceAlgorithm.ONE_SHOT_PUSH);
+    assertThat(o.algorithmFor((8 << 20) - 16, 2)).isEqualTo(AllReduceAlgorithm.ONE_SHOT_PULL);
+    assertThat(o.algorithmFor(1L << 30, 2)).isEqualTo(AllReduceAlgorithm.ONE_SHOT_PUSH);
   }
 
   @Test

@@ -58,7 +58,8 @@ class CudaCollectiveGpuTest {
                             n ->
                                 Stream.of(4L << 10, 256L << 10, 1L << 20, 16L << 20)
                                     .map(b -> Arguments.of(d, n, b)))),
-        // f32 pushes from 8 MiB, in pieces of 4 KiB: a last piece of one vector
+        // 2 ranks push f32 from 8 MiB, in pieces of 4 KiB: a last piece of one vector (8 ranks
+        // pull it: the push test below forces it there)
         Stream.of(2, 8).map(n -> Arguments.of(DType.F32, n, (12L << 20) + 16)));
   }
 
@@ -67,6 +68,22 @@ class CudaCollectiveGpuTest {
   void sumsMatchTheHostSumAndCountersCountEveryCollective(DType dtype, int ranks, long bytes)
       throws Exception {
     assertSumsAndCounters(ranks, bytes, CudaCollective.Options.defaults(ranks).withDType(dtype));
+  }
+
+  /**
+   * The push path where it is not chosen by size too (8 ranks), with a last piece of one vector (12
+   * MiB + 16 B in pieces of 4 KiB).
+   */
+  @ParameterizedTest(name = "push {0} x {1} ranks x {2} bytes")
+  @CsvSource({"F32, 2, 12582928", "F32, 8, 12582928", "BF16, 8, 1048576"})
+  void pushSumsMatchTheHostSumAndCountersCountEveryCollective(DType dtype, int ranks, long bytes)
+      throws Exception {
+    assertSumsAndCounters(
+        ranks,
+        bytes,
+        CudaCollective.Options.defaults(ranks)
+            .withDType(dtype)
+            .withAlgorithm(AllReduceAlgorithm.ONE_SHOT_PUSH));
   }
 
   /**

@@ -115,7 +115,9 @@ class OsarBenchTableTest {
       assertThat(CudaCollective.Options.pushFor(d, 64 << 20)).as("%s", d).isTrue();
     }
     assertThat(CudaCollective.Options.dataPaths())
-        .startsWith("push from 8388608 bytes per rank, pull below; two-shot from ");
+        .isEqualTo(
+            "push from 8388608 bytes per rank up to 2 ranks, pull below; two-shot from 16777216"
+                + " bytes per rank at 8 ranks and more");
   }
 
   @Test
