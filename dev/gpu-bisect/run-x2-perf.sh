@@ -61,7 +61,9 @@ for v in ${VARIANT_TESTS:-}; do
 done
 save
 if [[ "${NCCL:-1}" == 1 ]]; then
-  timeout 200 torchrun --nproc_per_node=2 "$C/dev/nccl_allreduce_bench.py" --sizes "$SIZES" \
+  # the carry's copy of dev/, or this checkout's (a carry near 64 MiB leaves dev/ out)
+  nb="$C/dev/nccl_allreduce_bench.py"; [[ -f "$nb" ]] || nb="$(dirname "$0")/../nccl_allreduce_bench.py"
+  timeout 200 torchrun --nproc_per_node=2 "$nb" --sizes "$SIZES" \
     > "$O/bench-nccl.log" 2> "$O/bench-nccl.err"
   echo "nccl bench rc=$?"
 fi
