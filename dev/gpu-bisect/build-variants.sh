@@ -39,7 +39,7 @@ if [[ -n "${BASE_REV:-}" ]]; then
   for f in osar.cu osar_params.h counter_block.h; do
     git -C "$here" show "$BASE_REV:gpu-emitter/src/main/cuda/$f" > "$tmp/rev/$f"
   done
-  nvcc -O3 -lineinfo -fatbin -gencode arch=compute_90a,code=sm_90a \
+  nvcc -O3 ${LINEINFO--lineinfo} -fatbin -gencode arch=compute_90a,code=sm_90a \
     -o "$out/rev/collscope/cuda/osar.fatbin" "$tmp/rev/osar.cu"
 fi
 if [[ -n "${BASE_SRC:-}" ]]; then
