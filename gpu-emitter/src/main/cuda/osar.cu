@@ -21,6 +21,9 @@
 // includes the link, and a slow link shows in the peers' waits either way. With whole vectors the
 // push path is pipelined (below: "the pipelined push path"): pieces of the input are pushed and
 // released on flags of their own, and reduced as they land, under the transfer.
+// A third path, two-shot (AllReduceAlgorithm.TWO_SHOT, many ranks and large collectives): a
+// reduce-scatter into each rank's chunk, then an all-gather of the sums, on the push path's slots;
+// the same guard, flag, wait and ack, the second exchange inside reduce (below: "two-shot").
 // The phases and the per-peer shares are those of the block that published the flag (the
 // rank's critical path), one block per collective; the calls, bytes and latency histogram are
 // counted by the block that acked. Every interval is measured on the SM's own clock64 (never a
