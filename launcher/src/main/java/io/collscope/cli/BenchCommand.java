@@ -90,6 +90,7 @@ final class BenchCommand implements Runnable {
 
     @Option(
         names = "--algorithm",
+        paramLabel = "NAME",
         defaultValue = "auto",
         description =
             "Data path of every row: "

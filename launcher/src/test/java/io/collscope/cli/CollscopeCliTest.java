@@ -115,7 +115,15 @@ class CollscopeCliTest {
       throws Exception {
     CliRun help = CliRun.of("bench", "gpu", "--help");
     assertThat(help.exitCode()).as(help.err()).isZero();
-    assertThat(help.out()).contains("--rounds", "--min-effect-pct", "--baseline=FILE");
+    assertThat(help.out())
+        .contains("--rounds", "--min-effect-pct", "--baseline=FILE", "--algorithm=NAME")
+        .contains("twoshot");
+    CliRun ring = CliRun.of("bench", "gpu", "--algorithm", "ring");
+    assertThat(ring.exitCode()).as(ring.err()).isEqualTo(2);
+    assertThat(ring.err())
+        .contains(
+            "collscope bench gpu: --algorithm must be one of auto, oneshot-pull, oneshot-push,"
+                + " twoshot, got 'ring'");
     CliRun rounds = CliRun.of("bench", "gpu", "--rounds", "0");
     assertThat(rounds.exitCode()).as(rounds.err()).isEqualTo(2);
     assertThat(rounds.err()).contains("collscope bench gpu: --rounds must be >= 1, got 0");
