@@ -264,7 +264,7 @@ public final class CudaCollective implements CollectiveBackend {
     /**
      * The most ranks that take the one-shot push path by size ({@link #pushFor}): it was measured
      * faster at two ranks, one per GPU; with 4 or 8 ranks it sends its input 3 or 7 times and ran
-     * 1.6-2.5x slower than pull from 4 MiB (runs 134-135). An explicit {@value
+     * 1.5-2.5x slower than pull from 4 MiB (runs 134-135). An explicit {@value
      * #PUSH_BYTES_PROPERTY} applies at every world.
      */
     static final int PUSH_MAX_WORLD = 2;
