@@ -187,7 +187,9 @@ final class RankBuffers implements RankMemory {
    * device's context is current and the stream idle.
    */
   long lastCompleted() {
-    return stateWord(OsarLayout.S_NEXT_SEQ) - 1;
+    // the low 56 bits: a kernel may keep a completed collective's count pending in the top byte
+    // (the tail-free candidate, dev/gpu-bisect/candidates/tail-free); the committed one keeps 0
+    return (stateWord(OsarLayout.S_NEXT_SEQ) & ((1L << 56) - 1)) - 1;
   }
 
   /** The last all-reduce's result as floats; the device's context is current. */
