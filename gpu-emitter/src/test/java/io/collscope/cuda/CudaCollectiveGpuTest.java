@@ -67,7 +67,7 @@ class CudaCollectiveGpuTest {
   @MethodSource("shapes")
   void sumsMatchTheHostSumAndCountersCountEveryCollective(DType dtype, int ranks, long bytes)
       throws Exception {
-    assertSumsAndCounters(ranks, bytes, CudaCollective.Options.defaults(ranks).withDType(dtype));
+    assertSumsAndCounters(null, dtype, ranks, bytes);
   }
 
   /**
@@ -78,12 +78,7 @@ class CudaCollectiveGpuTest {
   @CsvSource({"F32, 2, 12582928", "F32, 8, 12582928", "BF16, 8, 1048576"})
   void pushSumsMatchTheHostSumAndCountersCountEveryCollective(DType dtype, int ranks, long bytes)
       throws Exception {
-    assertSumsAndCounters(
-        ranks,
-        bytes,
-        CudaCollective.Options.defaults(ranks)
-            .withDType(dtype)
-            .withAlgorithm(AllReduceAlgorithm.ONE_SHOT_PUSH));
+    assertSumsAndCounters(AllReduceAlgorithm.ONE_SHOT_PUSH, dtype, ranks, bytes);
   }
 
   /**
@@ -107,22 +102,19 @@ class CudaCollectiveGpuTest {
   @MethodSource("twoShotShapes")
   void twoShotSumsMatchTheHostSumAndCountersCountEveryCollective(DType dtype, int ranks, long bytes)
       throws Exception {
-    assertSumsAndCounters(
-        ranks,
-        bytes,
-        CudaCollective.Options.defaults(ranks)
-            .withDType(dtype)
-            .withAlgorithm(AllReduceAlgorithm.TWO_SHOT));
+    assertSumsAndCounters(AllReduceAlgorithm.TWO_SHOT, dtype, ranks, bytes);
   }
 
-  private static void assertSumsAndCounters(int ranks, long bytes, CudaCollective.Options opt)
-      throws Exception {
-    DType dtype = opt.dtype();
+  /** {@code forced}: the data path, or null for the one the size and world take. */
+  private static void assertSumsAndCounters(
+      AllReduceAlgorithm forced, DType dtype, int ranks, long bytes) throws Exception {
+    CudaCollective.Options opt =
+        CudaCollective.Options.defaults(ranks).withDType(dtype).withAlgorithm(forced);
     CollectiveConfig cfg = config(ranks, bytes, dtype);
     try (CudaCollective c = CudaCollective.open(cfg, FaultPlan.NONE, opt)) {
-      if (opt.algorithm() != null) {
-        assertThat(c.algorithm()).isEqualTo(opt.algorithm());
-        assertThat(c.collective()).startsWith("allreduce_" + opt.algorithm().label + "_");
+      if (forced != null) {
+        assertThat(c.algorithm()).isEqualTo(forced);
+        assertThat(c.collective()).startsWith("allreduce_" + forced.label + "_");
       }
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.runCollectives(20, true);
