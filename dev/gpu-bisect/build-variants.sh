@@ -3,7 +3,7 @@
 # remove one part of the instrumentation from the instrumented kernels, the plain kernels being the
 # same in every image; MUTANT_* break the data path on purpose) into OUT/NAME/collscope/cuda/
 # osar.fatbin, so that putting OUT/NAME first on the classpath makes `bench gpu` or the GPU tests
-# run that variant. ONLY="NAME ..." builds those images alone; LINEINFO= (empty) leaves out -lineinfo
+# run that variant (BASE_REV, BASE_PATCH and BASE_SRC below build whole other kernels). ONLY="NAME ..." builds those images alone; LINEINFO= (empty) leaves out -lineinfo
 # (images a third the size, for a carry near the device tool's 64 MiB).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -41,6 +41,15 @@ if [[ -n "${BASE_REV:-}" ]]; then
   done
   nvcc -O3 ${LINEINFO--lineinfo} -fatbin -gencode arch=compute_90a,code=sm_90a \
     -o "$out/rev/collscope/cuda/osar.fatbin" "$tmp/rev/osar.cu"
+fi
+# BASE_PATCH (a unified diff against this checkout's osar.cu, e.g. dev/gpu-bisect/candidates/
+# tail-free.patch) builds image "patch": a candidate kept as its difference, not as a copy
+if [[ -n "${BASE_PATCH:-}" ]]; then
+  mkdir -p "$tmp/patch" "$out/patch/collscope/cuda"
+  cp "$inc/osar.cu" "$tmp/patch/osar.cu"
+  patch -s -d "$tmp/patch" -p1 < "$BASE_PATCH"
+  nvcc -O3 ${LINEINFO--lineinfo} -fatbin -I"$inc" -gencode arch=compute_90a,code=sm_90a \
+    -o "$out/patch/collscope/cuda/osar.fatbin" "$tmp/patch/osar.cu"
 fi
 if [[ -n "${BASE_SRC:-}" ]]; then
   mkdir -p "$out/src/collscope/cuda"
