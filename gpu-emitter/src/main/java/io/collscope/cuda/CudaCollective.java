@@ -326,55 +326,33 @@ public final class CudaCollective implements CollectiveBackend {
     }
 
     public Options withDType(DType d) {
-      return new Options(
-          d,
-          instrumented,
-          blocksPerRank,
-          threadsPerBlock,
-          deviceOfRank,
-          checkEveryBatches,
-          publishEvery,
-          sampleEvery,
-          algorithm);
+      return with(d, instrumented, sampleEvery, algorithm);
     }
 
     public Options withInstrumented(boolean i) {
+      return with(dtype, i, sampleEvery, algorithm);
+    }
+
+    public Options withSampleEvery(int n) {
+      return with(dtype, instrumented, n, algorithm);
+    }
+
+    /** These options with the data path fixed ({@code null}: chosen by size). */
+    public Options withAlgorithm(AllReduceAlgorithm a) {
+      return with(dtype, instrumented, sampleEvery, a);
+    }
+
+    /** A copy with the fields the {@code with} methods change; the placement's fields kept. */
+    private Options with(DType d, boolean i, int n, AllReduceAlgorithm a) {
       return new Options(
-          dtype,
+          d,
           i,
           blocksPerRank,
           threadsPerBlock,
           deviceOfRank,
           checkEveryBatches,
           publishEvery,
-          sampleEvery,
-          algorithm);
-    }
-
-    public Options withSampleEvery(int n) {
-      return new Options(
-          dtype,
-          instrumented,
-          blocksPerRank,
-          threadsPerBlock,
-          deviceOfRank,
-          checkEveryBatches,
-          publishEvery,
           n,
-          algorithm);
-    }
-
-    /** These options with the data path fixed ({@code null}: chosen by size). */
-    public Options withAlgorithm(AllReduceAlgorithm a) {
-      return new Options(
-          dtype,
-          instrumented,
-          blocksPerRank,
-          threadsPerBlock,
-          deviceOfRank,
-          checkEveryBatches,
-          publishEvery,
-          sampleEvery,
           a);
     }
   }
