@@ -11,19 +11,19 @@ public enum AllReduceAlgorithm {
    * One-shot, pull: each rank copies its input into its own ring slot and reads every peer's slot
    * across NVLink in the reduce. Small collectives: one exchange, the fewest steps.
    */
-  ONE_SHOT_PULL("oneshot", false),
+  ONE_SHOT_PULL("oneshot", false, ""),
   /**
    * One-shot, push: each rank writes its input into its segment of every peer's slot (posted
    * writes) and reduces its own slot locally, pipelined in pieces. Large collectives on few ranks.
    */
-  ONE_SHOT_PUSH("oneshot", true),
+  ONE_SHOT_PUSH("oneshot", true, "_push"),
   /**
    * Two-shot: reduce-scatter (rank r receives chunk r of every peer's input and reduces it), then
    * all-gather (r pushes its reduced chunk into every peer's slot). Per rank the link carries 2 (P
    * - 1) / P of the payload against the one-shot push's P - 1: large collectives on many ranks.
    * Whole 16-byte vectors only.
    */
-  TWO_SHOT("twoshot", true);
+  TWO_SHOT("twoshot", true, "_two");
 
   /**
    * In the collective's name ({@code allreduce_<this>_<dtype>}), as records and alerts carry it.
@@ -33,9 +33,13 @@ public enum AllReduceAlgorithm {
   /** Whether the slots have a segment per rank and piece flags follow the ring (RankBuffers). */
   final boolean pushSlots;
 
-  AllReduceAlgorithm(String label, boolean pushSlots) {
+  /** Its kernels' names between the dtype and {@code _plain} ({@link OsarModule#kernelName}). */
+  final String kernelInfix;
+
+  AllReduceAlgorithm(String label, boolean pushSlots, String kernelInfix) {
     this.label = label;
     this.pushSlots = pushSlots;
+    this.kernelInfix = kernelInfix;
   }
 
   /**

@@ -73,6 +73,25 @@ class KernelSourcesTest {
     assertThat(checked).isGreaterThan(30);
   }
 
+  /** Every kernel the host looks up by name is one osar.cu defines (a GPU would find out late). */
+  @Test
+  void everyCollectiveKernelNameIsAKernelOfTheSource() throws Exception {
+    String src = Files.readString(CUDA.resolve("osar.cu"));
+    int checked = 0;
+    for (AllReduceAlgorithm a : AllReduceAlgorithm.values()) {
+      for (DType d : DType.values()) {
+        for (boolean instrumented : new boolean[] {true, false}) {
+          String name = OsarModule.kernelName(d, instrumented, a);
+          assertThat(src).as(name).contains(" " + name + "(const u64* P) {");
+          checked++;
+        }
+      }
+    }
+    assertThat(checked).isEqualTo(12);
+    assertThat(OsarModule.kernelName(DType.BF16, false, AllReduceAlgorithm.TWO_SHOT))
+        .isEqualTo("osar_bf16_two_plain");
+  }
+
   @Test
   void osarLayoutMirrorsTheHeader() throws Exception {
     Map<String, Long> header = new HashMap<>();
