@@ -42,8 +42,9 @@ if [[ -n "${BASE_REV:-}" ]]; then
   nvcc -O3 ${LINEINFO--lineinfo} -fatbin -gencode arch=compute_90a,code=sm_90a \
     -o "$out/rev/collscope/cuda/osar.fatbin" "$tmp/rev/osar.cu"
 fi
-# BASE_PATCH (a unified diff against this checkout's osar.cu, e.g. dev/gpu-bisect/candidates/
-# tail-free.patch) builds image "patch": a candidate kept as its difference, not as a copy
+# BASE_PATCH (a unified diff against this checkout's osar.cu, e.g. a run folder's candidate such as
+# docs/gpu-runs/2026-12-01-run143-h200/seq-bytes.patch, whose headers it must not need to change)
+# builds image "patch": a candidate kept as its difference, not as a copy
 if [[ -n "${BASE_PATCH:-}" ]]; then
   mkdir -p "$tmp/patch" "$out/patch/collscope/cuda"
   cp "$inc/osar.cu" "$tmp/patch/osar.cu"

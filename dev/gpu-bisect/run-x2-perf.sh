@@ -14,7 +14,8 @@
 # properties given (PROP_DTYPES: f32,bf16 by default; PROP_SIZES: SIZES);
 # ALGORITHMS (below) benches each data path at every size;
 # SAMPLINGS (n ...) benches it with the accounting sampled 1 in n (-Dcollscope.osar.sampleEvery);
-# TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes;
+# TEST_CLASSES (default CudaCollectiveGpuTest ProcessPerGpuGpuTest) names the GPU test classes,
+# run on the runtime's kernel or, with TEST_IMAGE=NAME, on CARRY/variants/NAME's;
 # VARIANT_TESTS (names under CARRY/variants) runs the sum tests on those images;
 # NCU=1 adds Nsight Compute's figures at NCU_SIZES (default 4K). MUTANT=0 skips the stale-slot mutant. Everything
 # into OUT_DIR/x2perf.tgz.
@@ -38,7 +39,7 @@ junit() {  # LOG CLASSPATH_PREFIX SELECTOR...
 }
 if [[ "${TESTS:-1}" == 1 ]]; then
   for t in ${TEST_CLASSES:-CudaCollectiveGpuTest ProcessPerGpuGpuTest}; do
-    junit "gpu-tests-$t.log" "" --select-class "io.collscope.cuda.$t"
+    junit "gpu-tests-$t.log" "${TEST_IMAGE:+$C/variants/$TEST_IMAGE:}" --select-class "io.collscope.cuda.$t"
   done
   grep -hE "dead peer:|peer abort:" "$O"/gpu-tests-*.log
   # HEDGE: another committed kernel image (variants/$HEDGE) gets the suite too when this one fails
@@ -70,12 +71,13 @@ fi
 save
 BASELINE=()
 grep -q '^nccl-rounds,' "$O/bench-nccl.log" 2>/dev/null && BASELINE=(--baseline="$O/bench-nccl.log")
-timeout 240 $J -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+# BENCH_OPTS: JVM options (e.g. -Dcollscope.osar.sampleBelowBytes=...) for this bench and BENCH_VARIANTS
+timeout 240 $J ${BENCH_OPTS:-} -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
   ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar.log" 2>&1
 echo "osar bench rc=$?"; grep -E "^\| (f32|bf16)|reporter" "$O/bench-osar.log" | cut -c1-200
 save
 for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same machine session
-  timeout 240 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+  timeout 240 $J ${BENCH_OPTS:-} -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-$v.log" 2>&1
   echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-
   save

@@ -61,8 +61,11 @@ final class OsarLayout {
   static final int S_ABORT = 4;
   static final int S_CPS = 5;
 
-  /** The first word of data block 0's slice of the totals; block b's is T_STRIDE words on. */
-  static final int S_TOT = 8;
+  /**
+   * The first word of data block 0's slice of the totals; block b's is T_STRIDE words on. A line
+   * after the state words ({@code osar_params.h}).
+   */
+  static final int S_TOT = 16;
 
   static final int T_STRIDE = 688;
 

@@ -187,9 +187,7 @@ final class RankBuffers implements RankMemory {
    * device's context is current and the stream idle.
    */
   long lastCompleted() {
-    // the low 56 bits: a kernel may keep a completed collective's count pending in the top byte
-    // (the tail-free candidate, dev/gpu-bisect/candidates/tail-free.md); the committed one keeps 0
-    return (stateWord(OsarLayout.S_NEXT_SEQ) & ((1L << 56) - 1)) - 1;
+    return stateWord(OsarLayout.S_NEXT_SEQ) - 1;
   }
 
   /** The last all-reduce's result as floats; the device's context is current. */
