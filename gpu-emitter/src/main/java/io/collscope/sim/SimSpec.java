@@ -1,5 +1,7 @@
 package io.collscope.sim;
 
+import java.util.function.Consumer;
+
 /**
  * What {@link OneShotSimulator} simulates: the world, the run, and the timing model of one rank.
  * All times are simulated nanoseconds; {@link #of(int)} gives the named defaults, the {@code with*}
@@ -116,172 +118,113 @@ public record SimSpec(
   }
 
   public SimSpec withDurationNanos(long v) {
-    return new SimSpec(
-        worldSize,
-        v,
-        snapshotIntervalNanos,
-        snapshotSkewNanos,
-        ringSlots,
-        bytes,
-        copyBytesPerSecond,
-        reduceBytesPerSecond,
-        linkLatencyNanos,
-        publishNanos,
-        pollNanos,
-        computeGapNanos,
-        computeJitterNanos,
-        phaseJitter,
-        waitBudgetNanos,
-        histogramBuckets,
-        seed);
+    return edit(b -> b.durationNanos = v);
   }
 
   /** Snapshot interval and skew; the skew must stay below the interval. */
   public SimSpec withSnapshots(long intervalNanos, long skewNanos) {
-    return new SimSpec(
-        worldSize,
-        durationNanos,
-        intervalNanos,
-        skewNanos,
-        ringSlots,
-        bytes,
-        copyBytesPerSecond,
-        reduceBytesPerSecond,
-        linkLatencyNanos,
-        publishNanos,
-        pollNanos,
-        computeGapNanos,
-        computeJitterNanos,
-        phaseJitter,
-        waitBudgetNanos,
-        histogramBuckets,
-        seed);
+    return edit(
+        b -> {
+          b.snapshotIntervalNanos = intervalNanos;
+          b.snapshotSkewNanos = skewNanos;
+        });
   }
 
   public SimSpec withRingSlots(int v) {
-    return new SimSpec(
-        worldSize,
-        durationNanos,
-        snapshotIntervalNanos,
-        snapshotSkewNanos,
-        v,
-        bytes,
-        copyBytesPerSecond,
-        reduceBytesPerSecond,
-        linkLatencyNanos,
-        publishNanos,
-        pollNanos,
-        computeGapNanos,
-        computeJitterNanos,
-        phaseJitter,
-        waitBudgetNanos,
-        histogramBuckets,
-        seed);
+    return edit(b -> b.ringSlots = v);
   }
 
   public SimSpec withBytes(long v) {
-    return new SimSpec(
-        worldSize,
-        durationNanos,
-        snapshotIntervalNanos,
-        snapshotSkewNanos,
-        ringSlots,
-        v,
-        copyBytesPerSecond,
-        reduceBytesPerSecond,
-        linkLatencyNanos,
-        publishNanos,
-        pollNanos,
-        computeGapNanos,
-        computeJitterNanos,
-        phaseJitter,
-        waitBudgetNanos,
-        histogramBuckets,
-        seed);
+    return edit(b -> b.bytes = v);
   }
 
   public SimSpec withLinkLatencyNanos(long v) {
-    return new SimSpec(
-        worldSize,
-        durationNanos,
-        snapshotIntervalNanos,
-        snapshotSkewNanos,
-        ringSlots,
-        bytes,
-        copyBytesPerSecond,
-        reduceBytesPerSecond,
-        v,
-        publishNanos,
-        pollNanos,
-        computeGapNanos,
-        computeJitterNanos,
-        phaseJitter,
-        waitBudgetNanos,
-        histogramBuckets,
-        seed);
+    return edit(b -> b.linkLatencyNanos = v);
   }
 
-  /** The work between collectives: a fixed part and the mean of an exponential part. */
+  /** The work between two collectives: a fixed part and the mean of an exponential part. */
   public SimSpec withComputeGap(long gapNanos, long jitterNanos) {
-    return new SimSpec(
-        worldSize,
-        durationNanos,
-        snapshotIntervalNanos,
-        snapshotSkewNanos,
-        ringSlots,
-        bytes,
-        copyBytesPerSecond,
-        reduceBytesPerSecond,
-        linkLatencyNanos,
-        publishNanos,
-        pollNanos,
-        gapNanos,
-        jitterNanos,
-        phaseJitter,
-        waitBudgetNanos,
-        histogramBuckets,
-        seed);
+    return edit(
+        b -> {
+          b.computeGapNanos = gapNanos;
+          b.computeJitterNanos = jitterNanos;
+        });
   }
 
   public SimSpec withWaitBudgetNanos(long v) {
-    return new SimSpec(
-        worldSize,
-        durationNanos,
-        snapshotIntervalNanos,
-        snapshotSkewNanos,
-        ringSlots,
-        bytes,
-        copyBytesPerSecond,
-        reduceBytesPerSecond,
-        linkLatencyNanos,
-        publishNanos,
-        pollNanos,
-        computeGapNanos,
-        computeJitterNanos,
-        phaseJitter,
-        v,
-        histogramBuckets,
-        seed);
+    return edit(b -> b.waitBudgetNanos = v);
   }
 
   public SimSpec withSeed(long v) {
-    return new SimSpec(
-        worldSize,
-        durationNanos,
-        snapshotIntervalNanos,
-        snapshotSkewNanos,
-        ringSlots,
-        bytes,
-        copyBytesPerSecond,
-        reduceBytesPerSecond,
-        linkLatencyNanos,
-        publishNanos,
-        pollNanos,
-        computeGapNanos,
-        computeJitterNanos,
-        phaseJitter,
-        waitBudgetNanos,
-        histogramBuckets,
-        v);
+    return edit(b -> b.seed = v);
+  }
+
+  /** This spec with {@code change} applied to a copy of its components, checked anew. */
+  private SimSpec edit(Consumer<Components> change) {
+    Components c = new Components(this);
+    change.accept(c);
+    return c.spec();
+  }
+
+  /** The components as fields, for the {@code with*} methods: one place lists them all. */
+  private static final class Components {
+    int worldSize;
+    long durationNanos;
+    long snapshotIntervalNanos;
+    long snapshotSkewNanos;
+    int ringSlots;
+    long bytes;
+    double copyBytesPerSecond;
+    double reduceBytesPerSecond;
+    long linkLatencyNanos;
+    long publishNanos;
+    long pollNanos;
+    long computeGapNanos;
+    long computeJitterNanos;
+    double phaseJitter;
+    long waitBudgetNanos;
+    int histogramBuckets;
+    long seed;
+
+    Components(SimSpec s) {
+      worldSize = s.worldSize;
+      durationNanos = s.durationNanos;
+      snapshotIntervalNanos = s.snapshotIntervalNanos;
+      snapshotSkewNanos = s.snapshotSkewNanos;
+      ringSlots = s.ringSlots;
+      bytes = s.bytes;
+      copyBytesPerSecond = s.copyBytesPerSecond;
+      reduceBytesPerSecond = s.reduceBytesPerSecond;
+      linkLatencyNanos = s.linkLatencyNanos;
+      publishNanos = s.publishNanos;
+      pollNanos = s.pollNanos;
+      computeGapNanos = s.computeGapNanos;
+      computeJitterNanos = s.computeJitterNanos;
+      phaseJitter = s.phaseJitter;
+      waitBudgetNanos = s.waitBudgetNanos;
+      histogramBuckets = s.histogramBuckets;
+      seed = s.seed;
+    }
+
+    SimSpec spec() {
+      return new SimSpec(
+          worldSize,
+          durationNanos,
+          snapshotIntervalNanos,
+          snapshotSkewNanos,
+          ringSlots,
+          bytes,
+          copyBytesPerSecond,
+          reduceBytesPerSecond,
+          linkLatencyNanos,
+          publishNanos,
+          pollNanos,
+          computeGapNanos,
+          computeJitterNanos,
+          phaseJitter,
+          waitBudgetNanos,
+          histogramBuckets,
+          seed);
+    }
   }
 }
