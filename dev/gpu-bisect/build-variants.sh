@@ -36,8 +36,8 @@ build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CL
 # run 52's candidate) builds image "src"
 if [[ -n "${BASE_REV:-}" ]]; then
   mkdir -p "$tmp/rev" "$out/rev/collscope/cuda"
-  for f in osar.cu osar_params.h counter_block.h; do
-    git -C "$here" show "$BASE_REV:gpu-emitter/src/main/cuda/$f" > "$tmp/rev/$f"
+  for f in osar.cu osar_params.h counter_block.h memory_model.h; do  # the last since 2026-12-01
+    git -C "$here" show "$BASE_REV:gpu-emitter/src/main/cuda/$f" > "$tmp/rev/$f" 2>/dev/null || rm -f "$tmp/rev/$f"
   done
   nvcc -O3 ${LINEINFO--lineinfo} -fatbin -gencode arch=compute_90a,code=sm_90a \
     -o "$out/rev/collscope/cuda/osar.fatbin" "$tmp/rev/osar.cu"

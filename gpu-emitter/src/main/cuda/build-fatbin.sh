@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the kernel images (sm_90a SASS + compute_90a PTX) when their CUDA sources changed:
-#   osar.fatbin     from osar.cu, osar_params.h, counter_block.h
-#   gemm_ar.fatbin  from gemm_ar.cu, gemm_ar_params.h, counter_block.h
+#   osar.fatbin     from osar.cu, osar_params.h, counter_block.h, memory_model.h
+#   gemm_ar.fatbin  from gemm_ar.cu, gemm_ar_params.h, counter_block.h, memory_model.h
 # Each image and the hash of the sources it was built from are committed under
 # src/main/resources/collscope/cuda/, so machines without nvcc use the prebuilt image;
 # KernelSourcesTest fails when a committed image is stale.
@@ -26,8 +26,8 @@ build() {  # NAME ARCH-FLAGS SOURCES...
   echo "build-fatbin: rebuilt $name.fatbin ($hash)" >&2
 }
 build osar "-gencode arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90" \
-  osar.cu osar_params.h counter_block.h
+  osar.cu osar_params.h counter_block.h memory_model.h
 # FP8 mma.sync needs sm_89+; the image carries sm_90a SASS and its PTX (no plain compute_90:
 # the kernel is Hopper-only by design).
 build gemm_ar "-gencode arch=compute_90a,code=sm_90a -gencode arch=compute_90a,code=compute_90a" \
-  gemm_ar.cu gemm_ar_params.h counter_block.h
+  gemm_ar.cu gemm_ar_params.h counter_block.h memory_model.h

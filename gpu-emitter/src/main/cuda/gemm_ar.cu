@@ -37,6 +37,7 @@
 
 #include "counter_block.h"
 #include "gemm_ar_params.h"
+#include "memory_model.h"
 
 // k32 steps per FP32 promotion of the wgmma accumulator (below), and CTAs per SM for those
 // kernels. Measured on two H200s (runs 94-95): every 2 steps (64 of K) at 2 CTAs per SM is the
@@ -52,50 +53,11 @@
 // A row of the reduced tile staged in shared memory: 256 bytes and 16 of padding
 #define GA_OUT_ROW_BYTES (GA_BN * 2 + 16)
 
-typedef unsigned long long u64;
 typedef unsigned int u32;
 
 static_assert(GA_BM == 128 && GA_BN == 128 && GA_BK == 64 && GA_THREADS == 256, "the warp layout below");
 static_assert(GT_WORDS <= 256, "gemm_ar_publish: one word per thread pair");
 
-__device__ __forceinline__ u64 globaltimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ u64 ld_volatile(const u64* p) { return *(volatile const u64*)p; }
-__device__ __forceinline__ void st_volatile(u64* p, u64 v) { *(volatile u64*)p = v; }
-__device__ __forceinline__ u64 ld_acquire_sys(const u64* p) {
-  u64 v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ u64 ld_relaxed_sys(const u64* p) {
-  u64 v;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ u64 ld_relaxed_gpu(const u64* p) {
-  u64 v;
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_release_sys(u64* p, u64 v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ u64 atom_add_relaxed_gpu(u64* p, u64 v) {
-  u64 old;
-  asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  return old;
-}
-__device__ __forceinline__ u64 atom_add_acq_rel_gpu(u64* p, u64 v) {
-  u64 old;
-  asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  return old;
-}
 __device__ __forceinline__ void red_add(u64* p, u64 v) {
   if (v) asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }

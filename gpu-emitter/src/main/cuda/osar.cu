@@ -57,63 +57,13 @@
 #include <stdint.h>
 
 #include "counter_block.h"
+#include "memory_model.h"
 #include "osar_params.h"
-
-typedef unsigned long long u64;
 
 static_assert(T_STRIDE >= T_WORDS && T_STRIDE % 16 == 0, "a slice of totals: whole 128-byte lines");
 static_assert(OSAR_MAX_RANKS <= 32, "guard and wait poll one peer per lane of warp 0");
 static_assert(CB_OFF_PHASES == CB_OFF_COUNTERS + 8 * CB_N_COUNTERS, "phases follow counters");
 static_assert(CB_OFF_PEER_WAIT == CB_OFF_PHASES + 8 * CB_N_PHASES, "peer arrays follow phases");
-
-__device__ __forceinline__ u64 globaltimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// This rank's own words: its state, which only its own launches write (ordered by the kernel
-// boundaries between them), and its counter block (ordered by the seqlock's fences).
-__device__ __forceinline__ u64 ld_volatile(const u64* p) { return *(volatile const u64*)p; }
-__device__ __forceinline__ void st_volatile(u64* p, u64 v) { *(volatile u64*)p = v; }
-
-// Sync words that other GPUs and processes read or write: system scope.
-__device__ __forceinline__ u64 ld_acquire_sys(const u64* p) {
-  u64 v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ u64 ld_relaxed_sys(const u64* p) {
-  u64 v;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_release_sys(u64* p, u64 v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-}
-// A block's arrival on a counter the rank's blocks share (one GPU): the acquire makes the work
-// that earlier blocks fenced before their increments visible to, and ordered before, whatever the
-// block that sees the final count does next.
-// The release half carries the block's own work (every thread's, by the barrier before it) to
-// whichever block sees the final count: a GPU-scope release is enough, because that block's
-// system-scope release of the flag or ack is cumulative over what it acquired (run 50 replaced a
-// __threadfence_system() in every block, docs/BENCHMARKS.md).
-__device__ __forceinline__ u64 atom_add_acq_rel_gpu(u64* p, u64 v) {
-  u64 old;
-  asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  return old;
-}
-// The push path's arrival: a block's copy wrote to peers' memory, so its release is system scope.
-// The model's cumulativity would carry those writes through a GPU-scope release too, but whether a
-// GPU-scope fence waits for writes still crossing NVLink is the hardware's business: this one must.
-__device__ __forceinline__ u64 atom_add_acq_rel_sys(u64* p, u64 v) {
-  u64 old;
-  asm volatile("atom.acq_rel.sys.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  return old;
-}
 
 // Adds v to a total in device memory and moves on: red.global has no result to wait for.
 // atomicAdd on a generic pointer (the totals' address comes from the parameter array) compiles to

@@ -22,7 +22,8 @@ class KernelSourcesTest {
   @Test
   void theCommittedFatbinWasBuiltFromTheseSources() throws Exception {
     MessageDigest sha = MessageDigest.getInstance("SHA-256");
-    for (String f : new String[] {"osar.cu", "osar_params.h", "counter_block.h"}) {
+    for (String f :
+        new String[] {"osar.cu", "osar_params.h", "counter_block.h", "memory_model.h"}) {
       sha.update(Files.readAllBytes(CUDA.resolve(f)));
     }
     String recorded =
@@ -37,7 +38,8 @@ class KernelSourcesTest {
   @Test
   void theCommittedGemmArFatbinWasBuiltFromTheseSources() throws Exception {
     MessageDigest sha = MessageDigest.getInstance("SHA-256");
-    for (String f : new String[] {"gemm_ar.cu", "gemm_ar_params.h", "counter_block.h"}) {
+    for (String f :
+        new String[] {"gemm_ar.cu", "gemm_ar_params.h", "counter_block.h", "memory_model.h"}) {
       sha.update(Files.readAllBytes(CUDA.resolve(f)));
     }
     String recorded =
