@@ -1,5 +1,6 @@
 package io.collscope.cluster;
 
+import io.collscope.flink.FlinkJvmOptions;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
@@ -25,24 +26,6 @@ import java.util.stream.Stream;
  * checkpoints and savepoints, and the broker's data. {@code collscope cluster start|stop|status}.
  */
 public final class LocalCluster {
-
-  /** What a Flink distribution passes every JVM on Java 17 (its config.yaml env.java.opts.all). */
-  public static final List<String> FLINK_JVM_OPTS =
-      List.of(
-          "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
-          "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-          "--add-opens=java.base/java.lang=ALL-UNNAMED",
-          "--add-opens=java.base/java.net=ALL-UNNAMED",
-          "--add-opens=java.base/java.io=ALL-UNNAMED",
-          "--add-opens=java.base/java.nio=ALL-UNNAMED",
-          "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-          "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-          "--add-opens=java.base/java.text=ALL-UNNAMED",
-          "--add-opens=java.base/java.time=ALL-UNNAMED",
-          "--add-opens=java.base/java.util=ALL-UNNAMED",
-          "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-          "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-          "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
   public static final String JOB_MANAGER_MAIN =
       "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint";
@@ -230,7 +213,7 @@ public final class LocalCluster {
   }
 
   private List<String> jvm(String name, String heap) {
-    List<String> opts = new ArrayList<>(FLINK_JVM_OPTS);
+    List<String> opts = new ArrayList<>(FlinkJvmOptions.JAVA_17);
     opts.add(heap);
     opts.add("-XX:MaxDirectMemorySize=256m");
     opts.add("-Dlog.file=" + logDir().resolve(name + ".log"));

@@ -3,6 +3,7 @@ package io.collscope.flink.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.broker.EmbeddedKafka;
+import io.collscope.flink.FlinkJvmOptions;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
@@ -40,24 +41,6 @@ public final class SessionCluster implements AutoCloseable {
   /** The shaded job jar (mvn package). */
   public static final Path JOB_JAR =
       Path.of("target/collscope-flink-jobs-0.1.0-SNAPSHOT-job.jar").toAbsolutePath();
-
-  /** What a Flink distribution passes every JVM on Java 17 (its config.yaml env.java.opts.all). */
-  private static final List<String> FLINK_JVM_OPTS =
-      List.of(
-          "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
-          "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-          "--add-opens=java.base/java.lang=ALL-UNNAMED",
-          "--add-opens=java.base/java.net=ALL-UNNAMED",
-          "--add-opens=java.base/java.io=ALL-UNNAMED",
-          "--add-opens=java.base/java.nio=ALL-UNNAMED",
-          "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-          "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-          "--add-opens=java.base/java.text=ALL-UNNAMED",
-          "--add-opens=java.base/java.time=ALL-UNNAMED",
-          "--add-opens=java.base/java.util=ALL-UNNAMED",
-          "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-          "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-          "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
   private final Path dir;
   private final Path conf;
@@ -191,7 +174,7 @@ public final class SessionCluster implements AutoCloseable {
   private Process launch(String main, String name) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(java());
-    cmd.addAll(FLINK_JVM_OPTS);
+    cmd.addAll(FlinkJvmOptions.JAVA_17);
     String log = name + "-" + (++starts);
     cmd.addAll(
         List.of(
@@ -234,7 +217,7 @@ public final class SessionCluster implements AutoCloseable {
   public JobID submit(List<String> jobArgs, Path fromCheckpoint) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(java());
-    cmd.addAll(FLINK_JVM_OPTS);
+    cmd.addAll(FlinkJvmOptions.JAVA_17);
     cmd.add("-cp");
     cmd.add(classpath);
     cmd.add("org.apache.flink.client.cli.CliFrontend");
