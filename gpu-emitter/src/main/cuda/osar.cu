@@ -61,6 +61,7 @@
 #include "osar_params.h"
 
 static_assert(T_STRIDE >= T_WORDS && T_STRIDE % 16 == 0, "a slice of totals: whole 128-byte lines");
+static_assert(S_TOT % 16 == 0, "the totals start on a 128-byte line of their own (osar_params.h)");
 static_assert(OSAR_MAX_RANKS <= 32, "guard and wait poll one peer per lane of warp 0");
 static_assert(CB_OFF_PHASES == CB_OFF_COUNTERS + 8 * CB_N_COUNTERS, "phases follow counters");
 static_assert(CB_OFF_PEER_WAIT == CB_OFF_PHASES + 8 * CB_N_PHASES, "peer arrays follow phases");
