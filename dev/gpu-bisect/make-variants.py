@@ -49,7 +49,8 @@ rep("      const u64 g5 = globaltimer();", "      const u64 g5 = OMIT_SAMPLER ? 
 rep("    const bool clocks = sampled && s_publisher;", "    const bool clocks = sampled && !OMIT_WAIT_CLOCK && s_publisher;")
 rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
 rep("  if (accountant && sampled && s_publisher && !s_abort) {", "  if (accountant && !OMIT_TOTALS && sampled && s_publisher && !s_abort) {")
-rep("        if (INSTR) {  // the collective itself", "        if (INSTR && !OMIT_TOTALS) {  // the collective itself")
+rep("        if (INSTR && PUSH) {  // the collective itself", "        if (INSTR && PUSH && !OMIT_TOTALS) {  // the collective itself")
+rep("        } else if (sampled) {\n          // The pull kernels", "        } else if (sampled && !OMIT_TOTALS) {\n          // The pull kernels")
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")

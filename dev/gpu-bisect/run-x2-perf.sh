@@ -71,7 +71,7 @@ fi
 save
 BASELINE=()
 grep -q '^nccl-rounds,' "$O/bench-nccl.log" 2>/dev/null && BASELINE=(--baseline="$O/bench-nccl.log")
-# BENCH_OPTS: JVM options (e.g. -Dcollscope.osar.sampleBelowBytes=...) for this bench and BENCH_VARIANTS
+# BENCH_OPTS: JVM options (e.g. -Dcollscope.osar.sampleBelowBytes=...) for this bench, BENCH_VARIANTS and BISECT
 timeout 240 $J ${BENCH_OPTS:-} -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
   ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar.log" 2>&1
 echo "osar bench rc=$?"; grep -E "^\| (f32|bf16)|reporter" "$O/bench-osar.log" | cut -c1-200
@@ -124,7 +124,7 @@ for m in ${MODES:-}; do  # the push path from m bytes per rank, f32 and bf16
   bench_with collscope.osar.pushBytes "$m" "bench-osar-push-from-$m" "${MODE_SIZES:-$SIZES}"
 done
 for v in ${BISECT:-}; do
-  timeout 120 $J -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=${BISECT_SIZES:-4K,256K} \
+  timeout 120 $J ${BENCH_OPTS:-} -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=${BISECT_SIZES:-4K,256K} \
     --dtypes=f32 > "$O/bisect-$v.log" 2>&1
   echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
   save

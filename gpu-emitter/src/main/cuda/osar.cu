@@ -25,10 +25,12 @@
 // reduce-scatter into each rank's chunk, then an all-gather of the sums, on the push path's slots;
 // the same guard, flag, wait and ack, the second exchange inside reduce (below: "two-shot").
 // The phases and the per-peer shares are those of the block that published the flag (the
-// rank's critical path), one block per collective; the calls, bytes and latency histogram are
-// counted by the block that acked. Every interval is measured on the SM's own clock64 (never a
-// difference of two SMs' clocks).
-// Sampled accounting: the calls, the bytes and the latency histogram count every collective; the
+// rank's critical path), one block per collective; the bytes and latency histogram are counted by
+// the block that acked, and the calls by the sequence itself (osar_publish derives them). Every
+// interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
+// Sampled accounting: the calls count every collective; in the pull kernels the bytes and the
+// latency histogram are sampled with the rest (the push kernels count them in every collective,
+// their code left as measured: see the ack below); the
 // phases, the per-peer shares and lateness, and the clock sample are accounted for 1 collective in
 // P_SAMPLE_MASK + 1 (a power of two; 1 = every one), chosen by a hash of its sequence
 // (fault_mix(seq, SAMPLE_KEY), so that no period of the job's own collectives aliases with it) and
@@ -608,6 +610,14 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
     for (; b < blocks; ++b) sum += __ldcg(q + (long long)b * T_STRIDE);
     v[j] = sum;
   }
+  // Calls are not added up in the kernels: every collective that completed advanced S_NEXT_SEQ
+  // (from 1), and the one that aborted, if any, left it at its own sequence.
+  {
+    const u64 calls = ld_volatile(st + S_NEXT_SEQ) - 1 + (ld_volatile(st + S_ABORT) != 0 ? 1 : 0);
+#pragma unroll
+    for (int j = 0; j < PUB_PER_THREAD; ++j)
+      if (src[j] == CB_C_CALLS) v[j] = calls;
+  }
   const u64 s = ld_volatile(st + S_LOCK);
   const u64 cps = ld_volatile(st + S_CPS);
   if (t == 0) st_volatile(lock, s + 1);
@@ -662,6 +672,7 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ int s_abort;
   __shared__ int s_publisher;                // this block published the flag: it accounts
   __shared__ int s_sampled;                  // this collective's phases and peers are accounted
+  __shared__ u64 s_weight;                   // the pull kernels: the collectives a sampled one stands for
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
   __shared__ u64 s_first_round;
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
@@ -682,7 +693,13 @@ __device__ void osar(const u64* __restrict__ P) {
     s_abort = ld_volatile(st + S_ABORT) != 0;
     s_ack_seen = ld_volatile(st + S_ACK_SEEN);
     s_publisher = 0;
-    s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & P[P_SAMPLE_MASK]) == 0;
+    if (INSTR && !PUSH) {
+      const u64 mask = P[P_SAMPLE_MASK];
+      s_sampled = (fault_mix(s_seq, SAMPLE_KEY) & mask) == 0;
+      s_weight = mask + 1;
+    } else {
+      s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & P[P_SAMPLE_MASK]) == 0;
+    }
     if (INSTR && PUSH) s_buckets = (int)P[P_HIST_BUCKETS];
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
@@ -1070,7 +1087,7 @@ __device__ void osar(const u64* __restrict__ P) {
       // a wait on that peer, this one or the next, would only run out its budget.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
         red_add(tot + CB_C_TIMEOUTS, 1ull);
-        red_add(tot + CB_C_CALLS, 1ull);
+        if (PUSH) red_add(tot + CB_C_CALLS, 1ull);  // unread (osar_publish derives calls); see below
         st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
       }
     } else {
@@ -1082,11 +1099,21 @@ __device__ void osar(const u64* __restrict__ P) {
         // release store replaces __threadfence_system() + a volatile store.
         st_relaxed_sys(acktime, globaltimer());
         st_release_sys(ack, seq);
-        if (INSTR) {  // the collective itself, counted once: by the block that completed it
+        if (INSTR && PUSH) {  // the collective itself, counted once: by the block that completed it
+          // (calls too, which osar_publish does not read: the push kernels' code is left as it
+          // was measured; any change at their entry or tail rescheduled them, +3 us at 16 MB in
+          // runs 140 and 142)
           red_add(tot + CB_C_CALLS, 1ull);
           red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
-          red_add(tot + T_HIST + (PUSH ? bucket_of(s_clock[5] - s_clock[0], s_buckets)
-                                                  : bucket_of(t5 - t0, buckets)), 1ull);
+          red_add(tot + T_HIST + bucket_of(s_clock[5] - s_clock[0], s_buckets), 1ull);
+        } else if (sampled) {
+          // The pull kernels: bytes and latency in sampled collectives only, weighted as the
+          // phases are; calls are derived (osar_publish). An unsampled collective adds nothing to
+          // memory after its ack: these adds, in every collective, were +140 ns at 4 KB and +120
+          // at 1 MB on one H200 (runs 144-145: the whole instrumentation then +29..+39 ns).
+          const u64 w = s_weight;
+          red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T) * w);
+          red_add(tot + T_HIST + bucket_of(t5 - t0, buckets), w);
         }
         // read by the next launch only, after this one completed: no fence needed
         st_volatile(st + S_NEXT_SEQ, seq + 1);

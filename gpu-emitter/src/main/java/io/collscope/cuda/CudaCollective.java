@@ -31,8 +31,9 @@ public final class CudaCollective implements CollectiveBackend {
    * How the ranks are laid out and run. {@code sampleEvery}: below {@link #SAMPLE_BELOW_BYTES} per
    * rank the instrumented kernel accounts the phases, per-peer waits and lateness, and the clock
    * sample of 1 collective in this many, weighted by it (a power of two; 1: every collective,
-   * exactly); calls, bytes and the latency histogram count every collective. From {@link
-   * #SAMPLE_BELOW_BYTES} every collective is accounted ({@link #sampleEveryFor}). {@code
+   * exactly), and on the one-shot pull path the bytes and the latency histogram too; calls count
+   * every collective (the kernel's sequence), and on the push paths bytes and latency too. From
+   * {@link #SAMPLE_BELOW_BYTES} every collective is accounted ({@link #sampleEveryFor}). {@code
    * algorithm}: how the data moves; null chooses by size and world ({@link #algorithmFor}).
    */
   public record Options(
@@ -71,14 +72,16 @@ public final class CudaCollective implements CollectiveBackend {
 
     /**
      * Payload bytes per rank from which every collective is accounted whatever {@link
-     * #sampleEvery()} says: at 1 and 16 MiB sampling saved nothing measurable (run 83: +247 against
-     * +256 ns, +808 against +735), and large collectives are few enough per second that a window
-     * should account every one. Measured on the serial push path; on the pipelined one the
-     * accounting's parts cost ~600 ns at 16 MiB (run 107), so a system property, {@value
-     * #SAMPLE_BELOW_BYTES_PROPERTY}, moves the bound for measuring that again.
+     * #sampleEvery()} says: 8 MiB, where two ranks take the push path. Below it a collective takes
+     * under ~50 us on two H200s, so a rank can run tens of thousands a second and 1 in 16 still
+     * accounts thousands a window; above it collectives are few enough that a window should account
+     * every one. Sampling at 1 MiB became worth it when the pull kernels stopped adding bytes and
+     * latency in unsampled collectives: +39 ns (0.48 %) at 1 MiB against +86..+93 (runs 144-145,
+     * docs/BENCHMARKS.md; the bound was 1 MiB while sampling there saved nothing, run 83). A system
+     * property, {@value #SAMPLE_BELOW_BYTES_PROPERTY}, moves it.
      */
     public static final long SAMPLE_BELOW_BYTES =
-        Long.getLong(Options.SAMPLE_BELOW_BYTES_PROPERTY, 1L << 20);
+        Long.getLong(Options.SAMPLE_BELOW_BYTES_PROPERTY, 8L << 20);
 
     static final String SAMPLE_BELOW_BYTES_PROPERTY = "collscope.osar.sampleBelowBytes";
 

@@ -99,8 +99,9 @@ class OsarBenchTableTest {
   void collectivesFrom1MiBAreAccountedEveryOneWhateverTheSampling() {
     CudaCollective.Options o = CudaCollective.Options.defaults(2).withSampleEvery(16);
     assertThat(o.sampleEveryFor(4 << 10)).isEqualTo(16);
-    assertThat(o.sampleEveryFor((1 << 20) - 1)).isEqualTo(16);
-    assertThat(o.sampleEveryFor(1 << 20)).isEqualTo(1);
+    assertThat(o.sampleEveryFor(1 << 20)).isEqualTo(16);
+    assertThat(o.sampleEveryFor((8 << 20) - 1)).isEqualTo(16);
+    assertThat(o.sampleEveryFor(8 << 20)).isEqualTo(1);
     assertThat(o.withSampleEvery(1).sampleEveryFor(4 << 10)).isEqualTo(1);
     assertThatThrownBy(() -> o.withSampleEvery(3))
         .isInstanceOf(io.collscope.collective.ConfigException.class)
