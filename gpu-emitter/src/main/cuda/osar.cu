@@ -1109,8 +1109,8 @@ __device__ void osar(const u64* __restrict__ P) {
         } else if (sampled) {
           // The pull kernels: bytes and latency in sampled collectives only, weighted as the
           // phases are; calls are derived (osar_publish). An unsampled collective adds nothing to
-          // memory after its ack: these adds, in every collective, were +140 ns at 4 KB and +120
-          // at 1 MB on one H200 (runs 144-145: the whole instrumentation then +29..+39 ns).
+          // memory after its ack: these adds in every collective cost 30-50 ns at 4 KB - 1 MB on
+          // one H200 (run 145: the whole instrumentation +29..+39 ns without them, +59..+93 with).
           const u64 w = s_weight;
           red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T) * w);
           red_add(tot + T_HIST + bucket_of(t5 - t0, buckets), w);
