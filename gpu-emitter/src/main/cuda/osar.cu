@@ -693,13 +693,9 @@ __device__ void osar(const u64* __restrict__ P) {
     s_abort = ld_volatile(st + S_ABORT) != 0;
     s_ack_seen = ld_volatile(st + S_ACK_SEEN);
     s_publisher = 0;
-    if (INSTR && !PUSH) {
-      const u64 mask = P[P_SAMPLE_MASK];
-      s_sampled = (fault_mix(s_seq, SAMPLE_KEY) & mask) == 0;
-      s_weight = mask + 1;
-    } else {
-      s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & P[P_SAMPLE_MASK]) == 0;
-    }
+    const u64 mask = INSTR ? P[P_SAMPLE_MASK] : 0;
+    s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & mask) == 0;
+    if (INSTR && !PUSH) s_weight = mask + 1;  // the push kernels weigh nothing at the ack (below)
     if (INSTR && PUSH) s_buckets = (int)P[P_HIST_BUCKETS];
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
