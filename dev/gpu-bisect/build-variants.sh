@@ -27,6 +27,10 @@ build no-totals -DOMIT_TOTALS=1
 build no-phase-clocks -DOMIT_PHASE_CLOCKS=1
 build no-wait-clock -DOMIT_WAIT_CLOCK=1
 build no-peer-acc -DOMIT_PEER_ACC=1
+build no-pull-adds -DOMIT_PULL_ADDS=1
+build no-account -DOMIT_ACCOUNT=1
+build no-handover -DOMIT_HANDOVER=1
+build no-div -DOMIT_DIV=1
 build pub-empty -DPUB_EMPTY=1
 build pub-no-fence -DPUB_NO_FENCE=1
 build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1

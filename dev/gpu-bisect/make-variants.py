@@ -2,7 +2,9 @@
 """Writes osar_variants.cu: gpu-emitter's osar.cu with compile-time switches for the bisect.
 
 Usage: make-variants.py OSAR_CU OUT_CU. Each OMIT_* switch removes one part of the
-instrumentation from the instrumented kernels (the plain kernels are the same in every variant);
+instrumentation from the instrumented kernels (the plain kernels are the same in every variant;
+run 147 added OMIT_PULL_ADDS, OMIT_ACCOUNT, OMIT_HANDOVER and OMIT_DIV: the pull kernels' bytes and
+latency adds, the accounting warp's work, the clocks' hand-off to it, its division by the gaters);
 PUB_EMPTY makes osar_publish return at once (its launch alone),
 PUB_NO_FENCE leaves out its two system-scope fences (both for timing the publication, never
 correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of run 50 (the
@@ -32,6 +34,7 @@ def rep(a, b, count=1):
 
 
 switches = ["OMIT_SAMPLER", "OMIT_TOTALS", "OMIT_PHASE_CLOCKS", "OMIT_WAIT_CLOCK", "OMIT_PEER_ACC",
+            "OMIT_PULL_ADDS", "OMIT_ACCOUNT", "OMIT_HANDOVER", "OMIT_DIV",
             "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT", "MUTANT_STALE_GATHER",
             "GUARD_EVERY_TIME", "SYS_FENCE_ARRIVE", "NO_LOCAL_FLAG_WAIT"]
 rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
@@ -48,9 +51,16 @@ rep("if (PUSH && sampled && threadIdx.x == 0) s_clock[6] = globaltimer();",
 rep("      const u64 g5 = globaltimer();", "      const u64 g5 = OMIT_SAMPLER ? 0 : globaltimer();")
 rep("    const bool clocks = sampled && s_publisher;", "    const bool clocks = sampled && !OMIT_WAIT_CLOCK && s_publisher;")
 rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
-rep("  if (accountant && sampled && s_publisher && !s_abort) {", "  if (accountant && !OMIT_TOTALS && sampled && s_publisher && !s_abort) {")
+rep("  if (accountant && sampled && s_publisher && !s_abort) {",
+    "  if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
 rep("        if (INSTR && PUSH) {  // the collective itself", "        if (INSTR && PUSH && !OMIT_TOTALS) {  // the collective itself")
-rep("        } else if (sampled) {\n          // The pull kernels", "        } else if (sampled && !OMIT_TOTALS) {\n          // The pull kernels")
+rep("    if (!PUSH && lane == 1) {\n      // The pull kernels: bytes and latency",
+    "    if (!PUSH && !OMIT_PULL_ADDS && lane == 1) {\n      // The pull kernels: bytes and latency")
+# the clocks' handover to the accounting warp (its named barrier; the accountant then reads stale
+# clocks: for timing only), and the per-peer wait's division by the gaters (a software divide)
+rep("  if (!PUSH && sampled && s_publisher) {\n", "  if (!OMIT_HANDOVER && !PUSH && sampled && s_publisher) {\n")
+rep("  } else if (PUSH && sampled && s_publisher) {\n", "  } else if (!OMIT_HANDOVER && PUSH && sampled && s_publisher) {\n")
+rep("(latest - c3) / gaters * w", "(OMIT_DIV ? (latest - c3) : (latest - c3) / gaters) * w")
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")

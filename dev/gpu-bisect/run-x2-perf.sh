@@ -123,14 +123,15 @@ done
 for m in ${MODES:-}; do  # the push path from m bytes per rank, f32 and bf16
   bench_with collscope.osar.pushBytes "$m" "bench-osar-push-from-$m" "${MODE_SIZES:-$SIZES}"
 done
-for v in ${BISECT:-}; do
-  timeout 120 $J ${BENCH_OPTS:-} -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=${BISECT_SIZES:-4K,256K} \
+for v in ${BISECT:-}; do  # BISECT_OPTS: JVM options for these alone (default BENCH_OPTS)
+  s=$(date +%s)
+  timeout 120 $J ${BISECT_OPTS-${BENCH_OPTS:-}} -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${BISECT_RANKS:-1,2} --sizes=${BISECT_SIZES:-4K,256K} \
     --dtypes=f32 > "$O/bisect-$v.log" 2>&1
-  echo "== $v rc=$?"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
+  echo "== $v rc=$? $(( $(date +%s) - s ))s"; grep '^| f32' "$O/bisect-$v.log" | cut -d'|' -f2-10
   save
 done
 # NCU=1: Nsight Compute's figures for the plain and the instrumented kernel at each of NCU_SIZES
-# (default 4K), one rank (ncu
+# (default 4K), JVM options NCU_OPTS (e.g. -Dcollscope.osar.sampleEvery=1), one rank (ncu
 # runs one kernel at a time, so two ranks of one process would wait on each other), for the
 # runtime's kernel and each image in NCU_VARIANTS
 if [[ "${NCU:-0}" == 1 ]]; then
@@ -143,7 +144,7 @@ if [[ "${NCU:-0}" == 1 ]]; then
       timeout 120 ncu --target-processes all --clock-control none --kernel-name regex:"^$k\$" \
         --launch-skip 20 --launch-count 20 --csv --metrics \
         gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,launch__registers_per_thread \
-        $J -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=$sz --dtypes=f32 --rounds=1 \
+        $J ${NCU_OPTS:-} -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=$sz --dtypes=f32 --rounds=1 \
         >> "$O/ncu-${sz,,}-$v.csv" 2>> "$O/ncu-${sz,,}-$v.err"
       echo "ncu $sz $v $k rc=$?"
     done

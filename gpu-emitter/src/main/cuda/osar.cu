@@ -26,7 +26,8 @@
 // the same guard, flag, wait and ack, the second exchange inside reduce (below: "two-shot").
 // The phases and the per-peer shares are those of the block that published the flag (the
 // rank's critical path), one block per collective; the bytes and latency histogram are counted by
-// the block that acked, and the calls by the sequence itself (osar_publish derives them). Every
+// that block's accounting warp too in the pull kernels, by the block that acked in the push
+// kernels, and the calls by the sequence itself (osar_publish derives them). Every
 // interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
 // Sampled accounting: the calls count every collective; in the pull kernels the bytes and the
 // latency histogram are sampled with the rest (the push kernels count them in every collective,
@@ -652,13 +653,14 @@ __device__ void osar(const u64* __restrict__ P) {
   const long long elems = (long long)P[P_ELEMS];
   const int blocks = (int)P[P_WORK_BLOCKS];
   // loaded now: at the end, after the acquires have emptied L1, it would be a round trip to L2
-  // on the path of the block that completes the collective (the push kernels: s_buckets)
+  // on the accounting warp's path (the push kernels: s_buckets, for the block that completes)
   const int buckets = INSTR && !PUSH ? (int)P[P_HIST_BUCKETS] : 0;
   u64* st = (u64*)P[P_STATE];
   // One block per collective accounts it: the one whose thread 0 published the rank's flag (the
   // last to finish its copy), whose phases are the rank's critical path. Its last warp bills the
-  // phases and the peers after the reduce, beside thread 0's count, ack and release that complete
-  // the collective and never ahead of them on any thread's path; the other blocks run the plain
+  // phases and the peers after the reduce (in the pull kernels the bytes and latency too), beside
+  // thread 0's count, ack and release that complete the collective and never ahead of them on any
+  // thread's path (in the pull kernels thread 0 never waits for it either); the other blocks run the plain
   // kernel's path but for the phase clocks. The clocks are thread 0's (the injected delays are on
   // its path), handed to the accounting warp in shared memory across a named barrier of the two
   // warps, in that block only: a warp that waits at a barrier can read its clock before the
@@ -672,7 +674,6 @@ __device__ void osar(const u64* __restrict__ P) {
   __shared__ int s_abort;
   __shared__ int s_publisher;                // this block published the flag: it accounts
   __shared__ int s_sampled;                  // this collective's phases and peers are accounted
-  __shared__ u64 s_weight;                   // the pull kernels: the collectives a sampled one stands for
   __shared__ u64 s_arrival[OSAR_MAX_RANKS];
   __shared__ u64 s_first_round;
   __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
@@ -695,7 +696,6 @@ __device__ void osar(const u64* __restrict__ P) {
     s_publisher = 0;
     const u64 mask = INSTR ? P[P_SAMPLE_MASK] : 0;
     s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & mask) == 0;
-    if (INSTR && !PUSH) s_weight = mask + 1;  // the push kernels weigh nothing at the ack (below)
     if (INSTR && PUSH) s_buckets = (int)P[P_HIST_BUCKETS];
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
@@ -1049,20 +1049,36 @@ __device__ void osar(const u64* __restrict__ P) {
   }
   __syncthreads();
   MARK_CLOCK(5);
-  // The accounting block only: thread 0's clocks to its accounting warp, warp 0 and that warp meeting
-  // on a named barrier; the other warps go on to their end.
-  if (sampled && s_publisher) {
+  // The accounting block only: thread 0's clocks to its accounting warp across a named barrier of
+  // warp 0 and that warp; the other warps go on to their end.
+  if (!PUSH && sampled && s_publisher) {
+    // The pull kernels: thread 0 leaves its clocks and goes on to complete the collective
+    // (bar.arrive: it never waits for the accounting warp, whose bar.sync makes the stores
+    // visible to it); the accounting warp reads the timer pair itself. Thread 0 reading the timer
+    // and waiting at a barrier with that warp, then handing the collective to it, cost ~170 ns per
+    // sampled collective at 4 KB (run 147: with every collective sampled, instrumented - plain
+    // +216 ns, +44 without the accounting warp's work, +59 without the hand-off); run 148: this
+    // hand-off with the bytes and latency added by the accounting warp (below), +155 at 4 KB,
+    // +22..+33 at 256 KB - 1 MB against the kernel before's +232, +86..+111.
+    if (threadIdx.x == 0) {
+      s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
+      s_clock[6] = g0;
+    }
+    if (accounting_warp == 0) {
+      __syncwarp();
+    } else if (threadIdx.x < 32) {
+      asm volatile("bar.arrive 1, 64;" : : : "memory");
+    } else if (accountant) {
+      asm volatile("bar.sync 1, 64;" : : : "memory");
+    }
+  } else if (PUSH && sampled && s_publisher) {
     if (threadIdx.x == 0) {
       const u64 g5 = globaltimer();
       // The rate's cycles end once the timer's value is back: a clock read under a branch on g5
       // is issued only then. t5 itself, the reduce's end, can be hundreds of ns before the timer
       // samples (a stall between the two reads that grows with the blocks in flight: run 68, the
       // rate read 0.95-0.99 of the calibration with t5, 1.001-1.002 with this read).
-      const u64 t5_rate = g5 != 0 ? clock64() : (PUSH ? s_clock[5] : t5);
-      if (!PUSH) {
-        s_clock[0] = t0; s_clock[1] = t1; s_clock[2] = t2; s_clock[3] = t3; s_clock[4] = t4; s_clock[5] = t5;
-        s_clock[6] = g0;
-      }
+      const u64 t5_rate = g5 != 0 ? clock64() : s_clock[5];
       s_clock[7] = g5; s_clock[8] = t5_rate;
     }
     if (accounting_warp == 0) {
@@ -1102,14 +1118,6 @@ __device__ void osar(const u64* __restrict__ P) {
           red_add(tot + CB_C_CALLS, 1ull);
           red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
           red_add(tot + T_HIST + bucket_of(s_clock[5] - s_clock[0], s_buckets), 1ull);
-        } else if (sampled) {
-          // The pull kernels: bytes and latency in sampled collectives only, weighted as the
-          // phases are; calls are derived (osar_publish). An unsampled collective adds nothing to
-          // memory after its ack: these adds in every collective cost 30-50 ns at 4 KB - 1 MB on
-          // one H200 (run 145: the whole instrumentation +29..+39 ns without them, +59..+93 with).
-          const u64 w = s_weight;
-          red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T) * w);
-          red_add(tot + T_HIST + bucket_of(t5 - t0, buckets), w);
         }
         // read by the next launch only, after this one completed: no fence needed
         st_volatile(st + S_NEXT_SEQ, seq + 1);
@@ -1120,6 +1128,13 @@ __device__ void osar(const u64* __restrict__ P) {
     const int lane = threadIdx.x & 31;
     const u64 c0 = s_clock[0], c3 = s_clock[3];
     const u64 w = P[P_SAMPLE_MASK] + 1;  // the collectives this one stands for
+    // The pull kernels' end of the rate's interval, read here (above); the push kernels' thread 0
+    // read it. Either way the cycles' end is read once the timer's value is back.
+    u64 g5 = 0, t5_rate = 0;
+    if (!PUSH && lane == 0) {
+      g5 = globaltimer();
+      t5_rate = g5 != 0 ? clock64() : s_clock[5];
+    }
     // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
     // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
     // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
@@ -1145,9 +1160,18 @@ __device__ void osar(const u64* __restrict__ P) {
       red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), w);
     }
     if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, (s_clock[lane + 1] - s_clock[lane]) * w);
+    if (!PUSH && lane == 1) {
+      // The pull kernels: bytes and latency in sampled collectives only, weighted as the phases
+      // are; calls are derived (osar_publish). An unsampled collective adds nothing to memory
+      // after its ack: these adds in every collective cost 30-50 ns at 4 KB - 1 MB on one H200
+      // (run 145: the whole instrumentation +29..+39 ns without them, +59..+93 with), and made by
+      // thread 0 after the ack in sampled ones, 65-80 ns more per sampled collective (run 148).
+      red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T) * w);
+      red_add(tot + T_HIST + bucket_of(s_clock[5] - c0, buckets), w);
+    }
     if (lane == 0) {  // the clock samples: the whole collective, weighted as the phases
-      red_add(tot + CB_C_CLOCK_NS, (s_clock[7] - s_clock[6]) * w);
-      red_add(tot + CB_C_CLOCK_CYCLES, (s_clock[8] - c0) * w);
+      red_add(tot + CB_C_CLOCK_NS, ((PUSH ? s_clock[7] : g5) - s_clock[6]) * w);
+      red_add(tot + CB_C_CLOCK_CYCLES, ((PUSH ? s_clock[8] : t5_rate) - c0) * w);
     }
   }
 }
