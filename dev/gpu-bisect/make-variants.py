@@ -69,11 +69,11 @@ rep("    if (!s_abort) {\n      if (PUSH) {", "    if (!s_abort && !(MUTANT_STAL
 rep("        copy_vecs<T>((const uint4*)in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);",
     "        if (!(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots))\n"
     "        copy_vecs<T>((const uint4*)in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);")
-rep("      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term);",
+rep("      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term, s_src, s_scatter);",
     "      if (MUTANT_STALE_GATHER && rank == 1 && seq > (u64)nslots)\n"
     "        reduce_vec<T, true>(P, rank, world, slot, elems, a, b, out, term);\n"
     "      else\n"
-    "      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term);")
+    "      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term, s_src, s_scatter);")
 # the pipelined push path: the pieces' flags still go out, their data do not
 rep("        if (i < pc.nvec) dst[i] = x[u];",
     "        if (i < pc.nvec && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) dst[i] = x[u];")

@@ -301,11 +301,13 @@ __device__ __forceinline__ void push_input(const u64* __restrict__ P, int rank, 
 // peers are taken PEER_GROUP at a time in rank order (the sum's order is the scalar path's, so both
 // give the same bits, and push the same as pull), each thread issuing all PEER_GROUP x REDUCE_UNROLL
 // loads before it adds any. SCATTER (two-shot): each sum also goes into this rank's segment of
-// every peer's slot, from the registers that hold it (no second pass over the output).
+// every peer's slot, from the registers that hold it (no second pass over the output); the sources
+// and those segments come from the caller's tables in shared memory (src_of, scatter_to).
 template <typename T, bool PUSH, bool SCATTER = false>
 __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, int world, int slot,
                                            long long elems, long long v_lo, long long v_hi, T* out,
-                                           float term) {
+                                           float term, const uint4* const* src_of = nullptr,
+                                           uint4* const* scatter_to = nullptr) {
   using V = Vec16<T>;
   const long long stride = blockDim.x;
   for (long long v = v_lo + threadIdx.x; v < v_hi; v += stride * REDUCE_UNROLL) {
@@ -319,8 +321,9 @@ __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, 
 #pragma unroll
       for (int g = 0; g < PEER_GROUP; ++g) {
         const int p = p0 + g;
-        const uint4* src =
-            p < world ? (const uint4*)source_of<T, PUSH>(P, rank, world, p, slot, elems) : nullptr;
+        const uint4* src = p >= world ? nullptr
+                           : SCATTER  ? src_of[p]
+                                      : (const uint4*)source_of<T, PUSH>(P, rank, world, p, slot, elems);
 #pragma unroll
         for (int u = 0; u < REDUCE_UNROLL; ++u) {
           const long long i = v + u * stride;
@@ -350,9 +353,8 @@ __device__ __forceinline__ void reduce_vec(const u64* __restrict__ P, int rank, 
         const uint4 y = V::pack(acc[u]);
         ((uint4*)out)[i] = y;
         if (SCATTER) {
-          const long long seg = ((long long)slot * world + rank) * elems;
           for (int q = 0; q < world; ++q)
-            if (q != rank) ((uint4*)((T*)P[P_SLOT_PTR + q] + seg))[i] = y;
+            if (q != rank) scatter_to[q][i] = y;
         }
       }
     }
@@ -902,6 +904,18 @@ __device__ void osar(const u64* __restrict__ P) {
       *b = min(*a + per_block, hi_c);
     };
     const long long my_seg = ((long long)slot * world + rank) * elems;  // r's segment, in elements
+    // The reduce's sources and the segments its sums go to, one per rank, read by every thread
+    // in every iteration of its loop: from shared memory, not reloaded from P (after the wait's
+    // acquires emptied L1) on the path of each 16-byte load and store. The barrier after the copy
+    // publishes them. Measured 4-5 % faster, plain and instrumented, f32 and bf16, at 8 ranks and
+    // 16-64 MB (run 152: f32 16 MB 221.5 us against 234.2, 64 MB 879.5 against 918.4).
+    __shared__ const uint4* s_src[OSAR_MAX_RANKS];
+    __shared__ uint4* s_scatter[OSAR_MAX_RANKS];
+    if (threadIdx.x < world) {
+      const int p = threadIdx.x;
+      s_src[p] = (const uint4*)source_of<T, true>(P, rank, world, p, slot, elems);
+      s_scatter[p] = (uint4*)((T*)P[P_SLOT_PTR + p] + my_seg);
+    }
     if (!s_abort) {
       for (int k = 1; k < world; ++k) {
         const int q = (rank + k) % world;  // staggered: the ranks start on different peers
@@ -924,7 +938,7 @@ __device__ void osar(const u64* __restrict__ P) {
     if (!s_abort) {
       long long a, b;
       share(rank, &a, &b);
-      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term);
+      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term, s_src, s_scatter);
     }
     __syncthreads();
     const Pieces<T> pc(P, elems);
