@@ -28,6 +28,7 @@ build no-phase-clocks -DOMIT_PHASE_CLOCKS=1
 build no-wait-clock -DOMIT_WAIT_CLOCK=1
 build no-peer-acc -DOMIT_PEER_ACC=1
 build no-pull-adds -DOMIT_PULL_ADDS=1
+build no-push-adds -DOMIT_PUSH_ADDS=1
 build no-account -DOMIT_ACCOUNT=1
 build no-handover -DOMIT_HANDOVER=1
 build no-div -DOMIT_DIV=1

@@ -4,7 +4,8 @@
 Usage: make-variants.py OSAR_CU OUT_CU. Each OMIT_* switch removes one part of the
 instrumentation from the instrumented kernels (the plain kernels are the same in every variant;
 run 147 added OMIT_PULL_ADDS, OMIT_ACCOUNT, OMIT_HANDOVER and OMIT_DIV: the pull kernels' bytes and
-latency adds, the accounting warp's work, the clocks' hand-off to it, its division by the gaters);
+latency adds, the accounting warp's work, the clocks' hand-off to it, its division by the gaters;
+OMIT_PUSH_ADDS: the push and two-shot kernels' calls, bytes and latency adds after the ack);
 PUB_EMPTY makes osar_publish return at once (its launch alone),
 PUB_NO_FENCE leaves out its two system-scope fences (both for timing the publication, never
 correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of run 50 (the
@@ -34,7 +35,7 @@ def rep(a, b, count=1):
 
 
 switches = ["OMIT_SAMPLER", "OMIT_TOTALS", "OMIT_PHASE_CLOCKS", "OMIT_WAIT_CLOCK", "OMIT_PEER_ACC",
-            "OMIT_PULL_ADDS", "OMIT_ACCOUNT", "OMIT_HANDOVER", "OMIT_DIV",
+            "OMIT_PULL_ADDS", "OMIT_PUSH_ADDS", "OMIT_ACCOUNT", "OMIT_HANDOVER", "OMIT_DIV",
             "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT", "MUTANT_STALE_GATHER",
             "GUARD_EVERY_TIME", "SYS_FENCE_ARRIVE", "NO_LOCAL_FLAG_WAIT"]
 rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
@@ -53,7 +54,8 @@ rep("    const bool clocks = sampled && s_publisher;", "    const bool clocks = 
 rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
 rep("  if (accountant && sampled && s_publisher && !s_abort) {",
     "  if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
-rep("        if (INSTR && PUSH) {  // the collective itself", "        if (INSTR && PUSH && !OMIT_TOTALS) {  // the collective itself")
+rep("        if (INSTR && PUSH) {  // the collective itself",
+    "        if (INSTR && PUSH && !OMIT_TOTALS && !OMIT_PUSH_ADDS) {  // the collective itself")
 rep("    if (!PUSH && lane == 1) {\n      // The pull kernels: bytes and latency",
     "    if (!PUSH && !OMIT_PULL_ADDS && lane == 1) {\n      // The pull kernels: bytes and latency")
 # the clocks' handover to the accounting warp (its named barrier; the accountant then reads stale
