@@ -6,6 +6,8 @@
 #   DEST/test/      the JUnit console launcher, AssertJ and gpu-emitter's test classes
 #   DEST/dev/       this worktree's dev/ scripts (run them from the checkout's root there)
 # On the device, from the checkout's root: CARRY=DEST dev-script ... (the scripts read $CARRY).
+# Near the 64 MiB the device tool sends, dev/gpu-carry-pack.sh DEST packs it into DEST.tgz (a third
+# smaller) to carry instead, unpacked first on the device.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 branch=$(git -C "$root" rev-parse --abbrev-ref HEAD)
