@@ -255,6 +255,13 @@ final class DemoCommand implements Callable<Integer> {
     if (replay != null && !rankOptions.inject.isEmpty()) {
       throw usage("--inject and --replay exclude each other: faults are in the recording");
     }
+    if (replay == null) {
+      // the ranks' options before anything starts or prints: a bad --ranks or --inject is the
+      // one line of a usage error (IllegalArgumentException, exit code 2), not a line after
+      // "starting the ranks and Kafka"
+      rankOptions.faults();
+      rankOptions.config();
+    }
   }
 
   private SnapshotFeed feed() throws IOException, DecodeException {

@@ -102,6 +102,16 @@ class CollscopeCliTest {
     CliRun inject = CliRun.of("emit", "--ranks", "4", "--inject", "dead-rank=9");
     assertThat(inject.err())
         .contains("collscope emit: --inject 'dead-rank=9': rank 9 is outside the world of 4 ranks");
+    // the demo checks the ranks' options before it starts (or says it starts) anything
+    CliRun demoRanks = CliRun.of("demo", "--ranks", "-3");
+    assertThat(demoRanks.exitCode()).as(demoRanks.err()).isEqualTo(2);
+    assertThat(demoRanks.err().strip().lines())
+        .containsExactly("collscope demo: --ranks must be in 1..1024, got -3");
+    CliRun demoInject = CliRun.of("demo", "--ranks", "4", "--inject", "dead-rank=9");
+    assertThat(demoInject.exitCode()).as(demoInject.err()).isEqualTo(2);
+    assertThat(demoInject.err().strip().lines())
+        .containsExactly(
+            "collscope demo: --inject 'dead-rank=9': rank 9 is outside the world of 4 ranks");
     CliRun compact =
         CliRun.of("emit", "--source", "nccl", "--compact-from", "0", "--bootstrap", "localhost:1");
     assertThat(compact.exitCode()).as(compact.err()).isEqualTo(2);
