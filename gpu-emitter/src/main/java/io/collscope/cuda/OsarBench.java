@@ -51,9 +51,7 @@ public final class OsarBench {
         sizes = Arrays.stream(a.substring(8).split(",")).mapToLong(OsarBench::bytes).toArray();
       else if (a.startsWith("--dtypes="))
         types =
-            Arrays.stream(a.substring(9).split(","))
-                .map(s -> DType.valueOf(s.toUpperCase(Locale.ROOT)))
-                .toArray(DType[]::new);
+            Arrays.stream(a.substring(9).split(",")).map(OsarBench::dtype).toArray(DType[]::new);
       else if (a.startsWith("--rounds=")) rounds = Integer.parseInt(a.substring(9));
       else if (a.startsWith("--min-effect-pct="))
         minEffectPct = Double.parseDouble(a.substring(17));
@@ -69,11 +67,35 @@ public final class OsarBench {
     System.exit(run(System.out, ranks, sizes, types, rounds, minEffectPct, baseline, algorithm));
   }
 
+  /**
+   * Bytes per rank: a count, or one with a K or M suffix (4K, 16M).
+   *
+   * @throws IllegalArgumentException naming --sizes, for anything else or a size below 1
+   */
   public static long bytes(String s) {
-    String u = s.toUpperCase(Locale.ROOT);
-    if (u.endsWith("K")) return Long.parseLong(u.substring(0, u.length() - 1)) << 10;
-    if (u.endsWith("M")) return Long.parseLong(u.substring(0, u.length() - 1)) << 20;
-    return Long.parseLong(u);
+    String u = s.strip().toUpperCase(Locale.ROOT);
+    int shift = u.endsWith("K") ? 10 : u.endsWith("M") ? 20 : 0;
+    long n;
+    try {
+      n = Long.parseLong(shift == 0 ? u : u.substring(0, u.length() - 1));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "--sizes takes bytes per rank such as 4096, 4K or 16M, got '" + s + "'");
+    }
+    if (n < 1 || n > (Long.MAX_VALUE >> shift)) {
+      throw new IllegalArgumentException("--sizes must be at least 1 byte, got '" + s + "'");
+    }
+    return n << shift;
+  }
+
+  /**
+   * An element type by its name (f32, bf16).
+   *
+   * @throws IllegalArgumentException naming --dtypes, for any other name
+   */
+  public static DType dtype(String s) {
+    for (DType t : DType.values()) if (t.suffix.equalsIgnoreCase(s.strip())) return t;
+    throw new IllegalArgumentException("--dtypes must be f32 or bf16, got '" + s + "'");
   }
 
   /**
@@ -97,6 +119,12 @@ public final class OsarBench {
       AllReduceAlgorithm algorithm)
       throws Exception {
     if (rounds < 1) throw new IllegalArgumentException("--rounds must be >= 1, got " + rounds);
+    for (int n : ranks) {
+      if (n < 1 || n > OsarLayout.MAX_RANKS) {
+        throw new IllegalArgumentException(
+            "--ranks must be in 1.." + OsarLayout.MAX_RANKS + " on the GPU, got " + n);
+      }
+    }
     if (!(minEffectPct >= 0) || Double.isInfinite(minEffectPct)) {
       throw new IllegalArgumentException(
           "--min-effect-pct must be finite and >= 0, got " + minEffectPct);

@@ -9,7 +9,6 @@ import io.collscope.cuda.OsarBench;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -105,7 +104,7 @@ final class BenchCommand implements Runnable {
           System.out,
           ranks.stream().mapToInt(Integer::intValue).toArray(),
           sizes.stream().mapToLong(OsarBench::bytes).toArray(),
-          dtypes.stream().map(d -> DType.valueOf(d.toUpperCase(Locale.ROOT))).toArray(DType[]::new),
+          dtypes.stream().map(OsarBench::dtype).toArray(DType[]::new),
           rounds,
           minEffectPct,
           baseline == null ? null : readBaseline(),

@@ -12,6 +12,7 @@ import io.collscope.model.CommunicatorKey;
 import io.collscope.schema.DecodeException;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -254,6 +255,13 @@ final class DemoCommand implements Callable<Integer> {
     }
     if (replay != null && !rankOptions.inject.isEmpty()) {
       throw usage("--inject and --replay exclude each other: faults are in the recording");
+    }
+    if (replay != null) {
+      for (Path p : replay) {
+        if (!Files.isRegularFile(p) || !Files.isReadable(p)) {
+          throw usage("--replay " + p + ": no such readable file");
+        }
+      }
     }
     if (replay == null) {
       // the ranks' options before anything starts or prints: a bad --ranks or --inject is the

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import io.collscope.cuda.CudaProbe;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -107,6 +108,11 @@ class CollscopeCliTest {
     assertThat(demoRanks.exitCode()).as(demoRanks.err()).isEqualTo(2);
     assertThat(demoRanks.err().strip().lines())
         .containsExactly("collscope demo: --ranks must be in 1..1024, got -3");
+    CliRun demoReplay = CliRun.of("demo", "--replay", "/nonexistent/run.snapshots");
+    assertThat(demoReplay.exitCode()).as(demoReplay.err()).isEqualTo(2);
+    assertThat(demoReplay.err().strip().lines())
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("collscope demo: --replay /nonexistent/run.snapshots: no such readable file");
     CliRun demoInject = CliRun.of("demo", "--ranks", "4", "--inject", "dead-rank=9");
     assertThat(demoInject.exitCode()).as(demoInject.err()).isEqualTo(2);
     assertThat(demoInject.err().strip().lines())
@@ -137,6 +143,23 @@ class CollscopeCliTest {
     CliRun rounds = CliRun.of("bench", "gpu", "--rounds", "0");
     assertThat(rounds.exitCode()).as(rounds.err()).isEqualTo(2);
     assertThat(rounds.err()).contains("collscope bench gpu: --rounds must be >= 1, got 0");
+    // sizes, types and ranks the kernel cannot take: one line naming the flag, before any GPU
+    // work (on a machine without one too, where they would otherwise read "no GPU")
+    CliRun sizes = CliRun.of("bench", "gpu", "--sizes", "4K,4Q");
+    assertThat(sizes.exitCode()).as(sizes.err()).isEqualTo(2);
+    assertThat(sizes.err().strip().lines())
+        .containsExactly(
+            "collscope bench gpu: --sizes takes bytes per rank such as 4096, 4K or 16M, got '4Q'");
+    CliRun types = CliRun.of("bench", "gpu", "--dtypes", "f32,f64");
+    assertThat(types.exitCode()).as(types.err()).isEqualTo(2);
+    assertThat(types.err())
+        .contains("collscope bench gpu: --dtypes must be f32 or bf16, got 'f64'");
+    for (String n : List.of("0", "33")) {
+      CliRun ranks = CliRun.of("bench", "gpu", "--ranks", "2," + n);
+      assertThat(ranks.exitCode()).as(ranks.err()).isEqualTo(2);
+      assertThat(ranks.err())
+          .contains("collscope bench gpu: --ranks must be in 1..32 on the GPU, got " + n);
+    }
     CliRun missing = CliRun.of("bench", "gpu", "--baseline", dir.resolve("none.log").toString());
     assertThat(missing.exitCode()).as(missing.err()).isEqualTo(2);
     assertThat(missing.err()).contains("--baseline ").contains("cannot read");
