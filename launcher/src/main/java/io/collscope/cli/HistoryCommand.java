@@ -42,6 +42,21 @@ final class HistoryCommand implements Runnable {
     throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
   }
 
+  /**
+   * The history folder a command reads, or a usage error (exit code 2): a mistyped --history would
+   * otherwise read as a history with nothing in it ("(0 rows)").
+   */
+  static Path existingHistory(Path history, CommandLine.Model.CommandSpec spec) {
+    if (!java.nio.file.Files.isDirectory(history)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--history "
+              + history
+              + " is not a directory (run the demo, or 'collscope history generate')");
+    }
+    return history;
+  }
+
   /** The options every question takes. */
   static final class Common {
     @Option(
@@ -91,7 +106,7 @@ final class HistoryCommand implements Runnable {
       common.format.check();
       if (limit < 1) throw new IllegalArgumentException("--limit must be >= 1");
       TimeRange range = TimeRange.since(sinceDuration(since), common.now());
-      try (HistoryDb db = HistoryDb.open(common.history)) {
+      try (HistoryDb db = HistoryDb.open(existingHistory(common.history, spec))) {
         print(HistoryQueries.culprits(db, range, limit), common, spec);
       }
       return Defaults.EXIT_OK;
@@ -138,7 +153,7 @@ final class HistoryCommand implements Runnable {
         throw new IllegalArgumentException("--by must be rank or communicator, got '" + by + "'");
       }
       TimeRange range = TimeRange.since(sinceDuration(since), common.now());
-      try (HistoryDb db = HistoryDb.open(common.history)) {
+      try (HistoryDb db = HistoryDb.open(existingHistory(common.history, spec))) {
         print(HistoryQueries.latency(db, communicator, grouping, range), common, spec);
       }
       return Defaults.EXIT_OK;
@@ -189,7 +204,7 @@ final class HistoryCommand implements Runnable {
       RegressionRule rule =
           new RegressionRule(
               d.minWindows(), d.minCalls(), minEffect, d.noiseFactor(), d.maxNoise());
-      try (HistoryDb db = HistoryDb.open(common.history)) {
+      try (HistoryDb db = HistoryDb.open(existingHistory(common.history, spec))) {
         Table t = HistoryQueries.compare(db, b, a, communicator, rule);
         print(t, common, spec);
         if (common.format.table()) {
@@ -361,7 +376,9 @@ final class HistoryCommand implements Runnable {
       common.format.check();
       if (olderThan.isNegative()) throw new IllegalArgumentException("--older-than must be >= 0");
       HistoryCompactor.Result r =
-          new HistoryCompactor(common.history, common.now(), olderThan, dryRun).run();
+          new HistoryCompactor(
+                  existingHistory(common.history, spec), common.now(), olderThan, dryRun)
+              .run();
       List<List<Object>> rows = new ArrayList<>();
       for (var c : r.compacted()) {
         rows.add(

@@ -40,7 +40,7 @@ final class QueryCommand implements Callable<Integer> {
   @Override
   public Integer call() throws SQLException {
     format.check();
-    try (HistoryDb db = HistoryDb.open(history);
+    try (HistoryDb db = HistoryDb.open(HistoryCommand.existingHistory(history, spec));
         Statement s = db.connection().createStatement()) {
       Table t;
       try {

@@ -75,13 +75,7 @@ final class ReportCommand implements Callable<Integer> {
     Duration back = HistoryCommand.sinceDuration(since);
     if (back.isZero()) throw usage("--since must be positive");
     if (top < 0) throw usage("--top must be >= 0, got " + top);
-    if (!Files.isDirectory(history)) {
-      throw usage(
-          "--history "
-              + history
-              + " is not a directory (run the demo, or 'collscope"
-              + " history generate')");
-    }
+    HistoryCommand.existingHistory(history, spec);
     Instant now = Instant.now();
     Instant end = until == null ? now : TimeRange.instant(until, now);
     ReportQuery.Options options = new ReportQuery.Options(end.minus(back), end, communicator, top);

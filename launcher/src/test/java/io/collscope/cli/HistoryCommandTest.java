@@ -59,6 +59,36 @@ class HistoryCommandTest {
   }
 
   @Test
+  void compactRunsOnItsDefaults() {
+    // --older-than's default (2h) once failed to parse: the command never ran without the flag
+    CliRun r = run("history", "compact", "--dry-run");
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.err()).contains("collscope history compact:");
+  }
+
+  @Test
+  void aHistoryFolderThatIsNotThereIsAUsageErrorNotAnEmptyAnswer() {
+    String missing = history.resolve("no-such-history").toString();
+    for (List<String> args :
+        List.of(
+            List.of("history", "culprits"),
+            List.of("history", "latency", "--communicator", "c/j/comm0"),
+            List.of("history", "compact", "--dry-run"),
+            List.of("query", "SELECT 1"),
+            List.of("report"))) {
+      List<String> a = new ArrayList<>(args);
+      a.addAll(List.of("--history", missing));
+      CliRun r = CliRun.of(a.toArray(String[]::new));
+      assertThat(r.exitCode()).as("%s: %s", args, r.err()).isEqualTo(2);
+      assertThat(r.err().strip().lines())
+          .as("%s", args)
+          .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+          .contains("--history " + missing + " is not a directory");
+      assertThat(r.out()).as("%s", args).isEmpty();
+    }
+  }
+
+  @Test
   void culpritsNamesEachInjectedCulpritWithItsWindowsAndCost() throws Exception {
     List<JsonNode> rows = json(run("history", "culprits", "--since", "7d", "--json"));
     // 2160 windows; rank 5 slow in those at 20 % .. 24 % of the span: indices 432..518.
