@@ -1,0 +1,51 @@
+package io.collscope.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * Every command's option defaults convert to their types. A default is converted when a command
+ * line is parsed, before the arguments are checked, so one that does not parse breaks every run of
+ * that command that leaves the option out ({@code history compact}'s {@code --older-than 2h} did,
+ * until durations took hours) — and no test of the command's other paths would notice.
+ */
+class OptionDefaultsTest {
+
+  @Test
+  void everyCommandParsesWithItsDefaults() {
+    List<List<String>> leaves = new ArrayList<>();
+    collect(Collscope.commandLine(), new ArrayList<>(), leaves);
+    List<String> problems = new ArrayList<>();
+    for (List<String> path : leaves) {
+      try {
+        Collscope.commandLine().parseArgs(path.toArray(String[]::new));
+      } catch (CommandLine.MissingParameterException e) {
+        // required arguments are checked after the defaults were converted
+      } catch (CommandLine.ParameterException e) {
+        problems.add(String.join(" ", path) + ": " + e.getMessage());
+      }
+    }
+    assertThat(problems).isEmpty();
+    // the walk reached the leaves: these among them
+    assertThat(leaves)
+        .contains(List.of("history", "compact"), List.of("bench", "gpu"), List.of("demo"));
+  }
+
+  private static void collect(CommandLine cl, List<String> path, List<List<String>> leaves) {
+    if (cl.getSubcommands().isEmpty()) {
+      leaves.add(List.copyOf(path));
+      return;
+    }
+    for (var e : cl.getSubcommands().entrySet()) {
+      CommandLine sub = e.getValue();
+      if (!e.getKey().equals(sub.getCommandName())) continue; // an alias of a command listed too
+      List<String> next = new ArrayList<>(path);
+      next.add(e.getKey());
+      collect(sub, next, leaves);
+    }
+  }
+}
