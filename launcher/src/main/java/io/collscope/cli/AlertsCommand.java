@@ -24,7 +24,7 @@ final class AlertsCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    throw Collscope.commandRequired(spec);
   }
 
   @Command(

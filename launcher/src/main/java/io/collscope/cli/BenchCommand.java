@@ -35,8 +35,7 @@ final class BenchCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new picocli.CommandLine.ParameterException(
-        spec.commandLine(), "name a benchmark: gpu, gemm-ar, nccl-overhead, worlds or pipeline");
+    throw Collscope.commandRequired(spec);
   }
 
   @Command(

@@ -34,8 +34,7 @@ final class ClusterCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(
-        spec.commandLine(), "start, stop or status is required");
+    throw Collscope.commandRequired(spec);
   }
 
   /** The folder every cluster command works in. */

@@ -157,6 +157,26 @@ public final class Collscope implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    throw commandRequired(spec);
+  }
+
+  /**
+   * The usage error of a command run without one of its subcommands: "demo, emit, ... or job is
+   * required", from the subcommands it really has (aliases and help left out).
+   */
+  static CommandLine.ParameterException commandRequired(CommandLine.Model.CommandSpec spec) {
+    java.util.List<String> names =
+        spec.subcommands().entrySet().stream()
+            .filter(e -> e.getKey().equals(e.getValue().getCommandName()))
+            .map(java.util.Map.Entry::getKey)
+            .filter(n -> !n.equals("help"))
+            .toList();
+    String list =
+        names.size() <= 1
+            ? String.join("", names)
+            : String.join(", ", names.subList(0, names.size() - 1))
+                + " or "
+                + names.get(names.size() - 1);
+    return new CommandLine.ParameterException(spec.commandLine(), list + " is required");
   }
 }

@@ -31,7 +31,7 @@ final class ConfigCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "show or check is required");
+    throw Collscope.commandRequired(spec);
   }
 
   @Command(

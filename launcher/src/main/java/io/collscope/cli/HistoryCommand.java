@@ -39,7 +39,7 @@ final class HistoryCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    throw Collscope.commandRequired(spec);
   }
 
   /**

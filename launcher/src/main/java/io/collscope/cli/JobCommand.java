@@ -54,8 +54,7 @@ final class JobCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(
-        spec.commandLine(), "submit, list, savepoint, cancel or upgrade is required");
+    throw Collscope.commandRequired(spec);
   }
 
   /** Which JobManager: --rest, else the local cluster's (--dir), else localhost:8081. */

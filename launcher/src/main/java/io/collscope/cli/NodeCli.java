@@ -25,6 +25,6 @@ public final class NodeCli implements Runnable {
 
   @Override
   public void run() {
-    throw new picocli.CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    throw Collscope.commandRequired(spec);
   }
 }

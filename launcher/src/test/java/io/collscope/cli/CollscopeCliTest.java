@@ -79,6 +79,24 @@ class CollscopeCliTest {
   }
 
   @Test
+  void aGroupRunWithoutItsCommandNamesTheCommandsItHas() {
+    CliRun root = CliRun.of();
+    assertThat(root.exitCode()).isEqualTo(2);
+    assertThat(root.err().strip().lines())
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("collscope: demo, emit, kafka, tail, replay, bench, ")
+        .contains(" or job is required");
+    assertThat(CliRun.of("history").err())
+        .contains("culprits, latency, compare, generate or compact is required");
+    assertThat(CliRun.of("bench").err())
+        .contains("gpu, gemm-ar, nccl-overhead, worlds or pipeline is required");
+    assertThat(CliRun.of("cluster").err())
+        .contains("collscope cluster: start, stop or status is required");
+    assertThat(CliRun.of("alerts").exitCode()).isEqualTo(2);
+    assertThat(CliRun.of("alerts").err()).contains(" is required").doesNotContain("a command");
+  }
+
+  @Test
   void badValuesAreUsageErrors() {
     assertThat(CliRun.of("emit", "--ranks", "0").exitCode()).isEqualTo(2);
     assertThat(CliRun.of("emit", "--ranks", "four").exitCode()).isEqualTo(2);
