@@ -1068,7 +1068,8 @@ __device__ void osar(const u64* __restrict__ P) {
   if (!PUSH && sampled && s_publisher) {
     // The pull kernels: thread 0 leaves its clocks and goes on to complete the collective
     // (bar.arrive: it never waits for the accounting warp, whose bar.sync makes the stores
-    // visible to it); the accounting warp reads the timer pair itself. Thread 0 reading the timer
+    // visible to it: the PTX ISA's producer-consumer use of the two); the accounting warp reads
+    // the timer pair itself. Thread 0 reading the timer
     // and waiting at a barrier with that warp, then handing the collective to it, cost ~170 ns per
     // sampled collective at 4 KB (run 147: with every collective sampled, instrumented - plain
     // +216 ns, +44 without the accounting warp's work, +59 without the hand-off); run 148: this
