@@ -6,6 +6,8 @@
 # instrumented kernels at 4 KB, 1 rank. Everything into OUT_DIR/bisect.tgz.
 set -u
 C=${CARRY:-.carry/gpu-perf}
+# a carry packed by dev/gpu-carry-pack.sh (CARRY.tgz, carried instead of the folder): unpacked here
+[[ -d "$C" || ! -f "$C.tgz" ]] || tar xzf "$C.tgz" -C "$(dirname "$C")"
 J=$C/gpu-node/jre/bin/java
 LIB="$C/gpu-node/lib/*"
 V=$C/variants

@@ -21,6 +21,8 @@
 # into OUT_DIR/x2perf.tgz.
 set -u
 C=${CARRY:-.carry/gpu-perf}
+# a carry packed by dev/gpu-carry-pack.sh (CARRY.tgz, carried instead of the folder): unpacked here
+[[ -d "$C" || ! -f "$C.tgz" ]] || tar xzf "$C.tgz" -C "$(dirname "$C")"
 J=$C/gpu-node/jre/bin/java
 LIB="$C/gpu-node/lib/*"
 OUT_DIR=${1:-${OUT:-/tmp/out}}
