@@ -1069,9 +1069,9 @@ __device__ void osar(const u64* __restrict__ P) {
     // The pull kernels: thread 0 leaves its clocks and goes on to complete the collective
     // (bar.arrive: it never waits for the accounting warp, whose bar.sync makes the stores
     // visible to it: the PTX ISA's producer-consumer use of the two); the accounting warp reads
-    // the timer pair itself. Thread 0 reading the timer
-    // and waiting at a barrier with that warp, then handing the collective to it, cost ~170 ns per
-    // sampled collective at 4 KB (run 147: with every collective sampled, instrumented - plain
+    // the end of the clock sample itself. Thread 0 reading the timer and waiting at a barrier
+    // with that warp, then adding to the totals after the ack, cost ~170 ns per sampled
+    // collective at 4 KB (run 147: with every collective sampled, instrumented - plain
     // +216 ns, +44 without the accounting warp's work, +59 without the hand-off); run 148: this
     // hand-off with the bytes and latency added by the accounting warp (below), +155 at 4 KB,
     // +22..+33 at 256 KB - 1 MB against the kernel before's +232, +86..+111.
@@ -1143,8 +1143,9 @@ __device__ void osar(const u64* __restrict__ P) {
     const int lane = threadIdx.x & 31;
     const u64 c0 = s_clock[0], c3 = s_clock[3];
     const u64 w = P[P_SAMPLE_MASK] + 1;  // the collectives this one stands for
-    // The pull kernels' end of the rate's interval, read here (above); the push kernels' thread 0
-    // read it. Either way the cycles' end is read once the timer's value is back.
+    // The end of the rate's interval: in the pull kernels read here, by lane 0 (the hand-off
+    // above leaves it to this warp), in the push kernels by thread 0 before the hand-off. Either
+    // way the cycles' end is read once the timer's value is back.
     u64 g5 = 0, t5_rate = 0;
     if (!PUSH && lane == 0) {
       g5 = globaltimer();
