@@ -82,8 +82,10 @@ public final class OsarBench {
       throw new IllegalArgumentException(
           "--sizes takes bytes per rank such as 4096, 4K or 16M, got '" + s + "'");
     }
-    if (n < 1 || n > (Long.MAX_VALUE >> shift)) {
+    if (n < 1)
       throw new IllegalArgumentException("--sizes must be at least 1 byte, got '" + s + "'");
+    if (n > (Long.MAX_VALUE >> shift)) {
+      throw new IllegalArgumentException("--sizes: '" + s + "' is too large");
     }
     return n << shift;
   }

@@ -6,6 +6,7 @@ import io.collscope.config.AttributionConfig;
 import io.collscope.config.Config;
 import io.collscope.config.ConfigDefaultProvider;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -165,10 +166,10 @@ public final class Collscope implements Runnable {
    * required", from the subcommands it really has (aliases and help left out).
    */
   static CommandLine.ParameterException commandRequired(CommandLine.Model.CommandSpec spec) {
-    java.util.List<String> names =
+    List<String> names =
         spec.subcommands().entrySet().stream()
             .filter(e -> e.getKey().equals(e.getValue().getCommandName()))
-            .map(java.util.Map.Entry::getKey)
+            .map(Map.Entry::getKey)
             .filter(n -> !n.equals("help"))
             .toList();
     String list =

@@ -262,8 +262,7 @@ final class DemoCommand implements Callable<Integer> {
           throw usage("--replay " + p + ": no such readable file");
         }
       }
-    }
-    if (replay == null) {
+    } else {
       // the ranks' options before anything starts or prints: a bad --ranks or --inject is the
       // one line of a usage error (IllegalArgumentException, exit code 2), not a line after
       // "starting the ranks and Kafka"

@@ -8,6 +8,7 @@ import io.collscope.history.HistoryQueries;
 import io.collscope.history.Table;
 import io.collscope.history.TimeRange;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,7 +48,7 @@ final class HistoryCommand implements Runnable {
    * otherwise read as a history with nothing in it ("(0 rows)").
    */
   static Path existingHistory(Path history, CommandLine.Model.CommandSpec spec) {
-    if (!java.nio.file.Files.isDirectory(history)) {
+    if (!Files.isDirectory(history)) {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
           "--history "
