@@ -91,10 +91,16 @@ final class LoadCommand implements Callable<Integer> {
           "Report intervals simulated per template and replayed cyclically. Default: ${DEFAULT-VALUE}")
   int templateIntervals;
 
-  @Option(names = "--bootstrap", defaultValue = Defaults.BOOTSTRAP)
+  @Option(
+      names = "--bootstrap",
+      defaultValue = Defaults.BOOTSTRAP,
+      description = "Kafka bootstrap servers (env COLLSCOPE_BOOTSTRAP). Default: ${DEFAULT-VALUE}")
   String bootstrap;
 
-  @Option(names = "--topic", defaultValue = Defaults.SNAPSHOT_TOPIC)
+  @Option(
+      names = "--topic",
+      defaultValue = Defaults.SNAPSHOT_TOPIC,
+      description = "Snapshot topic. Default: ${DEFAULT-VALUE}")
   String topic;
 
   @Option(
@@ -103,10 +109,16 @@ final class LoadCommand implements Callable<Integer> {
       description = "Partitions of the topic when it is created. Default: ${DEFAULT-VALUE}")
   int partitions;
 
-  @Option(names = "--cluster", defaultValue = "load")
+  @Option(
+      names = "--cluster",
+      defaultValue = "load",
+      description = "Cluster name of every record. Default: ${DEFAULT-VALUE}")
   String cluster;
 
-  @Option(names = "--job", defaultValue = "load")
+  @Option(
+      names = "--job",
+      defaultValue = "load",
+      description = "Job name of every record. Default: ${DEFAULT-VALUE}")
   String job;
 
   @Option(
@@ -119,7 +131,8 @@ final class LoadCommand implements Callable<Integer> {
   @Option(
       names = "--broker-timeout",
       defaultValue = Defaults.BROKER_TIMEOUT,
-      converter = DurationConverter.class)
+      converter = DurationConverter.class,
+      description = "How long to wait for the broker at start. Default: ${DEFAULT-VALUE}")
   Duration brokerTimeout;
 
   @Override

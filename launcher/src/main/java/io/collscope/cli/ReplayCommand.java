@@ -56,7 +56,8 @@ final class ReplayCommand implements Callable<Integer> {
   @Option(
       names = "--broker-timeout",
       defaultValue = Defaults.BROKER_TIMEOUT,
-      converter = DurationConverter.class)
+      converter = DurationConverter.class,
+      description = "How long to wait for the broker at start. Default: ${DEFAULT-VALUE}")
   Duration brokerTimeout;
 
   @Override

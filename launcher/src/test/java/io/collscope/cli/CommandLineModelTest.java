@@ -8,12 +8,16 @@ import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /**
- * Every command's option defaults convert to their types. A default is converted when a command
- * line is parsed, before the arguments are checked, so one that does not parse breaks every run of
- * that command that leaves the option out ({@code history compact}'s {@code --older-than 2h} did,
- * until durations took hours) — and no test of the command's other paths would notice.
+ * Checks over every command of the command line at once, which tests of single commands miss.
+ *
+ * <p>Every option's default converts to its type. A default is converted when a command line is
+ * parsed, before the arguments are checked, so one that does not parse breaks every run of that
+ * command that leaves the option out ({@code history compact}'s {@code --older-than 2h} did, until
+ * durations took hours) — and no test of the command's other paths would notice.
+ *
+ * <p>Every option says in --help what it is.
  */
-class OptionDefaultsTest {
+class CommandLineModelTest {
 
   @Test
   void everyCommandParsesWithItsDefaults() {
@@ -33,6 +37,24 @@ class OptionDefaultsTest {
     // the walk reached the leaves: these among them
     assertThat(leaves)
         .contains(List.of("history", "compact"), List.of("bench", "gpu"), List.of("demo"));
+  }
+
+  @Test
+  void everyOptionSaysWhatItIs() {
+    List<List<String>> leaves = new ArrayList<>();
+    collect(Collscope.commandLine(), new ArrayList<>(), leaves);
+    List<String> silent = new ArrayList<>();
+    for (List<String> path : leaves) {
+      CommandLine cl = Collscope.commandLine();
+      for (String name : path) cl = cl.getSubcommands().get(name);
+      for (CommandLine.Model.OptionSpec o : cl.getCommandSpec().options()) {
+        if (o.hidden() || o.usageHelp() || o.versionHelp()) continue;
+        if (String.join("", o.description()).isBlank()) {
+          silent.add(String.join(" ", path) + " " + o.longestName());
+        }
+      }
+    }
+    assertThat(silent).isEmpty();
   }
 
   private static void collect(CommandLine cl, List<String> path, List<List<String>> leaves) {
