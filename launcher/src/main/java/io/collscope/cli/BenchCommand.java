@@ -48,7 +48,8 @@ final class BenchCommand implements Runnable {
         names = "--ranks",
         split = ",",
         defaultValue = "2,4,8",
-        description = "Default: ${DEFAULT-VALUE}")
+        description =
+            "World sizes, every rank on this machine's GPUs (1 to 32). Default: ${DEFAULT-VALUE}")
     List<Integer> ranks;
 
     @Option(
@@ -62,7 +63,7 @@ final class BenchCommand implements Runnable {
         names = "--dtypes",
         split = ",",
         defaultValue = "f32,bf16",
-        description = "Default: ${DEFAULT-VALUE}")
+        description = "Element types: f32, bf16. Default: ${DEFAULT-VALUE}")
     List<String> dtypes;
 
     @Option(
@@ -173,7 +174,7 @@ final class BenchCommand implements Runnable {
         names = "--ranks",
         split = ",",
         defaultValue = "8,64,256,1024",
-        description = "Default: ${DEFAULT-VALUE}")
+        description = "World sizes simulated (2 or more). Default: ${DEFAULT-VALUE}")
     List<Integer> ranks;
 
     @Option(
@@ -182,7 +183,11 @@ final class BenchCommand implements Runnable {
         description = "Worlds from this size send compact records. Default: ${DEFAULT-VALUE}")
     int compactFrom;
 
-    @Option(names = "--repeats", defaultValue = "9", description = "Default: ${DEFAULT-VALUE}")
+    @Option(
+        names = "--repeats",
+        defaultValue = "9",
+        description =
+            "Measurements per world size (the median is printed). Default: ${DEFAULT-VALUE}")
     int repeats;
 
     @Override
@@ -203,7 +208,10 @@ final class BenchCommand implements Runnable {
       description =
           "Fused FP8 GEMM + all-reduce (one rank per GPU of this process): throttled vs unthrottled in interleaved rounds, the dispatched program vs torch._scaled_mm + NCCL (--torch), SM clock floor checked, each classified FASTER/PARITY/SLOWER/INCONCLUSIVE; drift and phases per program.")
   static final class GemmAr implements Callable<Integer> {
-    @Option(names = "--ranks", defaultValue = "2", description = "Default: ${DEFAULT-VALUE}")
+    @Option(
+        names = "--ranks",
+        defaultValue = "2",
+        description = "Ranks, one per GPU of this process. Default: ${DEFAULT-VALUE}")
     int ranks;
 
     @Option(

@@ -56,25 +56,25 @@ final class ExporterCommand implements Callable<Integer> {
   @Option(
       names = "--rank-window-topic",
       defaultValue = Defaults.RANK_WINDOW_TOPIC,
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "The job's rank-window topic. Default: ${DEFAULT-VALUE}")
   String rankWindowTopic;
 
   @Option(
       names = "--attribution-topic",
       defaultValue = Defaults.ATTRIBUTION_TOPIC,
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "The job's attribution topic. Default: ${DEFAULT-VALUE}")
   String attributionTopic;
 
   @Option(
       names = "--alert-topic",
       defaultValue = Defaults.ALERT_TOPIC,
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "The job's alert topic. Default: ${DEFAULT-VALUE}")
   String alertTopic;
 
   @Option(
       names = "--deadletter-topic",
       defaultValue = Defaults.DEADLETTER_TOPIC,
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "The job's dead-letter topic. Default: ${DEFAULT-VALUE}")
   String deadletterTopic;
 
   @Option(

@@ -254,16 +254,22 @@ final class HistoryCommand implements Runnable {
   static final class Generate implements Callable<Integer> {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--ranks", defaultValue = "1024", description = "Default: ${DEFAULT-VALUE}")
+    @Option(
+        names = "--ranks",
+        defaultValue = "1024",
+        description = "Ranks of the generated cluster. Default: ${DEFAULT-VALUE}")
     int ranks;
 
     @Option(
         names = "--ranks-per-communicator",
         defaultValue = "8",
-        description = "Default: ${DEFAULT-VALUE}")
+        description = "Ranks of each communicator (consecutive ranks). Default: ${DEFAULT-VALUE}")
     int ranksPerCommunicator;
 
-    @Option(names = "--days", defaultValue = "7", description = "Default: ${DEFAULT-VALUE}")
+    @Option(
+        names = "--days",
+        defaultValue = "7",
+        description = "Days of history, ending at --end. Default: ${DEFAULT-VALUE}")
     int days;
 
     @Option(
@@ -276,7 +282,7 @@ final class HistoryCommand implements Runnable {
         names = "--window",
         defaultValue = "10s",
         converter = DurationConverter.class,
-        description = "Default: ${DEFAULT-VALUE}")
+        description = "Window length, as the job's. Default: ${DEFAULT-VALUE}")
     Duration window;
 
     @Option(
@@ -284,13 +290,22 @@ final class HistoryCommand implements Runnable {
         description = "End of the last window (rounded down to a window). Default: now.")
     String end;
 
-    @Option(names = "--seed", defaultValue = "42", description = "Default: ${DEFAULT-VALUE}")
+    @Option(
+        names = "--seed",
+        defaultValue = "42",
+        description = "Seed: same arguments, same files. Default: ${DEFAULT-VALUE}")
     long seed;
 
-    @Option(names = "--cluster", defaultValue = "gen", description = "Default: ${DEFAULT-VALUE}")
+    @Option(
+        names = "--cluster",
+        defaultValue = "gen",
+        description = "Cluster name of every record. Default: ${DEFAULT-VALUE}")
     String cluster;
 
-    @Option(names = "--job", defaultValue = "train", description = "Default: ${DEFAULT-VALUE}")
+    @Option(
+        names = "--job",
+        defaultValue = "train",
+        description = "Job name of every record. Default: ${DEFAULT-VALUE}")
     String job;
 
     @Option(names = "--threads", description = "Writer threads. Default: the number of processors.")

@@ -32,7 +32,10 @@ final class LoadCommand implements Callable<Integer> {
 
   @CommandLine.Mixin KafkaClientOptions kafkaClient;
 
-  @Option(names = "--ranks", defaultValue = "1024", description = "Default: ${DEFAULT-VALUE}")
+  @Option(
+      names = "--ranks",
+      defaultValue = "1024",
+      description = "Ranks of the simulated cluster. Default: ${DEFAULT-VALUE}")
   int ranks;
 
   @Option(

@@ -16,13 +16,18 @@ import picocli.CommandLine.Option;
         "Snapshots/s through an embedded broker and the attribution job against the raw consume+decode rate of the same topic, the key skew at the job's parallelism, and the latency from window end to a read_committed attribution, in one run.")
 final class PipelineBenchCommand implements Callable<Integer> {
 
-  @Option(names = "--ranks", defaultValue = "8192", description = "Default: ${DEFAULT-VALUE}")
+  @Option(
+      names = "--ranks",
+      defaultValue = "8192",
+      description =
+          "Ranks of the loaded cluster for the throughput runs. Default: ${DEFAULT-VALUE}")
   int ranks;
 
   @Option(
       names = "--communicators",
       defaultValue = "tp:8,pp:16,dp:1024",
-      description = "Default: ${DEFAULT-VALUE}")
+      description =
+          "Communicator kinds of the throughput runs, KIND:SIZE,... as for load. Default: ${DEFAULT-VALUE}")
   String communicators;
 
   @Option(
@@ -32,17 +37,23 @@ final class PipelineBenchCommand implements Callable<Integer> {
           "Seconds of event time loaded for the throughput runs. Default: ${DEFAULT-VALUE}")
   long rounds;
 
-  @Option(names = "--partitions", defaultValue = "4", description = "Default: ${DEFAULT-VALUE}")
+  @Option(
+      names = "--partitions",
+      defaultValue = "4",
+      description = "Partitions of the snapshot topic. Default: ${DEFAULT-VALUE}")
   int partitions;
 
-  @Option(names = "--parallelism", defaultValue = "2", description = "Default: ${DEFAULT-VALUE}")
+  @Option(
+      names = "--parallelism",
+      defaultValue = "2",
+      description = "The job's parallelism. Default: ${DEFAULT-VALUE}")
   int parallelism;
 
   @Option(
       names = "--window",
       defaultValue = "10s",
       converter = DurationConverter.class,
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "The job's event-time window. Default: ${DEFAULT-VALUE}")
   Duration window;
 
   @Option(
@@ -54,14 +65,14 @@ final class PipelineBenchCommand implements Callable<Integer> {
   @Option(
       names = "--latency-communicators",
       defaultValue = "tp:8,dp:1024",
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "Communicator kinds of the live latency run. Default: ${DEFAULT-VALUE}")
   String latencyCommunicators;
 
   @Option(
       names = "--latency-seconds",
       defaultValue = "40s",
       converter = DurationConverter.class,
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "Length of the live latency run. Default: ${DEFAULT-VALUE}")
   Duration latencySeconds;
 
   @Option(

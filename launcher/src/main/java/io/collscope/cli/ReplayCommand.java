@@ -39,13 +39,13 @@ final class ReplayCommand implements Callable<Integer> {
   @Option(
       names = "--bootstrap",
       defaultValue = Defaults.BOOTSTRAP,
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "Kafka bootstrap servers (env COLLSCOPE_BOOTSTRAP). Default: ${DEFAULT-VALUE}")
   String bootstrap;
 
   @Option(
       names = "--topic",
       defaultValue = Defaults.SNAPSHOT_TOPIC,
-      description = "Default: ${DEFAULT-VALUE}")
+      description = "Snapshot topic. Default: ${DEFAULT-VALUE}")
   String topic;
 
   @Option(
