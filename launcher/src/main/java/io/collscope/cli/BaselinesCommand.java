@@ -69,10 +69,7 @@ final class BaselinesCommand implements Callable<Integer> {
     }
     List<io.collscope.avro.Attribution> attributions;
     if (history != null) {
-      if (!Files.isDirectory(history)) {
-        throw new CommandLine.ParameterException(
-            spec.commandLine(), "--history: no directory " + history);
-      }
+      HistoryCommand.existingHistory(history, spec);
       io.collscope.history.TimeRange range;
       try {
         range =

@@ -68,6 +68,7 @@ class HistoryCommandTest {
 
   @Test
   void aHistoryFolderThatIsNotThereIsAUsageErrorNotAnEmptyAnswer() {
+    // one message from every command that reads the history
     String missing = history.resolve("no-such-history").toString();
     for (List<String> args :
         List.of(
@@ -75,6 +76,7 @@ class HistoryCommandTest {
             List.of("history", "latency", "--communicator", "c/j/comm0"),
             List.of("history", "compact", "--dry-run"),
             List.of("query", "SELECT 1"),
+            List.of("baselines"),
             List.of("report"))) {
       List<String> a = new ArrayList<>(args);
       a.addAll(List.of("--history", missing));
