@@ -21,8 +21,7 @@ class CommandLineModelTest {
 
   @Test
   void everyCommandParsesWithItsDefaults() {
-    List<List<String>> leaves = new ArrayList<>();
-    collect(Collscope.commandLine(), new ArrayList<>(), leaves);
+    List<List<String>> leaves = leaves();
     List<String> problems = new ArrayList<>();
     for (List<String> path : leaves) {
       try {
@@ -41,10 +40,8 @@ class CommandLineModelTest {
 
   @Test
   void everyOptionSaysWhatItIs() {
-    List<List<String>> leaves = new ArrayList<>();
-    collect(Collscope.commandLine(), new ArrayList<>(), leaves);
     List<String> silent = new ArrayList<>();
-    for (List<String> path : leaves) {
+    for (List<String> path : leaves()) {
       CommandLine cl = Collscope.commandLine();
       for (String name : path) cl = cl.getSubcommands().get(name);
       for (CommandLine.Model.OptionSpec o : cl.getCommandSpec().options()) {
@@ -57,6 +54,13 @@ class CommandLineModelTest {
       }
     }
     assertThat(silent).isEmpty();
+  }
+
+  /** Every command without subcommands, as the names that lead to it from the root. */
+  private static List<List<String>> leaves() {
+    List<List<String>> leaves = new ArrayList<>();
+    collect(Collscope.commandLine(), new ArrayList<>(), leaves);
+    return leaves;
   }
 
   private static void collect(CommandLine cl, List<String> path, List<List<String>> leaves) {
