@@ -64,7 +64,12 @@ public final class OsarBench {
                 + " (--ranks=2,4 --sizes=4K,1M --dtypes=f32,bf16 --rounds=9 --min-effect-pct=1"
                 + " --baseline=nccl.log --algorithm=auto)");
     }
-    System.exit(run(System.out, ranks, sizes, types, rounds, minEffectPct, baseline, algorithm));
+    try {
+      System.exit(run(System.out, ranks, sizes, types, rounds, minEffectPct, baseline, algorithm));
+    } catch (io.collscope.collective.BackendUnavailableException e) {
+      System.err.println("OsarBench: " + e.getMessage());
+      System.exit(1);
+    }
   }
 
   /**
@@ -108,7 +113,9 @@ public final class OsarBench {
    *     (plain's, or NCCL's)
    * @param baseline NCCL's rounds to compare with, or null for no NCCL columns
    * @param algorithm the data path of every row, or null for the one each size takes
-   * @return 0, or 2 without a GPU
+   * @return 0
+   * @throws io.collscope.collective.BackendUnavailableException without a GPU (after the arguments
+   *     are checked)
    */
   public static int run(
       PrintStream out,
@@ -132,8 +139,7 @@ public final class OsarBench {
           "--min-effect-pct must be finite and >= 0, got " + minEffectPct);
     }
     if (CudaProbe.gpuCount() == 0) {
-      out.println("bench gpu: no GPU (" + CudaProbe.reason() + ")");
-      return 2;
+      throw new io.collscope.collective.BackendUnavailableException("cuda", CudaProbe.reason());
     }
     if (baseline != null) out.println("baseline: " + baseline.header());
     boolean withNccl = baseline != null;

@@ -1,6 +1,7 @@
 package io.collscope.cli;
 
 import io.collscope.cuda.AllReduceAlgorithm;
+import io.collscope.cuda.CudaProbe;
 import io.collscope.cuda.DType;
 import io.collscope.cuda.GemmAllReduce;
 import io.collscope.cuda.GemmArBench;
@@ -255,6 +256,10 @@ final class BenchCommand implements Runnable {
       List<GemmAllReduce.Shape> parsed = new java.util.ArrayList<>();
       for (String s : shapes) parsed.add(GemmArBench.shape(s));
       for (GemmAllReduce.Shape s : parsed) GemmAllReduce.checkShape(s);
+      // one line before any table: without a GPU every row would only say it failed
+      if (CudaProbe.gpuCount() == 0) {
+        throw new io.collscope.collective.BackendUnavailableException("cuda", CudaProbe.reason());
+      }
       java.util.Map<String, double[]> base = java.util.Map.of();
       if (torch != null) {
         try {

@@ -211,6 +211,19 @@ class CollscopeCliTest {
   }
 
   @Test
+  void theGpuBenchmarksWithoutAGpuSayItInOneLineAndExitCode1() {
+    assumeFalse(CudaProbe.available(), "a GPU is usable here");
+    for (String bench : List.of("gpu", "gemm-ar")) {
+      CliRun r = CliRun.of("bench", bench, "--rounds", "1");
+      assertThat(r.exitCode()).as(r.err()).isEqualTo(1);
+      assertThat(r.err().strip().lines())
+          .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+          .startsWith("collscope bench " + bench + ": error: the cuda backend cannot run here: ");
+      assertThat(r.out()).as("no table").isEmpty();
+    }
+  }
+
+  @Test
   void anUnreachableBrokerIsAClearErrorWithinTheTimeout() {
     CliRun r =
         CliRun.of("emit", "--bootstrap", "localhost:1", "--broker-timeout", "2s", "--seconds", "1");
