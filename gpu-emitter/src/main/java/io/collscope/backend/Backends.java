@@ -1,6 +1,5 @@
 package io.collscope.backend;
 
-import io.collscope.collective.BackendUnavailableException;
 import io.collscope.collective.CollectiveBackend;
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.ConfigException;
@@ -62,9 +61,7 @@ public final class Backends {
           "rendezvous",
           "is needed to run one rank per process: a directory every rank's process can see");
     }
-    if (CudaProbe.gpuCount() == 0) {
-      throw new BackendUnavailableException("cuda", CudaProbe.reason());
-    }
+    CudaProbe.requireGpu();
     int dev = device != null ? device : rank % CudaProbe.gpuCount();
     return CudaCollective.openProcessRank(
         cfg,

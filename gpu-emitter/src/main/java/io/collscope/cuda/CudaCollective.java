@@ -2,7 +2,6 @@ package io.collscope.cuda;
 
 import static jcuda.driver.JCudaDriver.*;
 
-import io.collscope.collective.BackendUnavailableException;
 import io.collscope.collective.CollectiveBackend;
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.ConfigException;
@@ -450,9 +449,7 @@ public final class CudaCollective implements CollectiveBackend {
       throw new ConfigException(
           "algorithm", "two-shot needs whole 16-byte vectors per rank, got " + bytes + " bytes");
     }
-    if (CudaProbe.gpuCount() == 0) {
-      throw new BackendUnavailableException("cuda", CudaProbe.reason());
-    }
+    CudaProbe.requireGpu();
   }
 
   @Override

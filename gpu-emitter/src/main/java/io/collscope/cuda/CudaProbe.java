@@ -32,6 +32,18 @@ public final class CudaProbe {
     return gpuCount() > 0;
   }
 
+  /**
+   * Fails with the reason when no GPU is usable: the one check the CUDA backend, the collectives
+   * and the GPU benchmarks make before any GPU work.
+   *
+   * @throws io.collscope.collective.BackendUnavailableException without a usable GPU
+   */
+  public static void requireGpu() {
+    if (gpuCount() == 0) {
+      throw new io.collscope.collective.BackendUnavailableException("cuda", reason());
+    }
+  }
+
   /** Why {@link #gpuCount()} is zero, for skip messages and errors. */
   public static String reason() {
     gpuCount();

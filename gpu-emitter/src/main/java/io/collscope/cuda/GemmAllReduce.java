@@ -144,9 +144,7 @@ public final class GemmAllReduce implements AutoCloseable {
     if (buckets < 1 || buckets > GemmArLayout.HIST_MAX) {
       throw new ConfigException("histogramBuckets", "must be 1.." + GemmArLayout.HIST_MAX);
     }
-    if (CudaProbe.gpuCount() == 0) {
-      throw new io.collscope.collective.BackendUnavailableException("cuda", CudaProbe.reason());
-    }
+    CudaProbe.requireGpu();
     Map<Integer, GpuDevice> devices = new LinkedHashMap<>();
     Map<Integer, GemmArModule> modules = new LinkedHashMap<>();
     try {

@@ -138,9 +138,7 @@ public final class OsarBench {
       throw new IllegalArgumentException(
           "--min-effect-pct must be finite and >= 0, got " + minEffectPct);
     }
-    if (CudaProbe.gpuCount() == 0) {
-      throw new io.collscope.collective.BackendUnavailableException("cuda", CudaProbe.reason());
-    }
+    CudaProbe.requireGpu();
     if (baseline != null) out.println("baseline: " + baseline.header());
     boolean withNccl = baseline != null;
     // which data path each size took: the runs that compare them set the threshold

@@ -257,9 +257,7 @@ final class BenchCommand implements Runnable {
       for (String s : shapes) parsed.add(GemmArBench.shape(s));
       for (GemmAllReduce.Shape s : parsed) GemmAllReduce.checkShape(s);
       // one line before any table: without a GPU every row would only say it failed
-      if (CudaProbe.gpuCount() == 0) {
-        throw new io.collscope.collective.BackendUnavailableException("cuda", CudaProbe.reason());
-      }
+      CudaProbe.requireGpu();
       java.util.Map<String, double[]> base = java.util.Map.of();
       if (torch != null) {
         try {
