@@ -68,14 +68,17 @@ rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
 rep("    if (!s_abort) {\n      if (PUSH) {", "    if (!s_abort && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) {\n      if (PUSH) {")
 # two-shot: the chunks of rank 1's input (copy) and of its sums (reduce) stop reaching the peers
-rep("        copy_vecs<T>((const uint4*)in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);",
-    "        if (!(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots))\n"
-    "        copy_vecs<T>((const uint4*)in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);")
-rep("      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term, s_src, s_scatter);",
-    "      if (MUTANT_STALE_GATHER && rank == 1 && seq > (u64)nslots)\n"
-    "        reduce_vec<T, true>(P, rank, world, slot, elems, a, b, out, term);\n"
-    "      else\n"
-    "      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term, s_src, s_scatter);")
+# (since run 157 at the calls of the out-of-line loops, two_shot_scatter and two_shot_reduce)
+rep("      two_shot_scatter<T>(P, rank, world, blocks, elems, my_seg, term);",
+    "      if (!(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots))\n"
+    "      two_shot_scatter<T>(P, rank, world, blocks, elems, my_seg, term);")
+rep("    if (!s_abort) two_shot_reduce<T>(P, rank, world, blocks, slot, elems, term);",
+    "    if (!s_abort && MUTANT_STALE_GATHER && rank == 1 && seq > (u64)nslots) {\n"
+    "      long long a, b;\n"
+    "      two_shot_share(elems / Vec16<T>::N, world, blocks, rank, &a, &b);\n"
+    "      reduce_vec<T, true>(P, rank, world, slot, elems, a, b, (T*)P[P_OUTPUT], term);\n"
+    "    } else\n"
+    "    if (!s_abort) two_shot_reduce<T>(P, rank, world, blocks, slot, elems, term);")
 # the pipelined push path: the pieces' flags still go out, their data do not
 rep("        if (i < pc.nvec) dst[i] = x[u];",
     "        if (i < pc.nvec && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) dst[i] = x[u];")

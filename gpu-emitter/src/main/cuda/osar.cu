@@ -383,6 +383,80 @@ __device__ __forceinline__ void copy_vecs(const uint4* __restrict__ src, uint4* 
   }
 }
 
+// ---- the two-shot's data loops, out of line ----------------------------------------------
+// The plain and the instrumented two-shot kernel call the same three functions for their bytes.
+// __noinline__: ptxas compiles each as a function of its own (a copy per kernel, scheduled apart
+// from the kernel around it), so the instrumentation's code no longer changes how the loops are
+// scheduled. Inlined, the instrumented kernel's loops ran 1.5 % slower at 8 emulated ranks and
+// 64 MB though the accounting did not run: +13 us whether 1 collective in 16 or every one was
+// accounted, +0.6 us with the accounting warp's code taken out of the kernel (runs 151-155).
+// Out of line (run 157, one H200, 8 emulated ranks, instrumented - plain, two passes): f32 4 MB
+// +451 / +386 ns, 16 MB +312 / +435, 64 MB +205 / +223 against +1,537, +216, +12,681 inlined in
+// the same machine session; bf16 64 MB +616 / +693 against +12,927; the plain kernel's times
+// the same (f32 64 MB 878.8 us against 878.5). The pull and push kernels are byte-identical.
+// Compiled separately (-rdc, one copy shared by both kernels) they ran 2 % faster at 64 MB but
+// 1-4 % slower at 4-16 MB, and -rdc cost the other kernels ~300 ns at 4 KB (runs 156-157).
+// Chunk r of the vectors is rank r's; two_shot_share gives this block's part of chunk c.
+__device__ __forceinline__ void two_shot_share(long long nvec, int world, int blocks, int c,
+                                               long long* a, long long* b) {
+  const long long per_rank = (nvec + world - 1) / world;
+  const long long lo_c = min((long long)c * per_rank, nvec);
+  const long long hi_c = min(lo_c + per_rank, nvec);
+  const long long per_block = (hi_c - lo_c + blocks - 1) / blocks;
+  *a = min(lo_c + (long long)blockIdx.x * per_block, hi_c);
+  *b = min(*a + per_block, hi_c);
+}
+
+// The reduce's sources and the segments its sums go to, one per rank, read by every thread in
+// every iteration of its loop: from shared memory, not reloaded from P (after the wait's acquires
+// emptied L1) on the path of each 16-byte load and store. Measured 4-5 % faster, plain and
+// instrumented, f32 and bf16, at 8 ranks and 16-64 MB (run 152: f32 16 MB 221.5 us against
+// 234.2, 64 MB 879.5 against 918.4). At file scope so that two_shot_reduce reads them as shared
+// memory; the kernel writes them before the copy.
+__shared__ const uint4* s_two_src[OSAR_MAX_RANKS];
+__shared__ uint4* s_two_scatter[OSAR_MAX_RANKS];
+
+// copy: chunk q of the input, with the term, into r's segment (my_seg) of peer q's slot, for
+// every peer q, staggered (the ranks start on different peers)
+template <typename T>
+__device__ __noinline__ void two_shot_scatter(const u64* __restrict__ P, int rank, int world,
+                                              int blocks, long long elems, long long my_seg,
+                                              float term) {
+  const long long nvec = elems / Vec16<T>::N;
+  const uint4* in = (const uint4*)P[P_INPUT];
+  for (int k = 1; k < world; ++k) {
+    const int q = (rank + k) % world;
+    long long a, b;
+    two_shot_share(nvec, world, blocks, q, &a, &b);
+    copy_vecs<T>(in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);
+  }
+}
+
+// reduce: chunk r over every rank into the output and into r's segment of every peer's slot
+template <typename T>
+__device__ __noinline__ void two_shot_reduce(const u64* __restrict__ P, int rank, int world,
+                                             int blocks, int slot, long long elems, float term) {
+  long long a, b;
+  two_shot_share(elems / Vec16<T>::N, world, blocks, rank, &a, &b);
+  reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, (T*)P[P_OUTPUT], term, s_two_src,
+                            s_two_scatter);
+}
+
+// gather: the peers' reduced chunks, from their segments of this rank's slot, into the output
+template <typename T>
+__device__ __noinline__ void two_shot_gather(const u64* __restrict__ P, int rank, int world,
+                                             int blocks, int slot, long long elems) {
+  const long long nvec = elems / Vec16<T>::N;
+  const T* base = (const T*)P[P_SLOT_PTR + rank];
+  for (int k = 1; k < world; ++k) {
+    const int p = (rank + k) % world;
+    long long a, b;
+    two_shot_share(nvec, world, blocks, p, &a, &b);
+    copy_vecs<T>((const uint4*)(base + ((long long)slot * world + p) * elems), (uint4*)P[P_OUTPUT],
+                 a, b, false, 0.f);
+  }
+}
+
 // ---- the pipelined push path ------------------------------------------------------------
 // The input is cut into units of OSAR_PIECE_BYTES (the last one may be short) and the units into
 // pieces of P_PIECE_UNITS units, numbered from 0 whatever the launch's shape. A push warp writes
@@ -893,36 +967,14 @@ __device__ void osar(const u64* __restrict__ P) {
     // flag is billed in wait as on every path, one late only between the two shows as reduce.
     // Per rank the link carries 2 (world - 1) / world of the bytes a one-shot push sends
     // world - 1 times: at two ranks the same bytes plus a second exchange, from four far fewer.
-    using V = Vec16<T>;
-    const long long nvec = elems / V::N;
-    const long long per_rank = (nvec + world - 1) / world;
-    auto share = [&](int c, long long* a, long long* b) {  // this block's part of chunk c
-      const long long lo_c = min((long long)c * per_rank, nvec);
-      const long long hi_c = min(lo_c + per_rank, nvec);
-      const long long per_block = (hi_c - lo_c + blocks - 1) / blocks;
-      *a = min(lo_c + (long long)blockIdx.x * per_block, hi_c);
-      *b = min(*a + per_block, hi_c);
-    };
     const long long my_seg = ((long long)slot * world + rank) * elems;  // r's segment, in elements
-    // The reduce's sources and the segments its sums go to, one per rank, read by every thread
-    // in every iteration of its loop: from shared memory, not reloaded from P (after the wait's
-    // acquires emptied L1) on the path of each 16-byte load and store. The barrier after the copy
-    // publishes them. Measured 4-5 % faster, plain and instrumented, f32 and bf16, at 8 ranks and
-    // 16-64 MB (run 152: f32 16 MB 221.5 us against 234.2, 64 MB 879.5 against 918.4).
-    __shared__ const uint4* s_src[OSAR_MAX_RANKS];
-    __shared__ uint4* s_scatter[OSAR_MAX_RANKS];
-    if (threadIdx.x < world) {
+    if (threadIdx.x < world) {  // the reduce's tables (above), published by the barrier after the copy
       const int p = threadIdx.x;
-      s_src[p] = (const uint4*)source_of<T, true>(P, rank, world, p, slot, elems);
-      s_scatter[p] = (uint4*)((T*)P[P_SLOT_PTR + p] + my_seg);
+      s_two_src[p] = (const uint4*)source_of<T, true>(P, rank, world, p, slot, elems);
+      s_two_scatter[p] = (uint4*)((T*)P[P_SLOT_PTR + p] + my_seg);
     }
     if (!s_abort) {
-      for (int k = 1; k < world; ++k) {
-        const int q = (rank + k) % world;  // staggered: the ranks start on different peers
-        long long a, b;
-        share(q, &a, &b);
-        copy_vecs<T>((const uint4*)in, (uint4*)((T*)P[P_SLOT_PTR + q] + my_seg), a, b, true, term);
-      }
+      two_shot_scatter<T>(P, rank, world, blocks, elems, my_seg, term);
       if (threadIdx.x == 0) spin_ns(s_delay[F_COPY]);  // injected slow-copy, in every block
     }
     __syncthreads();
@@ -934,12 +986,7 @@ __device__ void osar(const u64* __restrict__ P) {
     // warp 0's acquires before every thread's reads of the peers' pushes, as on the serial paths
     __syncthreads();
     MARK_CLOCK(4);
-    T* out = (T*)P[P_OUTPUT];
-    if (!s_abort) {
-      long long a, b;
-      share(rank, &a, &b);
-      reduce_vec<T, true, true>(P, rank, world, slot, elems, a, b, out, term, s_src, s_scatter);
-    }
+    if (!s_abort) two_shot_reduce<T>(P, rank, world, blocks, slot, elems, term);
     __syncthreads();
     const Pieces<T> pc(P, elems);
     if (threadIdx.x < 32 && !s_abort) {
@@ -970,16 +1017,7 @@ __device__ void osar(const u64* __restrict__ P) {
       }
     }
     __syncthreads();
-    if (!s_abort) {
-      const T* base = (const T*)P[P_SLOT_PTR + rank];
-      for (int k = 1; k < world; ++k) {
-        const int p = (rank + k) % world;
-        long long a, b;
-        share(p, &a, &b);
-        copy_vecs<T>((const uint4*)(base + ((long long)slot * world + p) * elems), (uint4*)out, a, b,
-                     false, 0.f);
-      }
-    }
+    if (!s_abort) two_shot_gather<T>(P, rank, world, blocks, slot, elems);
   } else if (PUSH && vec && blockDim.x >= 64 && P[P_PUSH_WARPS] != 0) {
     // ---- the pipelined push path: copy and reduce at once, piece by piece -------------------
     // The first push_warps warps of every block push pieces of the input into the peers' slots,

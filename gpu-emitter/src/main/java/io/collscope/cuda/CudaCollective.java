@@ -240,17 +240,21 @@ public final class CudaCollective implements CollectiveBackend {
      * 134-135, docs/BENCHMARKS.md), instrumented f32, µs per collective, pull / push / two-shot: 8
      * ranks 4 MiB 73.3 / 163.7 / 78.1, <b>16 MiB 254.8 / 621.9 / 233.8</b>, 64 MiB 984.9 / 2499.1 /
      * 923.5; 4 ranks 16 MiB 100.0 / 163.7 / 106.1, 64 MiB 362.3 / 640.8 / 373.9; 2 ranks two-shot
-     * slower than the one-shot at every size (16 MiB 64.1 against 59.4 pushed). 16 MiB is the
-     * smallest size measured faster. Those ranks share GPUs (8 or 4 on one H200, where the bytes
-     * cross HBM and L2, not a link): on a node of 4 or 8 GPUs, where the one-shot's P - 1 copies
-     * cross NVLink, the crossover is likely lower and must be measured there. A system property,
-     * {@value #TWO_SHOT_BYTES_PROPERTY}, sets the threshold (0: two-shot at every size of whole
-     * vectors from {@link #TWO_SHOT_MIN_WORLD} ranks); every rank of a communicator must see the
-     * same value.
+     * slower than the one-shot at every size (16 MiB 64.1 against 59.4 pushed). Since the
+     * two-shot's reduce reads its tables from shared memory (run 152) and its loops run out of line
+     * (run 157), 4 MiB is the smallest size measured faster at 8 ranks (run 155, one H200, 8
+     * emulated ranks, f32 µs plain / instrumented, pull against two-shot: 2 MiB 43.4 / 40.6 against
+     * 41.4 / 41.5, <b>4 MiB 86.7 / 74.3 against 71.9 / 73.5</b> (71.2 / 71.6 out of line, run 157),
+     * 8 MiB 161.4 / 136.1 against 123.2 / 126.8). Those ranks share GPUs (8 or 4 on one H200, where
+     * the bytes cross HBM and L2, not a link): on a node of 4 or 8 GPUs, where the one-shot's P - 1
+     * copies cross NVLink, the crossover is likely lower and must be measured there. A system
+     * property, {@value #TWO_SHOT_BYTES_PROPERTY}, sets the threshold (0: two-shot at every size of
+     * whole vectors from {@link #TWO_SHOT_MIN_WORLD} ranks); every rank of a communicator must see
+     * the same value.
      */
     static final String TWO_SHOT_BYTES_PROPERTY = "collscope.osar.twoShotBytes";
 
-    static final long TWO_SHOT_BYTES = Long.getLong(TWO_SHOT_BYTES_PROPERTY, 16L << 20);
+    static final long TWO_SHOT_BYTES = Long.getLong(TWO_SHOT_BYTES_PROPERTY, 4L << 20);
 
     /**
      * The least world that runs two-shot by size: 8 (runs 134-135: at 4 ranks the instrumented pull

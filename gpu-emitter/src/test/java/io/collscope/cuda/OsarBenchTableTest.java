@@ -117,7 +117,7 @@ class OsarBenchTableTest {
     }
     assertThat(CudaCollective.Options.dataPaths())
         .isEqualTo(
-            "push from 8388608 bytes per rank up to 2 ranks, pull below; two-shot from 16777216"
+            "push from 8388608 bytes per rank up to 2 ranks, pull below; two-shot from 4194304"
                 + " bytes per rank at 8 ranks and more");
   }
 
