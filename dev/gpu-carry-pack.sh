@@ -7,7 +7,7 @@
 # themselves when CARRY is missing and CARRY.tgz is there):
 #   tar xzf .carry/main.tgz -C .carry && CARRY=.carry/main bash dev/gpu-whatever.sh $OUT
 # Usage: dev/gpu-carry-pack.sh [DEST]   (default .carry/main of this checkout)
-# Written 2026-12-01 after that session's device time was spent: not yet used on a device.
+# First used on a device in runs 154-157 (2026-12-01).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="$(realpath -m "${1:-$root/.carry/main}")"
