@@ -83,9 +83,12 @@ timeout 240 $J ${BENCH_OPTS:-} -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${
 echo "osar bench rc=$?"; grep -E "^\| (f32|bf16)|reporter" "$O/bench-osar.log" | cut -c1-200
 save
 for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same machine session
+  # an image named twice gets a log per pass (bench-osar-NAME.log, bench-osar-NAME-2.log, ...)
+  log="bench-osar-$v.log"; n=2
+  while [[ -e "$O/$log" ]]; do log="bench-osar-$v-$n.log"; n=$((n + 1)); done
   timeout 240 $J ${BENCH_OPTS:-} -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
-    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar-$v.log" 2>&1
-  echo "osar bench $v rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-$v.log" | cut -d'|' -f2-8,12-
+    ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$log" 2>&1
+  echo "osar bench $log rc=$?"; grep -E "^\| (f32|bf16)" "$O/$log" | cut -d'|' -f2-8,12-
   save
 done
 for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data-block rule, f32
