@@ -967,6 +967,7 @@ __device__ void osar(const u64* __restrict__ P) {
     // flag is billed in wait as on every path, one late only between the two shows as reduce.
     // Per rank the link carries 2 (world - 1) / world of the bytes a one-shot push sends
     // world - 1 times: at two ranks the same bytes plus a second exchange, from four far fewer.
+    // The bytes move in two_shot_scatter, two_shot_reduce and two_shot_gather (out of line, above).
     const long long my_seg = ((long long)slot * world + rank) * elems;  // r's segment, in elements
     if (threadIdx.x < world) {  // the reduce's tables (above), published by the barrier after the copy
       const int p = threadIdx.x;
