@@ -385,9 +385,10 @@ __device__ __forceinline__ void copy_vecs(const uint4* __restrict__ src, uint4* 
 
 // ---- the two-shot's data loops, out of line ----------------------------------------------
 // The plain and the instrumented two-shot kernel call the same three functions for their bytes.
-// __noinline__: ptxas compiles each as a function of its own (a copy per kernel, scheduled apart
-// from the kernel around it), so the instrumentation's code no longer changes how the loops are
-// scheduled. Inlined, the instrumented kernel's loops ran 1.5 % slower at 8 emulated ranks and
+// __noinline__: ptxas compiles a copy of each per kernel, as a function of its own, so the
+// kernel's instrumentation is no longer interleaved with the loops (the two kernels' copies still
+// differ in register assignment and the order of some address arithmetic: dev/sass.sh, NORM=1).
+// Inlined, the instrumented kernel's loops ran 1.5 % slower at 8 emulated ranks and
 // 64 MB though the accounting did not run: +13 us whether 1 collective in 16 or every one was
 // accounted, +0.6 us with the accounting warp's code taken out of the kernel (runs 151-155).
 // Out of line (run 157, one H200, 8 emulated ranks, instrumented - plain, two passes): f32 4 MB
