@@ -14,6 +14,7 @@ TOOLS=(
   "prometheus              prometheus              COLLSCOPE_PROMETHEUS_BIN"   # ExporterITCase
   "chromium-headless-shell chromium-headless-shell COLLSCOPE_CHROMIUM_BIN"    # ReportChromiumITCase
   "gcc                     gcc                     COLLSCOPE_GCC_BIN"          # NcclProfilerPluginTest, NcclOverheadDirectTest (NCCL stand-ins)
+  "python3                 python3                 COLLSCOPE_PYTHON_BIN"       # KernelVariantsTest (dev/gpu-bisect/make-variants.py)
 )
 
 have() {  # BINARY VARIABLE
