@@ -6,12 +6,8 @@
 # instrumented kernels at 4 KB, 1 rank. Everything into OUT_DIR/bisect.tgz.
 set -u
 C=${CARRY:-.carry/gpu-perf}
-# a carry packed by dev/gpu-carry-pack.sh (CARRY.tgz, carried instead of the folder): unpacked here,
-# afresh whenever the archive is newer than the last unpacking (a warm device machine keeps the
-# ignored folder of an earlier call, which would otherwise run the earlier call's images)
-if [[ -f "$C.tgz" && "$C.tgz" -nt "$C/.unpacked" ]]; then
-  rm -rf "$C" && tar xzf "$C.tgz" -C "$(dirname "$C")" && touch "$C/.unpacked"
-fi
+# a carry packed by dev/gpu-carry-pack.sh (CARRY.tgz): unpacked first
+source "$(dirname "$0")/unpack-carry.sh"
 J=$C/gpu-node/jre/bin/java
 LIB="$C/gpu-node/lib/*"
 V=$C/variants
