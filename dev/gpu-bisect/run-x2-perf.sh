@@ -57,10 +57,13 @@ if [[ "${TESTS:-1}" == 1 ]]; then
   [[ "${MUTANT:-1}" == 1 ]] && grep -m3 -oE "all-reduce sum [^\"]{0,120}" "$O/mutant-stale-slot-tests.log"
 fi
 # VARIANT_TESTS (images under CARRY/variants): the sum tests on each (a mutant's must fail)
-# (VARIANT_METHOD: the sum test's method, e.g. twoShotSumsMatchTheHostSumAndCountersCountEveryCollective)
-for v in ${VARIANT_TESTS:-}; do
+# (VARIANT_METHOD: the sum test's method, e.g. twoShotSumsMatchTheHostSumAndCountersCountEveryCollective;
+# an entry NAME:METHOD names its own, so one call can test a one-shot and a two-shot image)
+for entry in ${VARIANT_TESTS:-}; do
+  v=${entry%%:*}; method=${VARIANT_METHOD:-sumsMatchTheHostSumAndCountersCountEveryCollective}
+  [[ "$entry" == *:* ]] && method=${entry#*:}
   junit "gpu-tests-sums-$v.log" "$C/variants/$v:" \
-    --select-method "io.collscope.cuda.CudaCollectiveGpuTest#${VARIANT_METHOD:-sumsMatchTheHostSumAndCountersCountEveryCollective}(io.collscope.cuda.DType,int,long)"
+    --select-method "io.collscope.cuda.CudaCollectiveGpuTest#$method(io.collscope.cuda.DType,int,long)"
 done
 save
 if [[ "${NCCL:-1}" == 1 ]]; then
