@@ -4,8 +4,9 @@
 Usage: make-variants.py OSAR_CU OUT_CU. Each OMIT_* switch removes one part of the
 instrumentation from the instrumented kernels (the plain kernels are the same in every variant;
 run 147 added OMIT_PULL_ADDS, OMIT_ACCOUNT, OMIT_HANDOVER and OMIT_DIV: the pull kernels' bytes and
-latency adds, the accounting warp's work, the clocks' hand-off to it, its division by the gaters;
-OMIT_PUSH_ADDS: the push and two-shot kernels' calls, bytes and latency adds after the ack);
+latency adds (two-shot's too since run 160), the accounting warp's work, the clocks' hand-off to
+it, its division by the gaters; OMIT_PUSH_ADDS: the one-shot push kernels' calls, bytes and
+latency adds after the ack);
 PUB_EMPTY makes osar_publish return at once (its launch alone),
 PUB_NO_FENCE leaves out its two system-scope fences (both for timing the publication, never
 correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of run 50 (the
@@ -54,10 +55,11 @@ rep("    const bool clocks = sampled && s_publisher;", "    const bool clocks = 
 rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
 rep("  if (accountant && sampled && s_publisher && !s_abort) {",
     "  if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
-rep("        if (INSTR && PUSH) {  // the collective itself",
-    "        if (INSTR && PUSH && !OMIT_TOTALS && !OMIT_PUSH_ADDS) {  // the collective itself")
-rep("    if (!PUSH && lane == 1) {\n      // The pull kernels: bytes and latency",
-    "    if (!PUSH && !OMIT_PULL_ADDS && lane == 1) {\n      // The pull kernels: bytes and latency")
+rep("        if (INSTR && PUSH && !TWO) {  // the collective itself",
+    "        if (INSTR && PUSH && !TWO && !OMIT_TOTALS && !OMIT_PUSH_ADDS) {  // the collective itself")
+rep("    if ((!PUSH || TWO) && lane == 1) {\n      // The pull and two-shot kernels: bytes and latency",
+    "    if ((!PUSH || TWO) && !OMIT_PULL_ADDS && lane == 1) {\n"
+    "      // The pull and two-shot kernels: bytes and latency")
 # the clocks' handover to the accounting warp (its named barrier; the accountant then reads stale
 # clocks: for timing only), and the per-peer wait's division by the gaters (a software divide)
 rep("  if (!PUSH && sampled && s_publisher) {\n", "  if (!OMIT_HANDOVER && !PUSH && sampled && s_publisher) {\n")

@@ -26,12 +26,12 @@
 // the same guard, flag, wait and ack, the second exchange inside reduce (below: "two-shot").
 // The phases and the per-peer shares are those of the block that published the flag (the
 // rank's critical path), one block per collective; the bytes and latency histogram are counted by
-// that block's accounting warp too in the pull kernels, by the block that acked in the push
-// kernels, and the calls by the sequence itself (osar_publish derives them). Every
+// that block's accounting warp too in the pull and two-shot kernels, by the block that acked in the
+// push kernels, and the calls by the sequence itself (osar_publish derives them). Every
 // interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
-// Sampled accounting: the calls count every collective; in the pull kernels the bytes and the
-// latency histogram are sampled with the rest (the push kernels count them in every collective,
-// their code left as measured: see the ack below); the
+// Sampled accounting: the calls count every collective; in the pull and two-shot kernels the bytes
+// and the latency histogram are sampled with the rest (the push kernels count them in every
+// collective, their code left as measured: see the ack below); the
 // phases, the per-peer shares and lateness, and the clock sample are accounted for 1 collective in
 // P_SAMPLE_MASK + 1 (a power of two; 1 = every one), chosen by a hash of its sequence
 // (fault_mix(seq, SAMPLE_KEY), so that no period of the job's own collectives aliases with it) and
@@ -1166,10 +1166,13 @@ __device__ void osar(const u64* __restrict__ P) {
         // release store replaces __threadfence_system() + a volatile store.
         st_relaxed_sys(acktime, globaltimer());
         st_release_sys(ack, seq);
-        if (INSTR && PUSH) {  // the collective itself, counted once: by the block that completed it
+        if (INSTR && PUSH && !TWO) {  // the collective itself, counted once: by the block that completed it
           // (calls too, which osar_publish does not read: the push kernels' code is left as it
           // was measured; any change at their entry or tail rescheduled them, +3 us at 16 MB in
-          // runs 140 and 142)
+          // runs 140 and 142). Not in two-shot, whose data loops are out of line: these three
+          // adds after the ack, in every collective, were most of its instrumentation at 8 ranks
+          // and 4 MB (run 159: +308 ns, +86 without them and the accounting warp's work, +256
+          // without that work alone); its accounting warp counts them as the pull kernels' does.
           red_add(tot + CB_C_CALLS, 1ull);
           red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
           red_add(tot + T_HIST + bucket_of(s_clock[5] - s_clock[0], s_buckets), 1ull);
@@ -1216,14 +1219,15 @@ __device__ void osar(const u64* __restrict__ P) {
       red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), w);
     }
     if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, (s_clock[lane + 1] - s_clock[lane]) * w);
-    if (!PUSH && lane == 1) {
-      // The pull kernels: bytes and latency in sampled collectives only, weighted as the phases
-      // are; calls are derived (osar_publish). An unsampled collective adds nothing to memory
-      // after its ack: these adds in every collective cost 30-50 ns at 4 KB - 1 MB on one H200
-      // (run 145: the whole instrumentation +29..+39 ns without them, +59..+93 with), and made by
-      // thread 0 after the ack in sampled ones, 65-80 ns more per sampled collective (run 148).
+    if ((!PUSH || TWO) && lane == 1) {
+      // The pull and two-shot kernels: bytes and latency in sampled collectives only, weighted as
+      // the phases are; calls are derived (osar_publish). An unsampled collective adds nothing to
+      // memory after its ack: these adds in every collective cost 30-50 ns at 4 KB - 1 MB on one
+      // H200 (run 145: the whole instrumentation +29..+39 ns without them, +59..+93 with), and
+      // made by thread 0 after the ack in sampled ones, 65-80 ns more per sampled collective (run
+      // 148).
       red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T) * w);
-      red_add(tot + T_HIST + bucket_of(s_clock[5] - c0, buckets), w);
+      red_add(tot + T_HIST + bucket_of(s_clock[5] - c0, PUSH ? s_buckets : buckets), w);
     }
     if (lane == 0) {  // the clock samples: the whole collective, weighted as the phases
       red_add(tot + CB_C_CLOCK_NS, ((PUSH ? s_clock[7] : g5) - s_clock[6]) * w);

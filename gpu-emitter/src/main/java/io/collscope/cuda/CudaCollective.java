@@ -30,10 +30,11 @@ public final class CudaCollective implements CollectiveBackend {
    * How the ranks are laid out and run. {@code sampleEvery}: below {@link #SAMPLE_BELOW_BYTES} per
    * rank the instrumented kernel accounts the phases, per-peer waits and lateness, and the clock
    * sample of 1 collective in this many, weighted by it (a power of two; 1: every collective,
-   * exactly), and on the one-shot pull path the bytes and the latency histogram too; calls count
-   * every collective (the kernel's sequence), and on the push paths bytes and latency too. From
-   * {@link #SAMPLE_BELOW_BYTES} every collective is accounted ({@link #sampleEveryFor}). {@code
-   * algorithm}: how the data moves; null chooses by size and world ({@link #algorithmFor}).
+   * exactly), and on the one-shot pull and two-shot paths the bytes and the latency histogram too;
+   * calls count every collective (the kernel's sequence), and on the one-shot push path bytes and
+   * latency too. From {@link #SAMPLE_BELOW_BYTES} every collective is accounted ({@link
+   * #sampleEveryFor}). {@code algorithm}: how the data moves; null chooses by size and world
+   * ({@link #algorithmFor}).
    */
   public record Options(
       DType dtype,

@@ -41,11 +41,12 @@ class CudaCollectiveGpuTest {
 
   /**
    * The collectives among 1..n whose bytes and latency the kernel counts, each weighted: every one
-   * on the push paths, the sampled ones times the sampling interval on the pull path.
+   * on the one-shot push path, the sampled ones times the sampling interval on the pull and
+   * two-shot paths (two-shot since run 160).
    */
   private static long countedAmong(
       long n, CudaCollective c, CudaCollective.Options opt, long bytes) {
-    if (c.algorithm() != AllReduceAlgorithm.ONE_SHOT_PULL) return n;
+    if (c.algorithm() == AllReduceAlgorithm.ONE_SHOT_PUSH) return n;
     int every = opt.sampleEveryFor(bytes);
     return every * sampledAmong(n, every);
   }
@@ -137,8 +138,9 @@ class CudaCollectiveGpuTest {
         h.verifyOutput(r);
         Counters k = counters(c, r);
         assertThat(k.calls()).as("rank %d calls", r).isEqualTo(20 + 30);
-        // bytes and latency: every collective on the push paths, the sampled ones (weighted) on
-        // the pull path; a weight left out or a collective counted twice is off by 16 or more
+        // bytes and latency: every collective on the one-shot push path, the sampled ones
+        // (weighted) on the pull and two-shot paths; a weight left out or a collective counted
+        // twice is off by 16 or more
         long counted = countedAmong(50, c, opt, bytes);
         assertThat(k.get(Counter.BYTES)).isEqualTo(counted * bytes);
         // the default sampling accounts some of these 50 in full (4 at 1 in 16): the phases and
