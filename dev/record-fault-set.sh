@@ -4,21 +4,23 @@
 #   dev/record-fault-set.sh BACKEND OUT_DIR [NAME...]
 # BACKEND is cpu or cuda; NAMEs pick lines (default: all). On a GPU machine run it after
 # dev/gpu-carry.sh brought .carry/ there (COLLSCOPE=.carry/gpu-node/bin/collscope); here it uses
-# bin/collscope. Each run writes OUT_DIR/BACKEND-NAME.snapshots and its log beside it.
+# bin/collscope. Each run writes OUT_DIR/BACKEND-NAME.snapshots and its log beside it. EMIT_OPTS:
+# more `emit` options for every run (e.g. --elements 1048576: 4 MiB f32 per rank, the two-shot
+# path at 8 ranks), recorded in the copied set's first line.
 set -u
 cd "$(dirname "$0")/.."
 backend=$1 out=$2; shift 2
 cs=${COLLSCOPE:-bin/collscope}
 set_file=${FAULT_SET:-dev/fault-set.txt}
 mkdir -p "$out"
-cp "$set_file" "$out/fault-set.txt"
+{ [ -z "${EMIT_OPTS:-}" ] || echo "# recorded with EMIT_OPTS=$EMIT_OPTS"; cat "$set_file"; } > "$out/fault-set.txt"
 sed 's/#.*//' "$set_file" | while read -r name ranks seconds inject _marks; do
   case "$name" in ''|@*) continue ;; esac
   if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
   f="$out/$backend-$name.snapshots"
   rm -f "$f"
   timeout $((seconds + 60)) $cs emit --backend "$backend" --ranks "$ranks" --seconds "$seconds" \
-    --interval 1s ${inject:+--inject "$inject"} --cluster "${CLUSTER:-lab}" --job "$name" \
+    --interval 1s ${EMIT_OPTS:-} ${inject:+--inject "$inject"} --cluster "${CLUSTER:-lab}" --job "$name" \
     --communicator tp0 --record "$f" >"$out/$backend-$name.log" 2>&1 </dev/null
   echo "recorded $f rc=$?" >&2
   tail -1 "$out/$backend-$name.log" >&2
