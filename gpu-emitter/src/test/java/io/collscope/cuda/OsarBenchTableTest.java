@@ -27,8 +27,8 @@ class OsarBenchTableTest {
     assertThat(without[0])
         .isEqualTo(
             "| dtype | ranks | bytes/rank | plain us (min..max) | instrumented us (min..max) |"
-                + " overhead ns | class vs plain | publish-every-1 us (min..max) | class |"
-                + " busbw GB/s (plain) | graph counters |");
+                + " overhead ns (% of plain) | class vs plain | publish-every-1 us (min..max) |"
+                + " class | busbw GB/s (plain) | graph counters |");
     assertThat(with[0])
         .contains(
             "| class | NCCL us (min..max) | instr/NCCL | class vs NCCL | busbw GB/s (plain) |"
@@ -43,7 +43,7 @@ class OsarBenchTableTest {
   void aRowShowsMediansSpreadsOverheadAndClasses() {
     assertThat(OsarBench.row(DType.F32, 2, 4 << 10, ROUNDS, false, null, 1.0))
         .isEqualTo(
-            "| f32 | 2 | 4K | 10.20 (10.00..10.30) | 11.90 (11.70..12.00) | +1700 | SLOWER"
+            "| f32 | 2 | 4K | 10.20 (10.00..10.30) | 11.90 (11.70..12.00) | +1700 (+16.67%) | SLOWER"
                 + " | 10.25 (10.05..10.35) | PARITY | 0.4 | exact |");
   }
 
@@ -60,7 +60,7 @@ class OsarBenchTableTest {
     OsarBench.Rounds r = new OsarBench.Rounds(PLAIN, PLAIN, PLAIN, false);
     assertThat(OsarBench.row(DType.F32, 8, 16 << 20, r, false, null, 1.0))
         .startsWith("| f32 | 8 | 16M |")
-        .endsWith("| +0 | PARITY | 10.20 (10.00..10.30) | PARITY | 2878.4 | MISMATCH |");
+        .endsWith("| +0 (+0.00%) | PARITY | 10.20 (10.00..10.30) | PARITY | 2878.4 | MISMATCH |");
   }
 
   @Test
