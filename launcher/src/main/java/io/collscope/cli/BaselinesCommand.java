@@ -89,7 +89,9 @@ final class BaselinesCommand implements Callable<Integer> {
       double floor = Double.parseDouble(JobOptions.DEFAULTS.get(JobOptions.ABS_FLOOR_US));
       attributions = AccuracyEval.replay(files, AccuracyEval.options(window, floor)).attributions();
     }
-    List<BaselineFile.Row> rows = BaselineFile.learn(attributions, AlertFunction.BASELINE_WINDOWS);
+    BaselineFile.Learning learning =
+        BaselineFile.learning(attributions, AlertFunction.BASELINE_WINDOWS);
+    List<BaselineFile.Row> rows = learning.rows();
     String text = BaselineFile.format(rows);
     if (out == null) {
       spec.commandLine().getOut().print(text);
@@ -103,7 +105,33 @@ final class BaselinesCommand implements Callable<Integer> {
             "collscope baselines: %d communicator and %d pooled class baselines%n",
             rows.stream().filter(r -> !r.pooled()).count(),
             rows.stream().filter(BaselineFile.Row::pooled).count());
+    spec.commandLine().getErr().println(windowsLine(learning));
     spec.commandLine().getErr().flush();
     return Defaults.EXIT_OK;
+  }
+
+  /**
+   * Which windows the baselines came from, and why the others were passed over: a baseline is
+   * learnt from clean windows only (no finding, no missing rank) after each communicator's first
+   * {@value AlertFunction#WARMUP_WINDOWS}, so a history of a faulty run learns none, and says so.
+   */
+  static String windowsLine(BaselineFile.Learning l) {
+    String line =
+        String.format(
+            java.util.Locale.ROOT,
+            "collscope baselines: learnt from %d of %d windows (passed over: %d warming up, %d with"
+                + " a finding or a missing rank, %d without a latency)",
+            l.used(),
+            l.windows(),
+            l.warmingUp(),
+            l.withFindings(),
+            l.withoutLatency());
+    if (l.rows().isEmpty() && l.windows() > 0) {
+      line +=
+          l.withFindings() > 0
+              ? "; no baseline: a baseline is learnt from clean windows, and these had findings"
+              : "; no baseline: too few windows per communicator";
+    }
+    return line;
   }
 }

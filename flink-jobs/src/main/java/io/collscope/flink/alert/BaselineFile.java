@@ -163,17 +163,45 @@ public final class BaselineFile implements Serializable {
    * communicator, the pooled row.
    */
   public static List<Row> learn(List<Attribution> windows, int capacity) {
+    return learning(windows, capacity).rows();
+  }
+
+  /**
+   * What {@link #learn} made of the windows: its rows, and how many windows it passed over and why,
+   * so that a user who gets no baseline is told the reason (a history of faulty windows only, or
+   * too short a one) rather than handed an empty file.
+   */
+  public record Learning(
+      List<Row> rows, int windows, int warmingUp, int withFindings, int withoutLatency) {
+    /** The windows a baseline was learnt from. */
+    public int used() {
+      return windows - warmingUp - withFindings - withoutLatency;
+    }
+  }
+
+  /** {@link #learn}, with its account of the windows it passed over. */
+  public static Learning learning(List<Attribution> windows, int capacity) {
     Map<String, WindowBaseline> learnt = new LinkedHashMap<>();
     Map<String, Attribution> firstOf = new HashMap<>();
     List<Attribution> sorted = new ArrayList<>(windows);
     sorted.sort(Comparator.comparing(Attribution::getWindowEnd));
     Map<CommunicatorKey, Integer> seen = new HashMap<>();
+    int warmingUp = 0, withFindings = 0, withoutLatency = 0;
     for (Attribution a : sorted) {
       int before = seen.merge(CommunicatorKey.of(a), 1, Integer::sum) - 1;
-      if (before < AlertFunction.WARMUP_WINDOWS) continue;
-      if (!a.getFindings().isEmpty() || !a.getMissingRanks().isEmpty()) continue;
+      if (before < AlertFunction.WARMUP_WINDOWS) {
+        warmingUp++;
+        continue;
+      }
+      if (!a.getFindings().isEmpty() || !a.getMissingRanks().isEmpty()) {
+        withFindings++;
+        continue;
+      }
       double latency = AlertFunction.latencyUs(a);
-      if (latency <= 0) continue;
+      if (latency <= 0) {
+        withoutLatency++;
+        continue;
+      }
       String id = communicatorId(CommunicatorKey.of(a), a.getBytesPerCall());
       firstOf.putIfAbsent(id, a);
       learnt
@@ -203,7 +231,7 @@ public final class BaselineFile implements Serializable {
           .add(r);
     }
     for (List<Row> members : byClass.values()) rows.add(pool(members));
-    return rows;
+    return new Learning(rows, sorted.size(), warmingUp, withFindings, withoutLatency);
   }
 
   /** The class row of communicator rows of one class. */

@@ -248,6 +248,26 @@ class AlertFunctionTest {
   }
 
   @Test
+  void learningAccountsForEveryWindowItPassesOver() throws Exception {
+    // the demo's own history: a slow rank named in every window after the first learns nothing,
+    // and the account says why (clean windows only), not just "0 baselines"
+    window(100, 1000);
+    for (int i = 0; i < 8; i++) window(400, 1000, slowRank(5));
+    BaselineFile.Learning faulty = BaselineFile.learning(attributionsSoFar, 60);
+    assertThat(faulty.rows()).isEmpty();
+    assertThat(faulty.windows()).isEqualTo(9);
+    assertThat(faulty.warmingUp()).isEqualTo(AlertFunction.WARMUP_WINDOWS);
+    assertThat(faulty.withFindings()).isEqualTo(9 - AlertFunction.WARMUP_WINDOWS);
+    assertThat(faulty.used()).isZero();
+    // three clean windows more: learnt from exactly those
+    for (int i = 0; i < 3; i++) window(100, 1000);
+    BaselineFile.Learning mixed = BaselineFile.learning(attributionsSoFar, 60);
+    assertThat(mixed.used()).isEqualTo(3);
+    assertThat(mixed.rows().get(0).windows()).isEqualTo(3);
+    assertThat(mixed.rows()).isEqualTo(BaselineFile.learn(attributionsSoFar, 60));
+  }
+
+  @Test
   void aNewCommunicatorStartsFromItsClasssPooledBaseline(
       @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
     // Two communicators of one class (cluster, collective, world size, message size) at about
