@@ -16,6 +16,15 @@ public interface CollectiveBackend extends AutoCloseable {
   /** The collective's name as reported, e.g. {@code allreduce_oneshot_f32}. */
   String collective();
 
+  /**
+   * Which collectives the ranks account in full (phases, per-peer waits and lateness), for the
+   * emitter's start line: an operator reading a window's percentiles should know whether they come
+   * from every collective or from a weighted sample of them (the CUDA kernel below 8 MiB per rank).
+   */
+  default String accounting() {
+    return "every collective accounted";
+  }
+
   int worldSize();
 
   /** Starts every live rank; returns at once. */

@@ -463,6 +463,15 @@ public final class CudaCollective implements CollectiveBackend {
   }
 
   @Override
+  public String accounting() {
+    if (!opt.instrumented()) return "not instrumented";
+    int every = opt.sampleEveryFor((long) cfg.elements() * opt.dtype().bytes);
+    return every == 1
+        ? "every collective accounted"
+        : "1 collective in " + every + " accounted, weighted by " + every;
+  }
+
+  @Override
   public String collective() {
     return "allreduce_"
         + algorithm().label

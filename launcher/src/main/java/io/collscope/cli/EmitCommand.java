@@ -281,10 +281,12 @@ final class EmitCommand implements Callable<Integer> {
       stopOnSigterm(emitter::requestStop, finished);
       err()
           .printf(
-              "collscope emit: %d %s ranks of %s, boot %s, faults %s -> %s %s%n",
+              "collscope emit: %d %s ranks of %s (%s, %s), boot %s, faults %s -> %s %s%n",
               rankOptions.ranks,
               b.name(),
               rankOptions.communicator,
+              b.collective(),
+              b.accounting(),
               id.bootId(),
               plan,
               record != null ? "file" : bootstrap,
