@@ -1166,13 +1166,14 @@ __device__ void osar(const u64* __restrict__ P) {
         // release store replaces __threadfence_system() + a volatile store.
         st_relaxed_sys(acktime, globaltimer());
         st_release_sys(ack, seq);
-        if (INSTR && PUSH && !TWO) {  // the collective itself, counted once: by the block that completed it
-          // (calls too, which osar_publish does not read: the push kernels' code is left as it
-          // was measured; any change at their entry or tail rescheduled them, +3 us at 16 MB in
-          // runs 140 and 142). Not in two-shot, whose data loops are out of line: these three
-          // adds after the ack, in every collective, were most of its instrumentation at 8 ranks
-          // and 4 MB (run 159: +308 ns, +86 without them and the accounting warp's work, +256
-          // without that work alone); its accounting warp counts them as the pull kernels' does.
+        if (INSTR && PUSH && !TWO) {  // the collective itself, counted once: by the block that
+          // completed it (calls too, which osar_publish does not read: the push kernels' code is
+          // left as it was measured; any change at their entry or tail rescheduled them, +3 us at
+          // 16 MB in runs 140 and 142). Not in two-shot, whose data loops are out of line: these
+          // three adds after the ack, in every collective, were most of its instrumentation at 8
+          // ranks and 4 MB (run 159: +308 ns, +86 without them and the accounting warp's work,
+          // +256 without that work alone); its accounting warp counts them as the pull kernels'
+          // does.
           red_add(tot + CB_C_CALLS, 1ull);
           red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
           red_add(tot + T_HIST + bucket_of(s_clock[5] - s_clock[0], s_buckets), 1ull);
