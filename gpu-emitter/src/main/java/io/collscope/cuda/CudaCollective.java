@@ -90,6 +90,15 @@ public final class CudaCollective implements CollectiveBackend {
       return bytesPerRank < SAMPLE_BELOW_BYTES ? sampleEvery : 1;
     }
 
+    /** {@link CudaCollective#accounting()} for collectives of {@code bytesPerRank}. */
+    String accountingFor(long bytesPerRank) {
+      if (!instrumented) return "not instrumented";
+      int every = sampleEveryFor(bytesPerRank);
+      return every == 1
+          ? "every collective accounted"
+          : "1 collective in " + every + " accounted, weighted by " + every;
+    }
+
     /** The sampling hash's key: {@code fault_mix}'s index argument in {@code osar.cu}. */
     static final int SAMPLE_KEY = 1_000_003;
 
@@ -464,11 +473,7 @@ public final class CudaCollective implements CollectiveBackend {
 
   @Override
   public String accounting() {
-    if (!opt.instrumented()) return "not instrumented";
-    int every = opt.sampleEveryFor((long) cfg.elements() * opt.dtype().bytes);
-    return every == 1
-        ? "every collective accounted"
-        : "1 collective in " + every + " accounted, weighted by " + every;
+    return opt.accountingFor((long) cfg.elements() * opt.dtype().bytes);
   }
 
   @Override
