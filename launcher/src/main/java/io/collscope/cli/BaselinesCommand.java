@@ -130,7 +130,9 @@ final class BaselinesCommand implements Callable<Integer> {
       line +=
           l.withFindings() > 0
               ? "; no baseline: a baseline is learnt from clean windows, and these had findings"
-              : "; no baseline: too few windows per communicator";
+              : l.withoutLatency() > 0
+                  ? "; no baseline: the windows past warm-up had no latency (no collectives)"
+                  : "; no baseline: too few windows per communicator";
     }
     return line;
   }

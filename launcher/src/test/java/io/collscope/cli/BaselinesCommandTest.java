@@ -26,6 +26,12 @@ class BaselinesCommandTest {
   }
 
   @Test
+  void windowsWithoutCollectivesAreNotCalledTooFew() {
+    assertThat(BaselinesCommand.windowsLine(new BaselineFile.Learning(List.of(), 9, 2, 0, 7)))
+        .endsWith("; no baseline: the windows past warm-up had no latency (no collectives)");
+  }
+
+  @Test
   void aHistoryThatLearntSaysOnlyFromWhat() {
     BaselineFile.Row row =
         new BaselineFile.Row(
