@@ -20,7 +20,8 @@
 #define P_SAMPLE_MASK 5      // accounting sampled 1 in (this + 1), a power of two (osar.cu)
 #define P_PUSH_WARPS 6       // push warps per block of the pipelined push path; 0: the serial one (osar.cu)
 #define P_PIECE_UNITS 7      // units of OSAR_PIECE_BYTES per piece of the pipelined push path (osar.cu)
-// words 16-47 are free (they held per-kind delays before the fault table)
+#define P_BYTES 16           // payload bytes per rank per collective: osar_publish derives bytes from it
+// words 17-47 are free (they held per-kind delays before the fault table)
 #define P_INPUT 8            // const T* input (elems)
 #define P_OUTPUT 9           // T* output (elems)
 #define P_STATE 10           // u64* state (see S_*)

@@ -25,6 +25,14 @@ public interface CollectiveBackend extends AutoCloseable {
     return "every collective accounted";
   }
 
+  /**
+   * Which collectives the ranks account in full, for the reporter's {@code sample_every} and {@code
+   * sampled_calls}: the same choice the ranks make, by sequence number.
+   */
+  default Sampling sampling() {
+    return Sampling.EVERY;
+  }
+
   int worldSize();
 
   /** Starts every live rank; returns at once. */

@@ -6,6 +6,7 @@ import io.collscope.collective.CollectiveBackend;
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.ConfigException;
 import io.collscope.collective.FaultPlan;
+import io.collscope.collective.Sampling;
 import io.collscope.counters.CounterBlock;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -107,7 +108,16 @@ public final class CudaCollective implements CollectiveBackend {
      * hash as {@code osar.cu}'s (splitmix64, {@link FaultPlan#mix}).
      */
     public static boolean sampled(long seq, int sampleEvery) {
-      return (FaultPlan.mix(seq, SAMPLE_KEY) & (sampleEvery - 1)) == 0;
+      return samplingFor(sampleEvery).accounts(seq);
+    }
+
+    /** The sampling of collectives of {@code bytesPerRank}, as the kernel makes it. */
+    public Sampling samplingFor(long bytesPerRank) {
+      return instrumented ? samplingFor(sampleEveryFor(bytesPerRank)) : Sampling.EVERY;
+    }
+
+    private static Sampling samplingFor(int sampleEvery) {
+      return new Sampling(sampleEvery, SAMPLE_KEY);
     }
 
     /**
@@ -474,6 +484,11 @@ public final class CudaCollective implements CollectiveBackend {
   @Override
   public String accounting() {
     return opt.accountingFor((long) cfg.elements() * opt.dtype().bytes);
+  }
+
+  @Override
+  public Sampling sampling() {
+    return opt.samplingFor((long) cfg.elements() * opt.dtype().bytes);
   }
 
   @Override

@@ -34,6 +34,7 @@ final class OsarLayout {
   static final int P_WORK_BLOCKS = 13;
   static final int P_SEQ_PERIOD = 14;
   static final int P_N_FAULTS = 15;
+  static final int P_BYTES = 16;
   static final int P_SLOT_PTR = 48;
   static final int P_FLAG_PTR = 80;
   static final int P_ACK_PTR = 112;

@@ -2,6 +2,7 @@ package io.collscope.emitter;
 
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.collective.CollectiveBackend;
+import io.collscope.collective.Sampling;
 import io.collscope.counters.CounterBlock;
 import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
@@ -26,6 +27,7 @@ public final class Reporter {
   private final SnapshotSink sink;
   private final SnapshotReader[] readers;
   private final long[] seq;
+  private final Sampling.Counter[] sampled;
   private long tornSkips;
   private long published;
 
@@ -36,9 +38,11 @@ public final class Reporter {
     int n = backend.worldSize();
     this.readers = new SnapshotReader[n];
     this.seq = new long[n];
+    this.sampled = new Sampling.Counter[n];
     for (int r = 0; r < n; r++) {
       // ranks that do not report here (dead, or run by another process) have no block to read
       readers[r] = backend.reports(r) ? new SnapshotReader(backend.block(r)) : null;
+      sampled[r] = new Sampling.Counter(backend.sampling());
     }
   }
 
@@ -100,6 +104,13 @@ public final class Reporter {
     s.setEventTime(now);
     s.setCyclesPerSecond(c.cyclesPerSecond());
     s.setReadRetries(readers[r].retries());
+    Sampling sampling = backend.sampling();
+    if (sampling.every() > 1) {
+      // The collectives the block's accounted fields come from: the completed ones the ranks
+      // chose (an aborted collective is not counted, as it completed nothing).
+      s.setSampleEvery(sampling.every());
+      s.setSampledCalls(sampled[r].accountedUpTo(c.calls() - c.timeouts()));
+    }
     if (c.ext(CounterBlock.EXT_TILES) > 0) { // a persistent-CTA kernel: its grid's drift
       s.setCtaLeadMaxMilliRounds(c.ext(CounterBlock.EXT_LEAD_MAX));
       List<Long> lead = new ArrayList<>();

@@ -7,6 +7,7 @@ import io.collscope.counters.TornSnapshotException;
 import io.collscope.emitter.SnapshotSink;
 import io.collscope.model.CompactPeers;
 import io.collscope.model.RankTotals;
+import io.collscope.schema.Snapshots;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -267,14 +268,14 @@ public final class NcclSidecar {
       }
     }
     if (c.version() == 0) return x; // nothing published yet
-    CounterSnapshot s = toRecord(e, c, Instant.now());
+    CounterSnapshot s = toRecord(e, c, x, Instant.now());
     sink.send(s);
     out.add(s);
     published++;
     return x;
   }
 
-  private CounterSnapshot toRecord(Entry e, Counters c, Instant now) {
+  private CounterSnapshot toRecord(Entry e, Counters c, NcclBlockFile.Extension x, Instant now) {
     NcclBlockFile.Header h = e.file.header();
     RankTotals totals = c.totals();
     CounterSnapshot s = totals.writeTo(new CounterSnapshot());
@@ -292,9 +293,24 @@ public final class NcclSidecar {
     s.setEventTime(now);
     s.setCyclesPerSecond(c.cyclesPerSecond());
     s.setReadRetries(e.reader.retries());
+    sample(s, x);
     return e.selector == null
         ? s
         : CompactPeers.writeCompact(s, totals, e.selector.select(totals, h.rank()));
+  }
+
+  /**
+   * The plugin times 1 collective in SAMPLING by its kernel-channel events and weights them: the
+   * record says so, with the collectives timed so far as its sample. The statistics are read just
+   * after the counters, so TIMED may already count a collective the counters do not: capped at the
+   * calls.
+   */
+  static void sample(CounterSnapshot s, NcclBlockFile.Extension x) {
+    if (x == null) return;
+    long every = x.stat(NcclBlockFile.Stat.SAMPLING);
+    if (every <= 1 || every > Snapshots.MAX_SAMPLE_EVERY) return;
+    s.setSampleEvery((int) every);
+    s.setSampledCalls(Math.min(x.stat(NcclBlockFile.Stat.TIMED), s.getCalls()));
   }
 
   /** Block files under DIR/&lt;comm&gt;/, with their file keys (inode: a replaced file differs). */

@@ -4,14 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import io.collscope.avro.CounterSnapshot;
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
 import io.collscope.counters.CounterBlock;
 import io.collscope.counters.Counters;
 import io.collscope.counters.SnapshotReader;
 import io.collscope.counters.UnlockedRead;
+import io.collscope.emitter.Identity;
+import io.collscope.emitter.Reporter;
+import io.collscope.emitter.SnapshotSink;
 import io.collscope.model.Counter;
 import io.collscope.model.Phase;
+import io.collscope.model.SampledCalls;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -134,15 +140,34 @@ class CudaCollectiveGpuTest {
         g.replay(3);
       }
       c.flush();
+      List<CounterSnapshot> records = new ArrayList<>();
+      new Reporter(c, Identity.of("test", "sums", "tp0"), SnapshotSink.to(records::add))
+          .reportOnce();
+      assertThat(records).hasSize(ranks);
       for (int r = 0; r < ranks; r++) {
         h.verifyOutput(r);
         Counters k = counters(c, r);
         assertThat(k.calls()).as("rank %d calls", r).isEqualTo(20 + 30);
-        // bytes and latency: every collective on the one-shot push path, the sampled ones
-        // (weighted) on the pull and two-shot paths; a weight left out or a collective counted
-        // twice is off by 16 or more
+        // bytes: every completed collective, exactly (osar_publish derives them from the
+        // sequence; the sampled adds of the pull and two-shot kernels would be off by the sample)
+        assertThat(k.get(Counter.BYTES)).as("rank %d bytes", r).isEqualTo(50 * bytes);
+        // latency: every collective on the one-shot push path, the sampled ones (weighted) on the
+        // pull and two-shot paths; a weight left out or a collective counted twice is off by 16
+        // or more
         long counted = countedAmong(50, c, opt, bytes);
-        assertThat(k.get(Counter.BYTES)).isEqualTo(counted * bytes);
+        // the record says how many collectives its accounted fields come from: the ones the
+        // kernel chose, as the reporter counts them by the same hash
+        CounterSnapshot rec = records.get(r);
+        int every = opt.sampleEveryFor(bytes);
+        assertThat(rec.getSampleEvery()).as("rank %d sample_every", r).isEqualTo(every);
+        assertThat(rec.getSampledCalls())
+            .as("rank %d sampled_calls", r)
+            .isEqualTo(every == 1 ? null : sampledAmong(50, every));
+        if (c.algorithm() != AllReduceAlgorithm.ONE_SHOT_PUSH) {
+          assertThat(java.util.Arrays.stream(k.histogram()).sum())
+              .as("rank %d: the latency histogram holds the record's sample, weighted", r)
+              .isEqualTo(every * SampledCalls.of(rec));
+        }
         // the default sampling accounts some of these 50 in full (4 at 1 in 16): the phases and
         // the clock sample below are theirs, weighted
         assertThat(sampledAmong(50, CudaCollective.Options.DEFAULT_SAMPLE_EVERY)).isPositive();

@@ -447,6 +447,9 @@ public final class RankTotals {
     s.setOthersLateHistogram(new ArrayList<>());
     // persistent-CTA drift (version 5): empty unless the writer's kernel has persistent CTAs
     if (s.getCtaLeadHistogram() == null) s.setCtaLeadHistogram(new ArrayList<>());
+    // every collective accounted (version 7), unless the writer samples and says so
+    s.setSampleEvery(1);
+    s.setSampledCalls(null);
     return s;
   }
 

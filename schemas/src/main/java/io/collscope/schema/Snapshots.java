@@ -50,6 +50,9 @@ public final class Snapshots {
   /** 100 GHz: no clock that counts cycles runs faster. */
   public static final long MAX_CYCLES_PER_SECOND = 100_000_000_000L;
 
+  /** The largest {@code sample_every}: the CUDA emitter's own bound (1 collective in 65,536). */
+  public static final int MAX_SAMPLE_EVERY = 1 << 16;
+
   /** Event times before this are implausible (a clock at zero, a bad conversion). */
   public static final long MIN_EVENT_TIME_MS = 946_684_800_000L; // 2000-01-01T00:00:00Z
 
@@ -137,6 +140,13 @@ public final class Snapshots {
     }
     if (s.getCommunicator().isEmpty() || s.getBootId().isEmpty()) {
       return "communicator and boot_id must be non-empty";
+    }
+    if (s.getSampleEvery() < 1 || s.getSampleEvery() > MAX_SAMPLE_EVERY) {
+      return "sample_every " + s.getSampleEvery() + " outside [1, " + MAX_SAMPLE_EVERY + "]";
+    }
+    Long sampled = s.getSampledCalls();
+    if (sampled != null && (sampled < 0 || sampled > s.getCalls())) {
+      return "sampled_calls " + sampled + " outside [0, calls " + s.getCalls() + "]";
     }
     // Straight over the record's fields: expanding a compact record (or copying a dense one) to
     // check its bounds would cost more than decoding it. One pass says whether every counter is

@@ -10,6 +10,7 @@ import io.collscope.avro.RankPhases;
 import io.collscope.flink.baseline.WindowBaseline;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.Phase;
+import io.collscope.model.SampledCalls;
 import io.collscope.schema.Findings;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -141,7 +142,9 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       else if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
     }
     double latency = latencyUs(a);
-    long calls = a.getRanks().stream().mapToLong(RankPhases::getCalls).min().orElse(0);
+    // The sample every rank measured (SampledCalls): an emitter that accounts 1 collective in 16
+    // needs 16 times the calls for the same confidence.
+    long calls = a.getRanks().stream().mapToLong(SampledCalls::of).min().orElse(0);
     Classification c =
         b.matches(a.getBytesPerCall())
             ? rule.classify(latency, calls, b)
@@ -325,7 +328,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     for (RankPhases r : a.getRanks()) {
       WindowBaseline rb = rankBaselines.get(r.getRank());
       if (rb == null || !rb.matches(a.getBytesPerCall())) continue;
-      if (rule.classify(ownUs(r), r.getCalls(), rb) != Classification.SLOWER) continue;
+      if (rule.classify(ownUs(r), SampledCalls.of(r), rb) != Classification.SLOWER) continue;
       Phase grew = null;
       double growth = 0;
       for (Phase p : Phase.values()) {

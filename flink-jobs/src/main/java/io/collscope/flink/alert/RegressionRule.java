@@ -10,8 +10,8 @@ import java.io.Serializable;
  * measured noise and a stated minimum effect, and a measurement that cannot tell says so.
  *
  * <ol>
- *   <li>fewer than {@code minWindows} baseline windows, or fewer than {@code minCalls} collectives
- *       on some rank in the window: INCONCLUSIVE (too little to compare);
+ *   <li>fewer than {@code minWindows} baseline windows, or fewer than {@code minCalls} measured
+ *       collectives on some rank in the window: INCONCLUSIVE (too little to compare);
  *   <li>a baseline whose spread exceeds {@code maxNoise} of its median: INCONCLUSIVE (too noisy to
  *       tell anything that small from chance);
  *   <li>{@code d = current - median}; {@code band = max(noiseFactor × spread, minEffect × median)}:
@@ -22,7 +22,8 @@ import java.io.Serializable;
  * a row, which is what rounds are to the benchmark rule. INCONCLUSIVE is never PARITY.
  *
  * @param minWindows clean baseline windows needed
- * @param minCalls collectives every rank must have counted in the window
+ * @param minCalls collectives every rank must have measured in the window (its sample, {@code
+ *     SampledCalls}: the calls where the emitter accounts every one)
  * @param minEffect smallest relative regression that matters (0.05: 5 %)
  * @param noiseFactor standard deviations of the baseline's spread the difference must exceed
  * @param maxNoise a baseline spread above this share of its median is too noisy

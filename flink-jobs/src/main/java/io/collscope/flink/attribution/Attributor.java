@@ -10,6 +10,7 @@ import io.collscope.avro.Verdict;
 import io.collscope.flink.baseline.WindowBaseline;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.Phase;
+import io.collscope.model.SampledCalls;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -139,6 +140,7 @@ public final class Attributor {
       RankPhases row = new RankPhases();
       row.setRank(r);
       row.setCalls(w.getCalls());
+      row.setSampledCalls(SampledCalls.of(w));
       for (Phase p : Phase.values()) row.put(p.meanUsField(), meanUs(w, p));
       row.setP99Us(w.getP99Us());
       row.setCtaLeadMaxRounds(w.getCtaLeadMaxRounds());
@@ -341,7 +343,8 @@ public final class Attributor {
         x.cost = Math.min(x.cost, total);
         calls += w.getCalls() - w.getTimeouts();
         bytes += w.getBytes();
-        x.minCalls = Math.min(x.minCalls, w.getCalls());
+        // the sample, not the calls: confidence grows with what was measured
+        x.minCalls = Math.min(x.minCalls, SampledCalls.of(w));
       }
       if (x.k == 0) {
         x.cost = 0;
@@ -372,7 +375,7 @@ public final class Attributor {
         cols[c] = j;
         m[c] = lateOf.get(e);
         t[c] = tails ? p99Of.get(e) : 0;
-        g[c] = (double) lastOf.get(e) / w.getCalls();
+        g[c] = (double) lastOf.get(e) / accounted(w);
         listerCount[j]++;
         c++;
       }
@@ -383,7 +386,7 @@ public final class Attributor {
       otherCount[i] = k - 1 - c;
       mean.other[i] = tails ? w.getOthersLateMeanUs() : w.getOthersWaitMeanUs();
       p99.other[i] = tails ? w.getOthersLateP99Us() : 0;
-      lastShare.other[i] = (double) w.getOthersArrivedLast() / w.getCalls();
+      lastShare.other[i] = (double) w.getOthersArrivedLast() / accounted(w);
     }
 
     /** The floor, the tails' floor and the noise: quantiles of the cells, weighted. */
@@ -1193,6 +1196,14 @@ public final class Attributor {
   }
 
   /** A phase's mean microseconds per collective in a rank window. */
+  /**
+   * The divisor of w's arrived-last shares: the collectives its accounted counts stand for, at
+   * least 1 (a window with no sampled collective has no arrivals counted: every share 0).
+   */
+  private static double accounted(RankWindow w) {
+    return Math.max(1, SampledCalls.accounted(w));
+  }
+
   static double meanUs(RankWindow w, Phase p) {
     return (Double) w.get(p.meanUsField());
   }

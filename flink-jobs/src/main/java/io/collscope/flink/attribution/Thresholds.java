@@ -37,7 +37,8 @@ import java.io.Serializable;
  *     of the baseline's window-to-window deviations) to be a UNIFORM_SLOWDOWN; 5 %, the regression
  *     alerts' minimum effect
  * @param baselineWindows clean windows needed before the baseline judges a uniform slowdown
- * @param minCalls ranks with fewer calls in the window lower the confidence proportionally
+ * @param minCalls ranks that measured fewer collectives in the window (their sample, {@code
+ *     SampledCalls}) lower the confidence proportionally
  * @param minGatedShare a rank named from its tails alone (late in a few collectives) must have been
  *     the last arrival in at least this share of its peers' collectives: a rank slow now and then
  *     gates the ones it is slow in, while a rank that is merely last to launch in a shared device's

@@ -8,6 +8,7 @@ import io.collscope.flink.decode.RankRecord;
 import io.collscope.model.CompactPeers;
 import io.collscope.model.RankKey;
 import io.collscope.model.RankTotals;
+import io.collscope.model.SampledCalls;
 import io.collscope.schema.DecodeException;
 import io.collscope.schema.Snapshots;
 import java.time.Duration;
@@ -130,6 +131,7 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     RankTotals now = dense ? RankTotals.of(s) : null;
     RankTotals before = dense ? kept.totals() : null;
     String problem = dense ? now.firstBackwards(before) : backwardsField(last, s);
+    if (problem == null) problem = sampledBackwards(last, s);
     if (problem != null) {
       backwards.inc();
       ctx.output(
@@ -228,6 +230,18 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     return RankTotals.withoutPeersOf(b).firstBackwards(RankTotals.withoutPeersOf(a));
   }
 
+  /**
+   * sampled_calls lower in b than in a, when both records carry it (an emitter that starts or stops
+   * sampling within a boot goes from calls to its sample: not a counter going backwards).
+   */
+  static String sampledBackwards(CounterSnapshot a, CounterSnapshot b) {
+    Long was = a.getSampledCalls();
+    Long now = b.getSampledCalls();
+    return was != null && now != null && now < was
+        ? "sampled_calls went backwards " + was + " -> " + now
+        : null;
+  }
+
   /** b minus a, or b itself when a is null (first snapshot of a boot). */
   public static SnapshotDelta delta(CounterSnapshot b, CounterSnapshot a) {
     return delta(b, a, null);
@@ -246,6 +260,11 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     d.bootId = b.getBootId();
     d.eventTimeMs = b.getEventTime().toEpochMilli();
     d.cyclesPerSecond = b.getCyclesPerSecond();
+    // The sample since a, weighted by b's interval (an emitter that changed it within a boot
+    // weights the delta that spans the change by the later one). Never negative: from a record
+    // that accounted every call to one that samples, the sample restarts below the calls.
+    d.sampledCalls = Math.max(0, SampledCalls.of(b) - (a == null ? 0 : SampledCalls.of(a)));
+    d.accountedCalls = d.sampledCalls * b.getSampleEvery();
     // A compact record stays compact unless its predecessor in the boot was dense (an emitter
     // that changed form mid-boot): then the unlisted peers' deltas differ peer by peer.
     if (difference != null) {

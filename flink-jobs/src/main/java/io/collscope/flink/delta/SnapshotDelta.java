@@ -1,5 +1,6 @@
 package io.collscope.flink.delta;
 
+import io.collscope.model.Counter;
 import io.collscope.model.RankKey;
 import io.collscope.model.RankTotals;
 
@@ -57,11 +58,35 @@ public class SnapshotDelta {
   public long throttleStalls;
   public long tiles;
 
+  /**
+   * Collectives whose accounted fields (phases, per-peer arrays, clock samples, latency histogram)
+   * the difference holds: the sample, not weighted ({@code SampledCalls}). The calls where the
+   * emitter accounts every one. -1 (as constructed): not said, every call accounted ({@link
+   * DeltaFunction} always says).
+   */
+  public long sampledCalls = -1;
+
+  /**
+   * The collectives those accounted differences stand for: {@link #sampledCalls} times the
+   * emitter's sample_every. Per-collective means divide by this, not by the calls.
+   */
+  public long accountedCalls = -1;
+
   public SnapshotDelta() {}
 
   /** Whether the per-peer part is compact ({@link #peerIndex}). */
   public boolean compact() {
     return peerIndex.length > 0;
+  }
+
+  /** {@link #sampledCalls}, or the calls where it is not said. */
+  public long sampled() {
+    return sampledCalls < 0 ? totals.get(Counter.CALLS) : sampledCalls;
+  }
+
+  /** {@link #accountedCalls}, or the calls where it is not said. */
+  public long accounted() {
+    return accountedCalls < 0 ? totals.get(Counter.CALLS) : accountedCalls;
   }
 
   public RankKey key() {

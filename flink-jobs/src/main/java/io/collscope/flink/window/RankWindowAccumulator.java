@@ -73,5 +73,19 @@ public class RankWindowAccumulator {
   public long throttleStalls;
   public long tiles;
 
+  /**
+   * The deltas' sampled collectives, summed: the sample behind the window's accounted sums. -1 in
+   * an accumulator restored from a job before them (Flink's POJO serializer leaves a field the
+   * state lacks as the constructor set it; a fresh accumulator's first delta sets both to 0): its
+   * window divides by the calls, as that job did.
+   */
+  public long sampledCalls = -1;
+
+  /** The collectives those sums stand for (each delta's sample times its sample_every), or -1. */
+  public long accountedCalls = -1;
+
+  /** The latest delta's sample_every (1: every collective accounted). */
+  public int sampleEvery = 1;
+
   public RankWindowAccumulator() {}
 }

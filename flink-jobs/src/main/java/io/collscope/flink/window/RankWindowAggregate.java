@@ -98,6 +98,11 @@ public final class RankWindowAggregate
     a.leadHistogram = addInto(a.leadHistogram, d.leadHistogram);
     a.throttleStalls += d.throttleStalls;
     a.tiles += d.tiles;
+    if (a.accountedCalls >= 0) {
+      a.sampledCalls += d.sampled();
+      a.accountedCalls += d.accounted();
+    }
+    if (d.sampled() > 0) a.sampleEvery = (int) (d.accounted() / d.sampled());
     double usPerCycle = 1e6 / t.clockRate(d.cyclesPerSecond);
     for (Phase p : Phase.values()) a.phaseUs[p.ordinal()] += t.cycles(p) * usPerCycle;
     long[] peerWait = t.peerWaitCycles();
@@ -135,6 +140,7 @@ public final class RankWindowAggregate
   private static void reset(RankWindowAccumulator a, SnapshotDelta d, boolean lateness) {
     RankTotals t = d.totals;
     a.phaseUs = new double[Phase.COUNT];
+    a.sampledCalls = a.accountedCalls = 0;
     if (!d.compact()) {
       a.totals = t.minus(t);
       a.peerWaitUs = new double[t.worldSize()];
@@ -265,6 +271,9 @@ public final class RankWindowAggregate
     c.leadHistogram = a.leadHistogram;
     c.throttleStalls = a.throttleStalls;
     c.tiles = a.tiles;
+    c.sampledCalls = a.sampledCalls;
+    c.accountedCalls = a.accountedCalls;
+    c.sampleEvery = a.sampleEvery;
     c.packedCounts = a.packedCounts;
     unpack(c);
     return c;
@@ -446,6 +455,13 @@ public final class RankWindowAggregate
     a.throttleStalls += b.throttleStalls;
     a.tiles += b.tiles;
     if (compact(a) != compact(b)) return b; // another shape: the window describes the latest
+    if (a.accountedCalls < 0 || b.accountedCalls < 0) {
+      a.sampledCalls = a.accountedCalls = -1;
+    } else {
+      a.sampledCalls += b.sampledCalls;
+      a.accountedCalls += b.accountedCalls;
+    }
+    a.sampleEvery = b.sampleEvery;
     for (int i = 0; i < a.phaseUs.length; i++) a.phaseUs[i] += b.phaseUs[i];
     if (compact(a)) {
       addCounters(a.totals, b.totals);

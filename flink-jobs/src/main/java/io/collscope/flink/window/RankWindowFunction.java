@@ -28,7 +28,11 @@ public final class RankWindowFunction
     RankWindowAccumulator a = RankWindowAggregate.readable(held);
     RankTotals t = a.totals;
     long calls = t.get(Counter.CALLS);
-    double per = calls == 0 ? 0 : 1.0 / calls;
+    // Means over the collectives the accounted sums stand for (SampledCalls): the calls where the
+    // emitter accounts every one, or where the accumulator predates the sample (-1).
+    long accounted = a.accountedCalls < 0 ? calls : a.accountedCalls;
+    long sampled = a.sampledCalls < 0 ? calls : a.sampledCalls;
+    double per = accounted == 0 ? 0 : 1.0 / accounted;
     // The histogram counts cycles of the whole window: convert it at the window's mean rate (the
     // clock samples summed over the window). Within a factor-of-two bucket that is exact enough.
     double clockHz = t.clockRate(a.cyclesPerSecond);
@@ -53,6 +57,8 @@ public final class RankWindowFunction
     w.setWindowStart(Instant.ofEpochMilli(start));
     w.setWindowEnd(Instant.ofEpochMilli(end));
     w.setCalls(calls);
+    w.setSampleEvery(a.sampleEvery);
+    w.setSampledCalls(sampled);
     w.setBytes(t.get(Counter.BYTES));
     w.setTimeouts(t.get(Counter.TIMEOUTS));
     for (Phase p : Phase.values()) w.put(p.meanUsField(), a.phaseUs[p.ordinal()] * per);

@@ -70,7 +70,7 @@ class AlertFunctionTest {
       double wobble = (window % 3) * 0.3;
       double copy = 1.0 + (r == slowRank ? slowCopyUs : 0);
       double wait = latencyUs - 4 + wobble - (r == slowRank ? slowCopyUs : 0);
-      ranks.add(new RankPhases(r, calls, 0.5, copy, 0.5, wait, 2.0, 2 * latencyUs, 0.0, 0.0, 0.0));
+      ranks.add(new RankPhases(r, calls, 0.5, copy, 0.5, wait, 2.0, 2 * latencyUs, 0.0, 0.0, 0.0, null));
     }
     Attribution a =
         Attribution.newBuilder()

@@ -58,8 +58,8 @@ final class HistoryRecords {
         .setWorldSize(2)
         .setRanks(
             List.of(
-                new RankPhases(0, 100L, 1.0, 2.0, 3.0, 4.0, 5.0, 32.0, 0.0, 0.0, 0.0),
-                new RankPhases(1, 100L, 1.0, 2.0, 3.0, 5.0, 5.0, 32.0, 0.0, 0.0, 0.0)))
+                new RankPhases(0, 100L, 1.0, 2.0, 3.0, 4.0, 5.0, 32.0, 0.0, 0.0, 0.0, null),
+                new RankPhases(1, 100L, 1.0, 2.0, 3.0, 5.0, 5.0, 32.0, 0.0, 0.0, 0.0, null)))
         .setMaxWaitRank(0)
         .setMaxWaitMeanUs(4)
         .setVerdict(slowRank < 0 ? Verdict.NONE : Verdict.SLOW_RANK)
