@@ -30,8 +30,13 @@ if [[ "${KEEP_KAFKA:-0}" != 1 ]]; then
   rm -rf "$tmpkc" "$kc"
 fi
 rm -rf "$dest/test" "$dest/dev" && mkdir -p "$dest/test"
-mvn -B -o -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.4 -DoutputDirectory="$dest/test"
-mvn -B -o -q dependency:copy -Dartifact=org.assertj:assertj-core:3.27.7 -DoutputDirectory="$dest/test"
+# Not offline: on a fresh machine the console launcher is in no ~/.m2 yet (run 163 carried none, and
+# every GPU test class failed to start on the device).
+mvn -B -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.4 -DoutputDirectory="$dest/test"
+mvn -B -q dependency:copy -Dartifact=org.assertj:assertj-core:3.27.7 -DoutputDirectory="$dest/test"
+for jar in junit-platform-console-standalone-1.14.4.jar assertj-core-3.27.7.jar; do
+  [[ -f "$dest/test/$jar" ]] || { echo "gpu-carry-worktree: $dest/test/$jar is missing" >&2; exit 1; }
+done
 (cd gpu-emitter/target/test-classes && zip -q -r "$dest/test/gpu-emitter-tests.jar" io)
 cp -r dev "$dest/dev"
 [[ -z "${VARIANTS:-}" ]] || dev/gpu-bisect/build-variants.sh "$dest/variants"

@@ -128,7 +128,7 @@ final class RankBuffers implements RankMemory {
     p[OsarLayout.P_WORLD] = n;
     p[OsarLayout.P_SLOTS] = cfg.ringSlots();
     p[OsarLayout.P_ELEMS] = cfg.elements();
-    p[OsarLayout.P_BYTES] = (long) cfg.elements() * elementBytes();
+    p[OsarLayout.P_BYTES] = elementBytes();
     p[OsarLayout.P_BUDGET_NS] = cfg.waitBudgetNanos();
     p[OsarLayout.P_SAMPLE_MASK] = sampleEvery - 1;
     p[OsarLayout.P_PUSH_WARPS] = CudaCollective.Options.PUSH_WARPS;
