@@ -22,6 +22,7 @@ public record Sampling(int every, int key) {
     if (every < 1 || Integer.bitCount(every) != 1) {
       throw new IllegalArgumentException("every must be a power of two >= 1, got " + every);
     }
+    if (every == 1) key = 0; // every collective, whatever the hash: one value, equal to EVERY
   }
 
   /** Whether collective {@code seq} (from 1) is accounted in full. */

@@ -240,6 +240,22 @@ class NcclProfilerPluginTest {
     assertThat(x0.stat(NcclBlockFile.Stat.UNMATCHED)).isZero();
     assertThat(x0.stat(NcclBlockFile.Stat.STALE)).isZero();
     assertThat(x0.funcs()[0][0]).as("AllReduce calls").isEqualTo(1000);
+    // The sidecar's records say so: 1 in 10, and the timed collectives as their sample, so the
+    // job divides the weighted totals by 10 x timed rather than by the calls.
+    List<CounterSnapshot> sent = new ArrayList<>();
+    new NcclSidecar(
+            shm,
+            new NcclSidecar.Identity("c", "j", "h", "sidecar-boot"),
+            new Collecting(sent),
+            Duration.ofSeconds(60),
+            true)
+        .reportOnce();
+    assertThat(sent).hasSize(2);
+    for (CounterSnapshot s : sent) {
+      assertThat(s.getSampleEvery()).isEqualTo(10);
+      assertThat(s.getSampledCalls()).isEqualTo(timed);
+      assertThat(s.getWaitCycles() + s.getReduceCycles()).isPositive();
+    }
   }
 
   /** Kernel-channel pairs enqueued: {all, among the captured, after the capture}. */

@@ -139,6 +139,19 @@ class AvroCodecTest {
   }
 
   @Test
+  void aSampleMustBeAPositiveIntervalAndNoLargerThanTheCalls() {
+    var ok = SnapshotFixtures.snapshot("c", 0, 4).setCalls(100);
+    assertThat(Snapshots.validate(ok.setSampleEvery(16).setSampledCalls(7L).build())).isNull();
+    assertThat(Snapshots.validate(ok.setSampleEvery(16).setSampledCalls(null).build())).isNull();
+    assertThat(Snapshots.validate(ok.setSampleEvery(0).setSampledCalls(null).build()))
+        .isEqualTo("sample_every 0 outside [1, 65536]");
+    assertThat(Snapshots.validate(ok.setSampleEvery(16).setSampledCalls(101L).build()))
+        .isEqualTo("sampled_calls 101 outside [0, calls 100]");
+    assertThat(Snapshots.validate(ok.setSampleEvery(16).setSampledCalls(-1L).build()))
+        .isEqualTo("sampled_calls -1 outside [0, calls 100]");
+  }
+
+  @Test
   void countersAreBoundedByZeroAndTheMaximumAndANegativeOneIsNamedFirst() throws Exception {
     long max = Snapshots.MAX_COUNTER;
     assertThat(Snapshots.validate(SnapshotFixtures.snapshot("c", 0, 4).setCalls(max).build()))

@@ -62,6 +62,12 @@ class AlertFunctionTest {
 
   /** One window: 4 ranks whose mean time per collective is {@code latencyUs}, mostly wait. */
   private void window(double latencyUs, long calls, Finding... findings) throws Exception {
+    window(latencyUs, calls, null, findings);
+  }
+
+  /** As above, from an emitter that measured {@code sampled} of the calls (null: every one). */
+  private void window(double latencyUs, long calls, Long sampled, Finding... findings)
+      throws Exception {
     long start = T0 + window * WINDOW;
     window++;
     List<RankPhases> ranks = new ArrayList<>();
@@ -70,7 +76,9 @@ class AlertFunctionTest {
       double wobble = (window % 3) * 0.3;
       double copy = 1.0 + (r == slowRank ? slowCopyUs : 0);
       double wait = latencyUs - 4 + wobble - (r == slowRank ? slowCopyUs : 0);
-      ranks.add(new RankPhases(r, calls, 0.5, copy, 0.5, wait, 2.0, 2 * latencyUs, 0.0, 0.0, 0.0, null));
+      ranks.add(
+          new RankPhases(
+              r, calls, 0.5, copy, 0.5, wait, 2.0, 2 * latencyUs, 0.0, 0.0, 0.0, sampled));
     }
     Attribution a =
         Attribution.newBuilder()
@@ -105,6 +113,21 @@ class AlertFunctionTest {
 
   private static Finding slowRank(int r) {
     return new Finding(FindingKind.SLOW_RANK, r, -1, Cause.ARRIVED_LATE, 0.9, 200.0, "evidence");
+  }
+
+  @Test
+  void aSampledEmittersWindowsCountTheirSampleNotTheirCalls() throws Exception {
+    // 1,000 calls a window, of which the emitter measured 10 (1 in 16 would be ~62; fewer than the
+    // rule's 20): nothing to compare, so no baseline is learnt and no regression can fire
+    for (int i = 0; i < 12; i++) window(100, 1000, 10L);
+    for (int i = 0; i < 6; i++) window(130, 1000, 10L);
+    assertThat(alerts()).isEmpty();
+    // the same windows with a sample of 62: the baseline grows and the regression fires
+    for (int i = 0; i < 12; i++) window(100, 1000, 62L);
+    for (int i = 0; i < 3; i++) window(130, 1000, 62L);
+    assertThat(alerts())
+        .singleElement()
+        .satisfies(a -> assertThat(a.getKind()).isEqualTo(AlertKind.LATENCY_REGRESSION));
   }
 
   @Test

@@ -244,6 +244,47 @@ class DeltaFunctionTest {
             });
   }
 
+  /** {@code snap}, from an emitter that accounts 1 collective in 16 and has sampled {@code n}. */
+  private static CounterSnapshot sampled(long seq, long calls, long n) {
+    return CounterSnapshot.newBuilder(snap("b1", seq, calls))
+        .setSampleEvery(16)
+        .setSampledCalls(n)
+        .build();
+  }
+
+  @Test
+  void aDeltaCarriesItsSampleAndTheCollectivesItStandsFor() throws Exception {
+    feed(sampled(1, 160, 9));
+    feed(sampled(2, 320, 20));
+    feed(snap("b1", 3, 330)); // an emitter that accounts every call again: its sample is its calls
+    assertThat(out()).extracting(d -> d.sampledCalls).containsExactly(9L, 11L, 310L);
+    assertThat(out()).extracting(d -> d.accountedCalls).containsExactly(144L, 176L, 310L);
+  }
+
+  @Test
+  void aSampleThatGoesBackwardsIsADeadLetter() throws Exception {
+    feed(sampled(1, 160, 9));
+    feed(sampled(2, 320, 8));
+    assertThat(out()).hasSize(1);
+    assertThat(dead())
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(d.getReason()).isEqualTo(DeadLetterReason.COUNTER_WENT_BACKWARDS);
+              assertThat(d.getDetail()).contains("sampled_calls went backwards 9 -> 8");
+            });
+  }
+
+  @Test
+  void aSampleLargerThanTheCallsDoesNotValidate() throws Exception {
+    feed(sampled(1, 160, 161));
+    assertThat(out()).isEmpty();
+    assertThat(dead())
+        .singleElement()
+        .satisfies(
+            d -> assertThat(d.getDetail()).contains("sampled_calls 161 outside [0, calls 160]"));
+  }
+
   @Test
   void aChangedWorldSizeWithinABootIsADeadLetter() throws Exception {
     feed(snap("b1", 1, 10));
