@@ -212,8 +212,8 @@ final class HistoryCommand implements Runnable {
           PrintWriter out = spec.commandLine().getOut();
           out.printf(
               Locale.ROOT,
-              "before %s, after %s. Rule: fewer than %d windows in a period or %d calls on a"
-                  + " rank, or a baseline deviation over %.0f%% of its median: INCONCLUSIVE;"
+              "before %s, after %s. Rule: fewer than %d windows in a period or %d measured"
+                  + " collectives on a rank, or a baseline deviation over %.0f%% of its median: INCONCLUSIVE;"
                   + " |after - before| <= band = max(%.0f x deviation, %.0f%% of before): PARITY;"
                   + " else SLOWER or FASTER.%n",
               b,

@@ -487,7 +487,8 @@ public final class HistoryGenerator {
               .setPeerLateP99Us(lateP99)
               .setPeerArrivedLast(arrivedLast)
               .build());
-      phases.add(new RankPhases(r, calls, ph[0], ph[1], ph[2], ph[3], ph[4], p99, 0.0, 0.0, 0.0, null));
+      phases.add(
+          new RankPhases(r, calls, ph[0], ph[1], ph[2], ph[3], ph[4], p99, 0.0, 0.0, 0.0, null));
     }
     double baseline = Arrays.stream(BASE_PHASES_US).sum();
     Verdict verdict =

@@ -128,8 +128,9 @@ public final class HistoryQueries {
    * the collective's cost in each window of {@code before} is the baseline (its median and median
    * absolute deviation), and the median cost over the windows of {@code after} is compared with it.
    * FASTER / PARITY / SLOWER as the rule says; INCONCLUSIVE where either period has fewer windows
-   * than the rule needs, the ranks counted too few calls, or the baseline is too noisy. Regressions
-   * first.
+   * than the rule needs, the ranks measured too few collectives (their sample, as the alerts count
+   * it: {@code sampled_calls}, the calls in history written before it), or the baseline is too
+   * noisy. Regressions first.
    */
   public static Table compare(
       HistoryDb db, TimeRange before, TimeRange after, String communicator, RegressionRule rule)
@@ -139,7 +140,8 @@ public final class HistoryQueries {
         """
         WITH w AS (
           SELECT cluster, job, communicator, bytes_per_call, collective_us,
-                 list_min(list_transform(ranks, r -> r.calls)) AS min_calls,
+                 list_min(list_transform(ranks, r -> coalesce(r.sampled_calls, r.calls)))
+                   AS min_calls,
                  CASE WHEN %s THEN 'before' ELSE 'after' END AS period
           FROM attributions
           WHERE (%s OR %s) AND collective_us > 0 AND %s

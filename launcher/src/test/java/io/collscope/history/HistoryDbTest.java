@@ -105,6 +105,61 @@ class HistoryDbTest {
     }
   }
 
+  @Test
+  void attributionsOfTheVersionBeforeTheSampleReadBesideTheirSuccessors() throws Exception {
+    HistoryFixtures.generate(dir, 16, Duration.ofHours(1), END);
+    // An attribution as the job wrote it before version 6: its rows have no sampled_calls (a
+    // field of a struct in a list, which DuckDB must unite by name across the files too).
+    Schema v5;
+    try (var in =
+        io.collscope.avro.Attribution.class.getResourceAsStream(
+            "/collscope/avro/history/Attribution.v5.avsc")) {
+      v5 = new Schema.Parser().parse(in);
+    }
+    io.collscope.avro.Attribution current =
+        new HistoryGenerator(HistoryFixtures.config(16, Duration.ofHours(1), END))
+            .window(0, END.toEpochMilli())
+            .attribution();
+    current.setCommunicator("old");
+    var bytes = new java.io.ByteArrayOutputStream();
+    var enc = org.apache.avro.io.EncoderFactory.get().binaryEncoder(bytes, null);
+    new org.apache.avro.specific.SpecificDatumWriter<>(io.collscope.avro.Attribution.class)
+        .write(current, enc);
+    enc.flush();
+    GenericRecord old =
+        new org.apache.avro.generic.GenericDatumReader<GenericRecord>(
+                io.collscope.avro.Attribution.getClassSchema(), v5, withTimeConversions())
+            .read(
+                null,
+                org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
+    Path partition = dir.resolve(HistoryLayout.ATTRIBUTIONS).resolve("dt=2026-11-30/hour=05");
+    try (ParquetWriter<GenericRecord> w =
+        AvroParquetWriter.<GenericRecord>builder(
+                new LocalOutputFile(partition.resolve("part-old-0.parquet")))
+            .withSchema(v5)
+            .withDataModel(withTimeConversions())
+            .build()) {
+      w.write(old);
+    }
+    try (HistoryDb db = HistoryDb.open(dir)) {
+      String sample = "list_min(list_transform(ranks, r -> coalesce(r.sampled_calls, r.calls)))";
+      assertThat(
+              count(
+                  db,
+                  "SELECT count(*) FROM attributions WHERE communicator = 'old' AND "
+                      + sample
+                      + " > 0"))
+          .isEqualTo(1);
+      assertThat(
+              count(
+                  db,
+                  "SELECT count(*) FROM attributions WHERE communicator <> 'old' AND "
+                      + sample
+                      + " > 0"))
+          .isPositive();
+    }
+  }
+
   private static GenericData withTimeConversions() {
     GenericData d = new GenericData();
     d.addLogicalTypeConversion(
