@@ -10,6 +10,7 @@ import io.collscope.model.CommunicatorKey;
 import io.collscope.model.Phase;
 import io.collscope.model.RankKey;
 import io.collscope.model.RankTotals;
+import io.collscope.model.SampledCalls;
 import io.collscope.schema.DecodeException;
 import io.collscope.schema.RecordJson;
 import io.collscope.schema.RecordTypes;
@@ -154,25 +155,31 @@ final class TailCommand implements Callable<Integer> {
     if (v instanceof CounterSnapshot s) {
       // Cycles at the clock's rate while they were counted, as the job converts them.
       double rate = RankTotals.of(s).clockRate(s.getCyclesPerSecond());
-      double usPerCycleAndCall = s.getCalls() == 0 ? 0 : 1e6 / rate / s.getCalls();
+      // per collective accounted: the sample, weighted, where the emitter samples
+      long accounted = SampledCalls.of(s) * s.getSampleEvery();
+      double usPerCycleAndCall = accounted == 0 ? 0 : 1e6 / rate / accounted;
       return String.format(
           Locale.ROOT,
-          "%s snapshot %s seq=%d boot=%.8s calls=%d us/call%s timeouts=%d",
+          "%s snapshot %s seq=%d boot=%.8s calls=%d%s us/call%s timeouts=%d",
           s.getEventTime(),
           RankKey.of(s),
           s.getSeq(),
           s.getBootId(),
           s.getCalls(),
+          s.getSampledCalls() == null
+              ? ""
+              : " (sampled " + s.getSampledCalls() + ", 1 in " + s.getSampleEvery() + ")",
           perPhase(p -> (Long) s.get(p.cyclesField()) * usPerCycleAndCall),
           s.getTimeouts());
     }
     if (v instanceof RankWindow w) {
       return String.format(
           Locale.ROOT,
-          "%s window %s calls=%d us%s p50=%.0f p99=%.0f",
+          "%s window %s calls=%d%s us%s p50=%.0f p99=%.0f",
           w.getWindowStart(),
           RankKey.of(w),
           w.getCalls(),
+          w.getSampleEvery() <= 1 ? "" : " (sampled " + SampledCalls.of(w) + ")",
           perPhase(p -> (Double) w.get(p.meanUsField())),
           w.getP50Us(),
           w.getP99Us());
