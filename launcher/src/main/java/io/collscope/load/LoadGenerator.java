@@ -220,6 +220,10 @@ public final class LoadGenerator {
     s.setReadRetries(0L);
     // a simulated one-shot all-reduce: no persistent-CTA drift (version 5's fields, empty)
     s.setCtaLeadHistogram(java.util.List.of());
+    // every collective accounted (version 7's fields): the no-argument constructor leaves
+    // sample_every 0, which the job refuses
+    s.setSampleEvery(1);
+    s.setSampledCalls(null);
     t.writeCounters(s, r, t.cumulative(r, c.phase(), c.phase() + j));
     return s;
   }
