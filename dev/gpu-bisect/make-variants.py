@@ -3,10 +3,10 @@
 
 Usage: make-variants.py OSAR_CU OUT_CU. Each OMIT_* switch removes one part of the
 instrumentation from the instrumented kernels (the plain kernels are the same in every variant;
-run 147 added OMIT_PULL_ADDS, OMIT_ACCOUNT, OMIT_HANDOVER and OMIT_DIV: the pull kernels' bytes and
-latency adds (two-shot's too since run 160), the accounting warp's work, the clocks' hand-off to
-it, its division by the gaters; OMIT_PUSH_ADDS: the one-shot push kernels' calls, bytes and
-latency adds after the ack);
+run 147 added OMIT_ACCOUNT, OMIT_HANDOVER and OMIT_DIV: the accounting warp's work, the clocks'
+hand-off to it, its division by the gaters; OMIT_LATENCY_ADD: the accounting warp's latency add,
+the only add left of the pull kernels' bytes and latency adds (run 147) and the push kernels'
+calls, bytes and latency after the ack (both gone in run 166, where bytes and calls are derived);
 PUB_EMPTY makes osar_publish return at once (its launch alone),
 PUB_NO_FENCE leaves out its two system-scope fences (both for timing the publication, never
 correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of run 50 (the
@@ -36,7 +36,7 @@ def rep(a, b, count=1):
 
 
 switches = ["OMIT_SAMPLER", "OMIT_TOTALS", "OMIT_PHASE_CLOCKS", "OMIT_WAIT_CLOCK", "OMIT_PEER_ACC",
-            "OMIT_PULL_ADDS", "OMIT_PUSH_ADDS", "OMIT_ACCOUNT", "OMIT_HANDOVER", "OMIT_DIV",
+            "OMIT_LATENCY_ADD", "OMIT_ACCOUNT", "OMIT_HANDOVER", "OMIT_DIV",
             "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT", "MUTANT_STALE_GATHER",
             "GUARD_EVERY_TIME", "SYS_FENCE_ARRIVE", "NO_LOCAL_FLAG_WAIT"]
 rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
@@ -55,11 +55,8 @@ rep("    const bool clocks = sampled && s_publisher;", "    const bool clocks = 
 rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
 rep("  if (accountant && sampled && s_publisher && !s_abort) {",
     "  if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
-rep("        if (INSTR && PUSH && !TWO) {  // the collective itself",
-    "        if (INSTR && PUSH && !TWO && !OMIT_TOTALS && !OMIT_PUSH_ADDS) {  // the collective itself")
-rep("    if ((!PUSH || TWO) && lane == 1) {\n      // The pull and two-shot kernels: bytes and latency",
-    "    if ((!PUSH || TWO) && !OMIT_PULL_ADDS && lane == 1) {\n"
-    "      // The pull and two-shot kernels: bytes and latency")
+rep("    if (lane == 1) {\n      // The latency, weighted",
+    "    if (!OMIT_LATENCY_ADD && lane == 1) {\n      // The latency, weighted")
 # the clocks' handover to the accounting warp (its named barrier; the accountant then reads stale
 # clocks: for timing only), and the per-peer wait's division by the gaters (a software divide)
 rep("  if (!PUSH && sampled && s_publisher) {\n", "  if (!OMIT_HANDOVER && !PUSH && sampled && s_publisher) {\n")

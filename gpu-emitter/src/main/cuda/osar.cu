@@ -25,19 +25,18 @@
 // reduce-scatter into each rank's chunk, then an all-gather of the sums, on the push path's slots;
 // the same guard, flag, wait and ack, the second exchange inside reduce (below: "two-shot").
 // The phases and the per-peer shares are those of the block that published the flag (the
-// rank's critical path), one block per collective; the bytes and latency histogram are counted by
-// that block's accounting warp too in the pull and two-shot kernels, by the block that acked in the
-// push kernels, and the calls by the sequence itself (osar_publish derives them). Every
-// interval is measured on the SM's own clock64 (never a difference of two SMs' clocks).
-// Sampled accounting: the calls count every collective; in the pull and two-shot kernels the bytes
-// and the latency histogram are sampled with the rest (the push kernels count them in every
-// collective, their code left as measured: see the ack below); the
-// phases, the per-peer shares and lateness, and the clock sample are accounted for 1 collective in
+// rank's critical path), one block per collective; the latency histogram is counted by that
+// block's accounting warp too. Calls and bytes come from the sequence itself (osar_publish
+// derives them: every completed collective moved the same bytes). Every interval is measured on
+// the SM's own clock64 (never a difference of two SMs' clocks).
+// Sampled accounting: the calls and bytes count every collective; the phases, the per-peer shares
+// and lateness, the latency and the clock sample are accounted for 1 collective in
 // P_SAMPLE_MASK + 1 (a power of two; 1 = every one), chosen by a hash of its sequence
 // (fault_mix(seq, SAMPLE_KEY), so that no period of the job's own collectives aliases with it) and
 // weighted by that number: the totals estimate every collective's, as the NCCL plugin's sampled
-// kernel times do. An unsampled collective reads no %globaltimer, takes no clock per poll round
-// and hands nothing to an accounting warp: those were most of the instrumentation's cost.
+// kernel times do. The instrumented kernels hold the plain kernel's body beside the accounting
+// one and take it for every unsampled collective (osar, at the end): such a collective reads no
+// clock and adds nothing, and is scheduled as the plain kernel is.
 // Counters are accumulated in registers and added to the block's own slice of the rank's totals
 // in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
 // (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
@@ -729,71 +728,50 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
 // far from any fault table's.
 #define SAMPLE_KEY 1000003ull
 
-template <typename T, bool INSTR, bool PUSH, bool TWO = false>
-__device__ void osar(const u64* __restrict__ P) {
-  static_assert(!TWO || PUSH, "two-shot uses the push path's slots (a segment per rank)");
-  const int rank = (int)P[P_RANK];
-  const int world = (int)P[P_WORLD];
-  const int nslots = (int)P[P_SLOTS];
-  const long long elems = (long long)P[P_ELEMS];
-  const int blocks = (int)P[P_WORK_BLOCKS];
-  // loaded now: at the end, after the acquires have emptied L1, it would be a round trip to L2
-  // on the accounting warp's path (the push kernels: s_buckets, for the block that completes)
-  const int buckets = INSTR && !PUSH ? (int)P[P_HIST_BUCKETS] : 0;
-  u64* st = (u64*)P[P_STATE];
+// The block's shared state, at file scope so that both bodies of an instrumented kernel (osar
+// below) use the same words.
+__shared__ u64 s_seq;
+__shared__ u64 s_ack_seen;
+__shared__ int s_abort;
+__shared__ int s_publisher;                // this block published the flag: it accounts
+__shared__ int s_sampled;                  // this collective's phases and peers are accounted
+__shared__ u64 s_arrival[OSAR_MAX_RANKS];
+__shared__ u64 s_first_round;
+__shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
+__shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
+// Thread 0's clocks: t0..t5 (the phase boundaries), g0 and g5 (%globaltimer at t0 and after
+// t5) and the clock after g5 (for the rate), for the accounting warp. The push kernels write
+// each clock here as thread 0 takes it and never hold them in registers: every thread of the
+// block would hold them across the data path, where those kernels are at their 128-register
+// cap (__launch_bounds__(512, 1)); so held, they cost f32 at 16 MB +0.89-1.00 us against
+// +0.55-0.70, and 39 us at 8 ranks (run 111, docs/BENCHMARKS.md). The pull kernels (68-96
+// registers) keep them in registers: there shared memory cost +70 ns at 4 KB and up to +300 ns
+// at 8 ranks (same run), the branch and store on thread 0's path at every phase boundary.
+__shared__ u64 s_clock[9];
+__shared__ int s_buckets;  // the push kernels' P[P_HIST_BUCKETS] (buckets above)
+
+// One collective of one rank, after the launch's entry (osar, below). ACCOUNT: this collective is
+// accounted (phases, per-peer shares, clock sample, latency), which only the instrumented kernels'
+// sampled collectives are; the others run this body with ACCOUNT false, the plain kernel's code.
+template <typename T, bool ACCOUNT, bool PUSH, bool TWO>
+__device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int rank, int world,
+                                                int nslots, long long elems, int blocks,
+                                                int buckets, u64* st) {
+  constexpr bool INSTR = ACCOUNT;
   // One block per collective accounts it: the one whose thread 0 published the rank's flag (the
   // last to finish its copy), whose phases are the rank's critical path. Its last warp bills the
-  // phases and the peers after the reduce (in the pull kernels the bytes and latency too), beside
-  // thread 0's count, ack and release that complete the collective and never ahead of them on any
-  // thread's path (in the pull kernels thread 0 never waits for it either); the other blocks run the plain
-  // kernel's path but for the phase clocks. The clocks are thread 0's (the injected delays are on
+  // phases, the peers and the latency after the reduce, beside thread 0's count, ack and release
+  // that complete the collective and never ahead of them on any thread's path (in the pull
+  // kernels thread 0 never waits for it either); the other blocks run the plain kernel's path
+  // but for the phase clocks. The clocks are thread 0's (the injected delays are on
   // its path), handed to the accounting warp in shared memory across a named barrier of the two
   // warps, in that block only: a warp that waits at a barrier can read its clock before the
   // barrier lets it go (run 23: slow-publish seen as 0.13 us; run 50, where the accounting warp
   // read the reduce's end itself: a clock rate 5-7 % low), while thread 0 ends every phase.
   const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
   const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
-
-  __shared__ u64 s_seq;
-  __shared__ u64 s_ack_seen;
-  __shared__ int s_abort;
-  __shared__ int s_publisher;                // this block published the flag: it accounts
-  __shared__ int s_sampled;                  // this collective's phases and peers are accounted
-  __shared__ u64 s_arrival[OSAR_MAX_RANKS];
-  __shared__ u64 s_first_round;
-  __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
-  __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
-  // Thread 0's clocks: t0..t5 (the phase boundaries), g0 and g5 (%globaltimer at t0 and after
-  // t5) and the clock after g5 (for the rate), for the accounting warp. The push kernels write
-  // each clock here as thread 0 takes it and never hold them in registers: every thread of the
-  // block would hold them across the data path, where those kernels are at their 128-register
-  // cap (__launch_bounds__(512, 1)); so held, they cost f32 at 16 MB +0.89-1.00 us against
-  // +0.55-0.70, and 39 us at 8 ranks (run 111, docs/BENCHMARKS.md). The pull kernels (68-96
-  // registers) keep them in registers: there shared memory cost +70 ns at 4 KB and up to +300 ns
-  // at 8 ranks (same run), the branch and store on thread 0's path at every phase boundary.
-  __shared__ u64 s_clock[9];
-  __shared__ int s_buckets;  // the push kernels' P[P_HIST_BUCKETS] (buckets above)
-
-  if (threadIdx.x == 0) {
-    s_seq = ld_volatile(st + S_NEXT_SEQ);
-    s_abort = ld_volatile(st + S_ABORT) != 0;
-    s_ack_seen = ld_volatile(st + S_ACK_SEEN);
-    s_publisher = 0;
-    const u64 mask = INSTR ? P[P_SAMPLE_MASK] : 0;
-    s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & mask) == 0;
-    if (INSTR && PUSH) s_buckets = (int)P[P_HIST_BUCKETS];
-  }
-  if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
-  if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
-  __syncthreads();
-  // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
-  // the counters are touched. The abort was counted once, by the launch that raised it.
-  if (s_abort) return;
   const u64 seq = s_seq;
-  // Read from shared memory at each use, not held in a register for the whole kernel: held, it
-  // cost the push path 5-7 us per collective at 16 MB against this form's +0.6 (run 82,
-  // docs/BENCHMARKS.md: ptxas schedules the data path differently; the source is the same).
-#define sampled (INSTR && s_sampled)
+#define sampled ACCOUNT
   // the end of a phase: thread 0's clock tk, in shared memory in the push kernels (s_clock above)
 #define MARK_CLOCK(k)                                            \
   do {                                                          \
@@ -1174,18 +1152,6 @@ __device__ void osar(const u64* __restrict__ P) {
         // release store replaces __threadfence_system() + a volatile store.
         st_relaxed_sys(acktime, globaltimer());
         st_release_sys(ack, seq);
-        if (INSTR && PUSH && !TWO) {  // the collective itself, counted once: by the block that
-          // completed it (calls too, which osar_publish does not read: the push kernels' code is
-          // left as it was measured; any change at their entry or tail rescheduled them, +3 us at
-          // 16 MB in runs 140 and 142). Not in two-shot, whose data loops are out of line: these
-          // three adds after the ack, in every collective, were most of its instrumentation at 8
-          // ranks and 4 MB (run 159: +308 ns, +86 without them and the accounting warp's work,
-          // +256 without that work alone); its accounting warp counts them as the pull kernels'
-          // does.
-          red_add(tot + CB_C_CALLS, 1ull);
-          red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T));
-          red_add(tot + T_HIST + bucket_of(s_clock[5] - s_clock[0], s_buckets), 1ull);
-        }
         // read by the next launch only, after this one completed: no fence needed
         st_volatile(st + S_NEXT_SEQ, seq + 1);
       }
@@ -1228,14 +1194,9 @@ __device__ void osar(const u64* __restrict__ P) {
       red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), w);
     }
     if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, (s_clock[lane + 1] - s_clock[lane]) * w);
-    if ((!PUSH || TWO) && lane == 1) {
-      // The pull and two-shot kernels: bytes and latency in sampled collectives only, weighted as
-      // the phases are; calls are derived (osar_publish). An unsampled collective adds nothing to
-      // memory after its ack: these adds in every collective cost 30-50 ns at 4 KB - 1 MB on one
-      // H200 (run 145: the whole instrumentation +29..+39 ns without them, +59..+93 with), and
-      // made by thread 0 after the ack in sampled ones, 65-80 ns more per sampled collective (run
-      // 148).
-      red_add(tot + CB_C_BYTES, (u64)elems * sizeof(T) * w);
+    if (lane == 1) {
+      // The latency, weighted as the phases are. Calls and bytes are derived (osar_publish): the
+      // kernels add neither.
       red_add(tot + T_HIST + bucket_of(s_clock[5] - c0, PUSH ? s_buckets : buckets), w);
     }
     if (lane == 0) {  // the clock samples: the whole collective, weighted as the phases
@@ -1247,6 +1208,45 @@ __device__ void osar(const u64* __restrict__ P) {
 
 #undef sampled
 #undef MARK_CLOCK
+
+// A launch: one collective of one rank. The instrumented kernels (INSTR) hold two bodies and take
+// one per collective, the same in every block: the plain kernel's for the collectives the sample
+// leaves out, the accounting one for the sampled ones. An unsampled collective so runs the plain
+// kernel's very code but for this branch: a body that tested `sampled` at every phase instead
+// was scheduled differently by ptxas wherever the test sat (the push kernels' loops, +0.3-0.9 us
+// at 16 MB whether or not the collective was sampled: runs 107, 109, 140-158).
+template <typename T, bool INSTR, bool PUSH, bool TWO = false>
+__device__ void osar(const u64* __restrict__ P) {
+  static_assert(!TWO || PUSH, "two-shot uses the push path's slots (a segment per rank)");
+  const int rank = (int)P[P_RANK];
+  const int world = (int)P[P_WORLD];
+  const int nslots = (int)P[P_SLOTS];
+  const long long elems = (long long)P[P_ELEMS];
+  const int blocks = (int)P[P_WORK_BLOCKS];
+  // loaded now: at the end, after the acquires have emptied L1, it would be a round trip to L2
+  // on the accounting warp's path (the push kernels: s_buckets)
+  const int buckets = INSTR && !PUSH ? (int)P[P_HIST_BUCKETS] : 0;
+  u64* st = (u64*)P[P_STATE];
+  if (threadIdx.x == 0) {
+    s_seq = ld_volatile(st + S_NEXT_SEQ);
+    s_abort = ld_volatile(st + S_ABORT) != 0;
+    s_ack_seen = ld_volatile(st + S_ACK_SEEN);
+    s_publisher = 0;
+    const u64 mask = INSTR ? P[P_SAMPLE_MASK] : 0;
+    s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & mask) == 0;
+    if (INSTR && PUSH) s_buckets = (int)P[P_HIST_BUCKETS];
+  }
+  if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
+  if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;
+  __syncthreads();
+  // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
+  // the counters are touched. The abort was counted once, by the launch that raised it.
+  if (s_abort) return;
+  if (INSTR && s_sampled)
+    osar_collective<T, true, PUSH, TWO>(P, rank, world, nslots, elems, blocks, buckets, st);
+  else
+    osar_collective<T, false, PUSH, TWO>(P, rank, world, nslots, elems, blocks, buckets, st);
+}
 
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true, false>(P); }
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32_plain(const u64* P) { osar<float, false, false>(P); }

@@ -46,13 +46,11 @@ class CudaCollectiveGpuTest {
   }
 
   /**
-   * The collectives among 1..n whose bytes and latency the kernel counts, each weighted: every one
-   * on the one-shot push path, the sampled ones times the sampling interval on the pull and
-   * two-shot paths (two-shot since run 160).
+   * The collectives among 1..n whose latency the kernel counts, each weighted: the sampled ones
+   * times the sampling interval, on every path (the push path too since run 166, where its
+   * unsampled collectives run the plain kernel's body).
    */
-  private static long countedAmong(
-      long n, CudaCollective c, CudaCollective.Options opt, long bytes) {
-    if (c.algorithm() == AllReduceAlgorithm.ONE_SHOT_PUSH) return n;
+  private static long countedAmong(long n, CudaCollective.Options opt, long bytes) {
     int every = opt.sampleEveryFor(bytes);
     return every * sampledAmong(n, every);
   }
@@ -151,10 +149,9 @@ class CudaCollectiveGpuTest {
         // bytes: every completed collective, exactly (osar_publish derives them from the
         // sequence; the sampled adds of the pull and two-shot kernels would be off by the sample)
         assertThat(k.get(Counter.BYTES)).as("rank %d bytes", r).isEqualTo(50 * bytes);
-        // latency: every collective on the one-shot push path, the sampled ones (weighted) on the
-        // pull and two-shot paths; a weight left out or a collective counted twice is off by 16
-        // or more
-        long counted = countedAmong(50, c, opt, bytes);
+        // latency: the sampled collectives, weighted, on every path; a weight left out or a
+        // collective counted twice is off by 16 or more
+        long counted = countedAmong(50, opt, bytes);
         // the record says how many collectives its accounted fields come from: the ones the
         // kernel chose, as the reporter counts them by the same hash
         CounterSnapshot rec = records.get(r);
@@ -163,11 +160,9 @@ class CudaCollectiveGpuTest {
         assertThat(rec.getSampledCalls())
             .as("rank %d sampled_calls", r)
             .isEqualTo(every == 1 ? null : sampledAmong(50, every));
-        if (c.algorithm() != AllReduceAlgorithm.ONE_SHOT_PUSH) {
-          assertThat(java.util.Arrays.stream(k.histogram()).sum())
-              .as("rank %d: the latency histogram holds the record's sample, weighted", r)
-              .isEqualTo(every * SampledCalls.of(rec));
-        }
+        assertThat(java.util.Arrays.stream(k.histogram()).sum())
+            .as("rank %d: the latency histogram holds the record's sample, weighted", r)
+            .isEqualTo(every * SampledCalls.of(rec));
         // the default sampling accounts some of these 50 in full (4 at 1 in 16): the phases and
         // the clock sample below are theirs, weighted
         assertThat(sampledAmong(50, CudaCollective.Options.DEFAULT_SAMPLE_EVERY)).isPositive();
