@@ -139,7 +139,8 @@ for v in ${BISECT:-}; do  # BISECT_OPTS: JVM options for these alone (default BE
   save
 done
 # NCU=1: Nsight Compute's figures for the plain and the instrumented kernel at each of NCU_SIZES
-# (default 4K), JVM options NCU_OPTS (e.g. -Dcollscope.osar.sampleEvery=1), one rank (ncu
+# (default 4K), ncu options NCU_FLAGS (e.g. --cache-control none: ncu flushes every cache before
+# each kernel by default, so a kernel with more code pays its instruction misses), JVM options NCU_OPTS (e.g. -Dcollscope.osar.sampleEvery=1), one rank (ncu
 # runs one kernel at a time, so two ranks of one process would wait on each other), for the
 # runtime's kernel and each image in NCU_VARIANTS
 if [[ "${NCU:-0}" == 1 ]]; then
@@ -149,7 +150,7 @@ if [[ "${NCU:-0}" == 1 ]]; then
     # each kernel on its own: the bench launches every plain collective of a round before the
     # instrumented ones, so one window of launches would hold only one of them
     for k in osar_f32_plain osar_f32; do
-      timeout 120 ncu --target-processes all --clock-control none --kernel-name regex:"^$k\$" \
+      timeout 120 ncu --target-processes all --clock-control none ${NCU_FLAGS:-} --kernel-name regex:"^$k\$" \
         --launch-skip 20 --launch-count 20 --csv --metrics \
         gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,launch__registers_per_thread \
         $J ${NCU_OPTS:-} -cp "$pre$LIB" io.collscope.cuda.OsarBench --ranks=1 --sizes=$sz --dtypes=f32 --rounds=1 \

@@ -750,9 +750,21 @@ __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
 __shared__ u64 s_clock[9];
 __shared__ int s_buckets;  // the push kernels' P[P_HIST_BUCKETS] (buckets above)
 
-// One collective of one rank, after the launch's entry (osar, below). ACCOUNT: this collective is
-// accounted (phases, per-peer shares, clock sample, latency), which only the instrumented kernels'
-// sampled collectives are; the others run this body with ACCOUNT false, the plain kernel's code.
+// Whether an instrumented kernel holds two bodies (osar, below) or one that tests the sample at
+// each phase. Measured, not derived: ptxas schedules the one-shot f32 push kernel's pipelined loops
+// worse in the two-body kernel (+1.7-2.0 us at 16 MB in every collective, sampled or not, against
+// +0.15-0.40 us with one body; bf16 the other way round, +0.05-0.26 us against +0.67-0.74: runs
+// 167-169, docs/BENCHMARKS.md), while the pull and two-shot kernels are at parity with two.
+template <typename T, bool PUSH, bool TWO>
+__host__ __device__ constexpr bool two_bodies() {
+  return !PUSH || TWO || sizeof(T) != 4;
+}
+
+// One collective of one rank, after the launch's entry (osar, below). ACCOUNT: this collective
+// may be accounted (phases, per-peer shares, clock sample, latency). In a two-body kernel only the
+// sampled collectives run the body with ACCOUNT true, the others run it with ACCOUNT false, the
+// plain kernel's code; a one-body kernel runs every collective with ACCOUNT true and tests the
+// sample (s_sampled) where it accounts.
 template <typename T, bool ACCOUNT, bool PUSH, bool TWO>
 __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int rank, int world,
                                                 int nslots, long long elems, int blocks,
@@ -771,7 +783,8 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
   const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
   const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
   const u64 seq = s_seq;
-#define sampled ACCOUNT
+  // in a two-body kernel the accounting body runs the sampled collectives only
+#define sampled (ACCOUNT && (two_bodies<T, PUSH, TWO>() || s_sampled))
   // the end of a phase: thread 0's clock tk, in shared memory in the push kernels (s_clock above)
 #define MARK_CLOCK(k)                                            \
   do {                                                          \
@@ -1209,12 +1222,13 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
 #undef sampled
 #undef MARK_CLOCK
 
-// A launch: one collective of one rank. The instrumented kernels (INSTR) hold two bodies and take
-// one per collective, the same in every block: the plain kernel's for the collectives the sample
-// leaves out, the accounting one for the sampled ones. An unsampled collective so runs the plain
-// kernel's very code but for this branch: a body that tested `sampled` at every phase instead
-// was scheduled differently by ptxas wherever the test sat (the push kernels' loops, +0.3-0.9 us
-// at 16 MB whether or not the collective was sampled: runs 107, 109, 140-158).
+// A launch: one collective of one rank. The instrumented kernels (INSTR) but the one-shot f32 push
+// one (two_bodies, above) hold two bodies and take one per collective, the same in every block:
+// the plain kernel's for the collectives the sample leaves out, the accounting one for the sampled
+// ones. An unsampled collective so runs the plain kernel's very code but for this branch: a body
+// that tested `sampled` at every phase was scheduled differently by ptxas wherever the test sat
+// (+0.3-0.9 us at 16 MB whether or not the collective was sampled: runs 107, 109, 140-158; at
+// 4 KB - 1 MB the two bodies took the instrumentation from +40..+110 ns to parity: runs 166-167).
 template <typename T, bool INSTR, bool PUSH, bool TWO = false>
 __device__ void osar(const u64* __restrict__ P) {
   static_assert(!TWO || PUSH, "two-shot uses the push path's slots (a segment per rank)");
@@ -1242,7 +1256,7 @@ __device__ void osar(const u64* __restrict__ P) {
   // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
   // the counters are touched. The abort was counted once, by the launch that raised it.
   if (s_abort) return;
-  if (INSTR && s_sampled)
+  if (INSTR && (s_sampled || !two_bodies<T, PUSH, TWO>()))
     osar_collective<T, true, PUSH, TWO>(P, rank, world, nslots, elems, blocks, buckets, st);
   else
     osar_collective<T, false, PUSH, TWO>(P, rank, world, nslots, elems, blocks, buckets, st);

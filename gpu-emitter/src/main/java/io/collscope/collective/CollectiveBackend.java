@@ -19,7 +19,8 @@ public interface CollectiveBackend extends AutoCloseable {
   /**
    * Which collectives the ranks account in full (phases, per-peer waits and lateness), for the
    * emitter's start line: an operator reading a window's percentiles should know whether they come
-   * from every collective or from a weighted sample of them (the CUDA kernel below 8 MiB per rank).
+   * from every collective or from a weighted sample of them (the CUDA kernel below 64 MiB per
+   * rank).
    */
   default String accounting() {
     return "every collective accounted";

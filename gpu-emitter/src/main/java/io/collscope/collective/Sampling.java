@@ -15,7 +15,7 @@ package io.collscope.collective;
  */
 public record Sampling(int every, int key) {
 
-  /** Every collective accounted: the CPU backend, and the CUDA kernel from 8 MiB per rank. */
+  /** Every collective accounted: the CPU backend, and the CUDA kernel from 64 MiB per rank. */
   public static final Sampling EVERY = new Sampling(1, 0);
 
   public Sampling {

@@ -29,13 +29,12 @@ public final class CudaCollective implements CollectiveBackend {
 
   /**
    * How the ranks are laid out and run. {@code sampleEvery}: below {@link #SAMPLE_BELOW_BYTES} per
-   * rank the instrumented kernel accounts the phases, per-peer waits and lateness, and the clock
-   * sample of 1 collective in this many, weighted by it (a power of two; 1: every collective,
-   * exactly), and on the one-shot pull and two-shot paths the bytes and the latency histogram too;
-   * calls count every collective (the kernel's sequence), and on the one-shot push path bytes and
-   * latency too. From {@link #SAMPLE_BELOW_BYTES} every collective is accounted ({@link
-   * #sampleEveryFor}). {@code algorithm}: how the data moves; null chooses by size and world
-   * ({@link #algorithmFor}).
+   * rank the instrumented kernel accounts the phases, per-peer waits and lateness, the clock sample
+   * and the latency histogram of 1 collective in this many, weighted by it (a power of two; 1:
+   * every collective, exactly); calls and bytes count every collective on every path (osar_publish
+   * derives them from the kernel's sequence). From {@link #SAMPLE_BELOW_BYTES} every collective is
+   * accounted ({@link #sampleEveryFor}). {@code algorithm}: how the data moves; null chooses by
+   * size and world ({@link #algorithmFor}).
    */
   public record Options(
       DType dtype,
@@ -73,16 +72,20 @@ public final class CudaCollective implements CollectiveBackend {
 
     /**
      * Payload bytes per rank from which every collective is accounted whatever {@link
-     * #sampleEvery()} says: 8 MiB, where two ranks take the push path. Below it a collective takes
-     * under ~50 us on two H200s, so a rank can run tens of thousands a second and 1 in 16 still
-     * accounts thousands a window; above it collectives are few enough that a window should account
-     * every one. Sampling at 1 MiB became worth it when the pull kernels stopped adding bytes and
-     * latency in unsampled collectives: +39 ns (0.48 %) at 1 MiB against +86..+93 (runs 144-145,
-     * docs/BENCHMARKS.md; the bound was 1 MiB while sampling there saved nothing, run 83). A system
-     * property, {@value #SAMPLE_BELOW_BYTES_PROPERTY}, moves it.
+     * #sampleEvery()} says: 64 MiB. The accounting's cost is about fixed per collective: on one
+     * H200 with two ranks at 16 MiB, +0.40 us f32 and +0.26 us bf16 accounting every collective
+     * against +0.15 and +0.05 sampling 1 in 16 (runs 167-169, docs/BENCHMARKS.md), so at 16 MiB
+     * only sampling keeps it under 0.5 %, while from 64 MiB a collective takes over ~170 us and
+     * even accounting each stays near 0.25 %. Collectives that large are few (a few thousand a
+     * second at most), so a window should account every one. Below it, calls and bytes are exact
+     * anyway (osar_publish derives them from the sequence); phases, per-peer shares and latency are
+     * weighted samples. Was 8 MiB (and 1 MiB before run 144) while the kernel's unsampled
+     * collectives still paid part of the accounting. A system property, {@value
+     * #SAMPLE_BELOW_BYTES_PROPERTY}, moves it (e.g. 8388608 to account every collective from 8 MiB,
+     * where a job runs few of them).
      */
     public static final long SAMPLE_BELOW_BYTES =
-        Long.getLong(Options.SAMPLE_BELOW_BYTES_PROPERTY, 8L << 20);
+        Long.getLong(Options.SAMPLE_BELOW_BYTES_PROPERTY, 64L << 20);
 
     static final String SAMPLE_BELOW_BYTES_PROPERTY = "collscope.osar.sampleBelowBytes";
 

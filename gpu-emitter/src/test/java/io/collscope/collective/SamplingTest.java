@@ -17,8 +17,9 @@ class SamplingTest {
     for (long seq = 1; seq <= 5000; seq++) {
       assertThat(KERNELS.accounts(seq)).isEqualTo(CudaCollective.Options.sampled(seq, 16));
     }
-    // from 8 MiB every collective is accounted, and plain kernels account none at all
-    assertThat(CudaCollective.Options.defaults(2).samplingFor(8L << 20)).isEqualTo(Sampling.EVERY);
+    // 16 MiB is sampled too; from 64 MiB every collective is accounted
+    assertThat(CudaCollective.Options.defaults(2).samplingFor(16L << 20)).isEqualTo(KERNELS);
+    assertThat(CudaCollective.Options.defaults(2).samplingFor(64L << 20)).isEqualTo(Sampling.EVERY);
   }
 
   @Test

@@ -96,16 +96,16 @@ class OsarBenchTableTest {
   }
 
   @Test
-  void collectivesFrom8MiBAreAccountedEveryOneWhateverTheSampling() {
+  void collectivesFrom64MiBAreAccountedEveryOneWhateverTheSampling() {
     CudaCollective.Options o = CudaCollective.Options.defaults(2).withSampleEvery(16);
     assertThat(o.sampleEveryFor(4 << 10)).isEqualTo(16);
-    assertThat(o.sampleEveryFor(1 << 20)).isEqualTo(16);
-    assertThat(o.sampleEveryFor((8 << 20) - 1)).isEqualTo(16);
-    assertThat(o.sampleEveryFor(8 << 20)).isEqualTo(1);
+    assertThat(o.sampleEveryFor(16 << 20)).isEqualTo(16);
+    assertThat(o.sampleEveryFor((64 << 20) - 1)).isEqualTo(16);
+    assertThat(o.sampleEveryFor(64 << 20)).isEqualTo(1);
     assertThat(o.withSampleEvery(1).sampleEveryFor(4 << 10)).isEqualTo(1);
     // what emit's first line says of it
-    assertThat(o.accountingFor(4 << 20)).isEqualTo("1 collective in 16 accounted, weighted by 16");
-    assertThat(o.accountingFor(8 << 20)).isEqualTo("every collective accounted");
+    assertThat(o.accountingFor(16 << 20)).isEqualTo("1 collective in 16 accounted, weighted by 16");
+    assertThat(o.accountingFor(64 << 20)).isEqualTo("every collective accounted");
     assertThat(o.withInstrumented(false).accountingFor(4 << 10)).isEqualTo("not instrumented");
     assertThatThrownBy(() -> o.withSampleEvery(3))
         .isInstanceOf(io.collscope.collective.ConfigException.class)

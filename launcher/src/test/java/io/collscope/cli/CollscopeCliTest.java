@@ -81,7 +81,7 @@ class CollscopeCliTest {
   @Test
   void emitsStartLineNamesTheCollectiveAndHowMuchOfItIsAccounted(@TempDir Path dir) {
     // an operator reading a window's percentiles must know whether they are every collective's or
-    // a weighted sample's (the CUDA kernel below 8 MiB per rank: "1 collective in 16 accounted")
+    // a weighted sample's (the CUDA kernel below 64 MiB per rank: "1 collective in 16 accounted")
     CliRun r =
         CliRun.of(
             "emit",

@@ -7,7 +7,7 @@ import io.collscope.avro.RankWindow;
 /**
  * How many collectives a record's accounted fields come from.
  *
- * <p>An emitter may account only some collectives in full (the CUDA kernel below 8 MiB per rank: 1
+ * <p>An emitter may account only some collectives in full (the CUDA kernel below 64 MiB per rank: 1
  * in 16; the NCCL plugin: 1 in 64), adding each one's phases, per-peer arrays, clock samples and
  * latency histogram {@code sample_every} times; calls, timeouts and bytes count every collective. A
  * per-collective mean of an accounted field is then its sum over the accounted collectives,

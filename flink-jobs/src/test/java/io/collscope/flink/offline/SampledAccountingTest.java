@@ -16,7 +16,7 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 /**
- * A communicator whose emitter accounts 1 collective in 16 (the CUDA kernel below 8 MiB per rank),
+ * A communicator whose emitter accounts 1 collective in 16 (the CUDA kernel below 64 MiB per rank),
  * recorded on an H200 with 8 ranks at 4 KB: before the snapshot said so (run 162) and after (run
  * 163, the same fault set and kernel). The job's per-window figures must be those of the sample,
  * not of the sample scaled by how many collectives it happened to hold.
