@@ -36,7 +36,8 @@
 // weighted by that number: the totals estimate every collective's, as the NCCL plugin's sampled
 // kernel times do. The instrumented kernels hold the plain kernel's body beside the accounting
 // one and take it for every unsampled collective (osar, at the end): such a collective reads no
-// clock and adds nothing, and is scheduled as the plain kernel is.
+// clock and adds nothing, and is scheduled as the plain kernel is. The one-shot f32 push kernel
+// alone keeps one body that tests the sample where it accounts (two_bodies: measured faster).
 // Counters are accumulated in registers and added to the block's own slice of the rank's totals
 // in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
 // (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
@@ -783,7 +784,9 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
   const int accounting_warp = blockDim.x >= 64 ? (int)(blockDim.x >> 5) - 1 : 0;  // a whole warp
   const bool accountant = INSTR && (int)(threadIdx.x >> 5) == accounting_warp;
   const u64 seq = s_seq;
-  // in a two-body kernel the accounting body runs the sampled collectives only
+  // In a two-body kernel the accounting body runs the sampled collectives only. In the one-body
+  // kernel s_sampled is read from shared memory at each use, not held in a register for the whole
+  // kernel: held, it cost the push path 5-7 us per collective at 16 MB (run 82, docs/BENCHMARKS.md).
 #define sampled (ACCOUNT && (two_bodies<T, PUSH, TWO>() || s_sampled))
   // the end of a phase: thread 0's clock tk, in shared memory in the push kernels (s_clock above)
 #define MARK_CLOCK(k)                                            \
@@ -1153,7 +1156,7 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
       // a wait on that peer, this one or the next, would only run out its budget.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
         red_add(tot + CB_C_TIMEOUTS, 1ull);
-        if (PUSH) red_add(tot + CB_C_CALLS, 1ull);  // unread (osar_publish derives calls); see below
+        if (PUSH) red_add(tot + CB_C_CALLS, 1ull);  // unread (osar_publish derives calls): left as measured
         st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
       }
     } else {
