@@ -75,14 +75,14 @@ public final class CudaCollective implements CollectiveBackend {
      * #sampleEvery()} says: 64 MiB. The accounting's cost is about fixed per collective: on one
      * H200 with two ranks at 16 MiB, +0.40 us f32 and +0.26 us bf16 accounting every collective
      * against +0.15 and +0.05 sampling 1 in 16 (runs 167-169, docs/BENCHMARKS.md), so at 16 MiB
-     * only sampling keeps it under 0.5 %, while from 64 MiB a collective takes over ~170 us and
-     * even accounting each stays near 0.25 %. Collectives that large are few (a few thousand a
-     * second at most), so a window should account every one. Below it, calls and bytes are exact
-     * anyway (osar_publish derives them from the sequence); phases, per-peer shares and latency are
-     * weighted samples. Was 8 MiB (and 1 MiB before run 144) while the kernel's unsampled
-     * collectives still paid part of the accounting. A system property, {@value
-     * #SAMPLE_BELOW_BYTES_PROPERTY}, moves it (e.g. 8388608 to account every collective from 8 MiB,
-     * where a job runs few of them).
+     * only sampling keeps it under 0.5 %, while from 64 MiB a collective takes over ~165 us and
+     * accounting each was within noise (f32 -0.40 %, bf16 +0.02 %, run 170). Collectives that large
+     * are few (a few thousand a second at most), so a window should account every one. Below it,
+     * calls and bytes are exact anyway (osar_publish derives them from the sequence); phases,
+     * per-peer shares and latency are weighted samples. Was 8 MiB (and 1 MiB before run 144) while
+     * the kernel's unsampled collectives still paid part of the accounting. A system property,
+     * {@value #SAMPLE_BELOW_BYTES_PROPERTY}, moves it (e.g. 8388608 to account every collective
+     * from 8 MiB, where a job runs few of them).
      */
     public static final long SAMPLE_BELOW_BYTES =
         Long.getLong(Options.SAMPLE_BELOW_BYTES_PROPERTY, 64L << 20);

@@ -47,8 +47,8 @@ class CudaCollectiveGpuTest {
 
   /**
    * The collectives among 1..n whose latency the kernel counts, each weighted: the sampled ones
-   * times the sampling interval, on every path (the push path too since run 166, where its
-   * unsampled collectives run the plain kernel's body).
+   * times the sampling interval, on every path (the push path too since run 166, when its kernels
+   * stopped counting every collective's latency after the ack).
    */
   private static long countedAmong(long n, CudaCollective.Options opt, long bytes) {
     int every = opt.sampleEveryFor(bytes);
