@@ -141,8 +141,9 @@ done
 # NCU=1: Nsight Compute's figures for the plain and the instrumented kernel at each of NCU_SIZES
 # (default 4K), ncu options NCU_FLAGS (e.g. --cache-control none: ncu flushes every cache before
 # each kernel by default, so a kernel with more code pays its instruction misses), JVM options
-# NCU_OPTS (e.g. -Dcollscope.osar.sampleEvery=1), one rank (ncu runs one kernel at a time, so two ranks of one process would wait on each other), for the
-# runtime's kernel and each image in NCU_VARIANTS
+# NCU_OPTS (e.g. -Dcollscope.osar.sampleEvery=1), one rank (ncu runs one kernel at a time, so two
+# ranks of one process would wait on each other), for the runtime's kernel and each image in
+# NCU_VARIANTS
 if [[ "${NCU:-0}" == 1 ]]; then
   for sz in ${NCU_SIZES:-4K}; do
   for v in runtime ${NCU_VARIANTS:-}; do
