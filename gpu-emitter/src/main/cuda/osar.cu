@@ -755,10 +755,12 @@ __shared__ int s_buckets;  // the push kernels' P[P_HIST_BUCKETS] (buckets above
 // each phase. Measured, not derived: ptxas schedules the one-shot f32 push kernel's pipelined loops
 // worse in the two-body kernel (+1.7-2.0 us at 16 MB in every collective, sampled or not, against
 // +0.15-0.40 us with one body; bf16 the other way round, +0.05-0.26 us against +0.67-0.74: runs
-// 167-169, docs/BENCHMARKS.md), while the pull and two-shot kernels are at parity with two.
+// 167-169), and the f32 pull kernel's plain body runs slower at 8 ranks than the plain kernel
+// itself (+93..+138 ns at 4-256 KB with two bodies, -34..+8 with one; +0.05 us at 2 ranks: runs
+// 173-174, docs/BENCHMARKS.md); bf16 pull and both two-shot kernels are at parity with two.
 template <typename T, bool PUSH, bool TWO>
 __host__ __device__ constexpr bool two_bodies() {
-  return !PUSH || TWO || sizeof(T) != 4;
+  return TWO || sizeof(T) != 4;
 }
 
 // One collective of one rank, after the launch's entry (osar, below). ACCOUNT: this collective
@@ -1225,13 +1227,13 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
 #undef sampled
 #undef MARK_CLOCK
 
-// A launch: one collective of one rank. The instrumented kernels (INSTR) but the one-shot f32 push
-// one (two_bodies, above) hold two bodies and take one per collective, the same in every block:
+// A launch: one collective of one rank. The instrumented kernels (INSTR) but the one-shot f32
+// ones (two_bodies, above) hold two bodies and take one per collective, the same in every block:
 // the plain kernel's for the collectives the sample leaves out, the accounting one for the sampled
 // ones. An unsampled collective so runs the plain kernel's very code but for this branch: a body
 // that tested `sampled` at every phase was scheduled differently by ptxas wherever the test sat
 // (+0.3-0.9 us at 16 MB whether or not the collective was sampled: runs 107, 109, 140-158; at
-// 4 KB - 1 MB the two bodies took the instrumentation from +40..+110 ns to parity: runs 166-167).
+// 4 KB - 1 MB the two bodies took bf16 from +40..+110 ns to parity: runs 166-167).
 template <typename T, bool INSTR, bool PUSH, bool TWO = false>
 __device__ void osar(const u64* __restrict__ P) {
   static_assert(!TWO || PUSH, "two-shot uses the push path's slots (a segment per rank)");
