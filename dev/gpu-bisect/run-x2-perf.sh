@@ -100,10 +100,13 @@ for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data
   save
 done
 # the runtime's kernel benched under a system property: PROP VALUE LOG_NAME [SIZES]
+# (a name given twice gets a log per pass, LOG_NAME-2.log, ...: runs 176 and 178 lost the first)
 bench_with() {
+  local log="$3" n=2
+  while [[ -e "$O/$log.log" ]]; do log="$3-$n"; n=$((n + 1)); done
   timeout 200 $J -D$1=$2 -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} \
-    --sizes=${4:-$SIZES} ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$3.log" 2>&1
-  echo "osar bench $3 rc=$?"; grep -E "^\| (f32|bf16)" "$O/$3.log" | cut -d'|' -f2-8,12-
+    --sizes=${4:-$SIZES} ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$log.log" 2>&1
+  echo "osar bench $log rc=$?"; grep -E "^\| (f32|bf16)" "$O/$log.log" | cut -d'|' -f2-8,12-
   save
 }
 for k in ${PUBLISH_EVERYS:-}; do  # publications at most every k collectives (MAX_PUBLISH_EVERY)
