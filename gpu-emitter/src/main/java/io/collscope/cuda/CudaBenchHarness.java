@@ -78,45 +78,26 @@ public final class CudaBenchHarness {
   }
 
   /**
-   * A CUDA graph per rank holding {@code collectives} launches, replayable without the host, with a
-   * start and an end event on every rank's stream to time replays on the device.
+   * {@code collectives} launches per rank enqueued on the streams by the host, as the dispatcher
+   * enqueues them (the host takes the sample: {@link Launcher#collective}), publishing at the rate
+   * in force when they are launched; timed as {@link Graphs} are. Host-bound where a collective
+   * takes less than the launches of every rank (small sizes).
    */
-  public final class Graphs implements AutoCloseable {
-    private final CUgraph[] graphs = new CUgraph[backend.worldSize()];
-    private final CUgraphExec[] execs = new CUgraphExec[backend.worldSize()];
-    private final CUevent[] starts = new CUevent[backend.worldSize()];
-    private final CUevent[] ends = new CUevent[backend.worldSize()];
+  public Streamed streamed(int collectives, boolean instrumented) {
+    return new Streamed(collectives, instrumented);
+  }
+
+  /**
+   * A fixed batch of collectives per rank that can be enqueued again and again, with a start and an
+   * end event on every rank's stream to time them on the device.
+   */
+  public abstract sealed class Replays implements AutoCloseable permits Graphs, Streamed {
+    final CUevent[] starts = new CUevent[backend.worldSize()];
+    final CUevent[] ends = new CUevent[backend.worldSize()];
     private final int collectives;
 
-    private Graphs(int collectives, boolean instrumented) {
+    private Replays(int collectives) {
       this.collectives = collectives;
-      try {
-        for (RankBuffers r : ranks.local()) {
-          r.device().makeCurrent();
-          cuStreamSynchronize(r.stream());
-          graphs[r.rank()] = new CUgraph();
-          cuStreamBeginCapture(r.stream(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-          for (int i = 0; i < collectives; i++) launcher.collective(r, instrumented);
-          cuStreamEndCapture(r.stream(), graphs[r.rank()]);
-          execs[r.rank()] = new CUgraphExec();
-          cuGraphInstantiate(execs[r.rank()], graphs[r.rank()], 0);
-          starts[r.rank()] = timingEvent();
-          ends[r.rank()] = timingEvent();
-        }
-      } catch (RuntimeException e) {
-        close();
-        throw e;
-      }
-    }
-
-    /**
-     * A timing event in the current context, kept only once created, so {@link #close()} never
-     * destroys one that does not exist.
-     */
-    private static CUevent timingEvent() {
-      CUevent e = new CUevent();
-      cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT);
-      return e;
     }
 
     /** Collectives per rank in one replay. */
@@ -124,14 +105,14 @@ public final class CudaBenchHarness {
       return collectives;
     }
 
-    /** Replays every rank's graph {@code times} times and waits for them. */
+    /** Replays every rank's batch {@code times} times and waits for them. */
     public void replay(int times) {
       launch(times, false);
       synchronizeAll();
     }
 
     /**
-     * Replays every rank's graph {@code times} times, waits for them, and returns the device time
+     * Replays every rank's batch {@code times} times, waits for them, and returns the device time
      * they took in microseconds: the longest, over this process's ranks, from an event recorded on
      * the rank's stream right before its first replay to one recorded after its last.
      *
@@ -159,17 +140,80 @@ public final class CudaBenchHarness {
     }
 
     /**
-     * Launches round-robin over ranks, a replay of every rank before the next, so no rank's queue
-     * runs ahead while another's first graph is not launched yet; {@code timed}: each rank's start
-     * event immediately before its first launch, its end event after its last.
+     * Enqueues {@code times} replays on every rank; {@code timed}: each rank's start event
+     * immediately before its first launch, its end event after its last.
      */
-    private void launch(int times, boolean timed) {
+    abstract void launch(int times, boolean timed);
+
+    /** Creates the timing events of every rank of this process. */
+    final void createEvents() {
+      for (RankBuffers r : ranks.local()) {
+        r.device().makeCurrent();
+        starts[r.rank()] = timingEvent();
+        ends[r.rank()] = timingEvent();
+      }
+    }
+
+    /**
+     * A timing event in the current context, kept only once created, so {@link #close()} never
+     * destroys one that does not exist.
+     */
+    static CUevent timingEvent() {
+      CUevent e = new CUevent();
+      cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT);
+      return e;
+    }
+
+    @Override
+    public void close() {
+      for (int i = 0; i < starts.length; i++) {
+        if (starts[i] != null) cuEventDestroy(starts[i]);
+        if (ends[i] != null) cuEventDestroy(ends[i]);
+        starts[i] = null;
+        ends[i] = null;
+      }
+    }
+  }
+
+  /**
+   * A CUDA graph per rank holding {@code collectives} launches, replayable without the host. A
+   * graph fixes each node's kernel at capture, so its instrumented collectives take the sample on
+   * the device ({@link Launcher#capturedCollective}).
+   */
+  public final class Graphs extends Replays {
+    private final CUgraph[] graphs = new CUgraph[backend.worldSize()];
+    private final CUgraphExec[] execs = new CUgraphExec[backend.worldSize()];
+
+    private Graphs(int collectives, boolean instrumented) {
+      super(collectives);
+      try {
+        for (RankBuffers r : ranks.local()) {
+          r.device().makeCurrent();
+          cuStreamSynchronize(r.stream());
+          graphs[r.rank()] = new CUgraph();
+          cuStreamBeginCapture(r.stream(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+          for (int i = 0; i < collectives; i++) launcher.capturedCollective(r, instrumented);
+          cuStreamEndCapture(r.stream(), graphs[r.rank()]);
+          execs[r.rank()] = new CUgraphExec();
+          cuGraphInstantiate(execs[r.rank()], graphs[r.rank()], 0);
+        }
+        createEvents();
+      } catch (RuntimeException e) {
+        close();
+        throw e;
+      }
+    }
+
+    /** Round-robin over ranks, a replay of every rank before the next, so no rank runs ahead. */
+    @Override
+    void launch(int times, boolean timed) {
       List<RankBuffers> local = ranks.local();
       for (int t = 0; t < times; t++) {
         for (RankBuffers r : local) {
           r.device().makeCurrent();
           if (timed && t == 0) cuEventRecord(starts[r.rank()], r.stream());
           cuGraphLaunch(execs[r.rank()], r.stream());
+          r.enqueuedByGraph(collectives());
           if (timed && t == times - 1) cuEventRecord(ends[r.rank()], r.stream());
         }
       }
@@ -180,12 +224,38 @@ public final class CudaBenchHarness {
       for (int i = 0; i < execs.length; i++) {
         if (execs[i] != null) cuGraphExecDestroy(execs[i]);
         if (graphs[i] != null) cuGraphDestroy(graphs[i]);
-        if (starts[i] != null) cuEventDestroy(starts[i]);
-        if (ends[i] != null) cuEventDestroy(ends[i]);
         execs[i] = null;
         graphs[i] = null;
-        starts[i] = null;
-        ends[i] = null;
+      }
+      super.close();
+    }
+  }
+
+  /** Collectives launched by the host on the streams ({@link #streamed}). */
+  public final class Streamed extends Replays {
+    private final boolean instrumented;
+
+    private Streamed(int collectives, boolean instrumented) {
+      super(collectives);
+      this.instrumented = instrumented;
+      createEvents();
+    }
+
+    /** Round-robin over ranks a collective at a time, as the dispatcher launches them. */
+    @Override
+    void launch(int times, boolean timed) {
+      List<RankBuffers> local = ranks.local();
+      for (int t = 0; t < times; t++) {
+        for (int i = 0; i < collectives(); i++) {
+          for (RankBuffers r : local) {
+            r.device().makeCurrent();
+            if (timed && t == 0 && i == 0) cuEventRecord(starts[r.rank()], r.stream());
+            launcher.collective(r, instrumented);
+            if (timed && t == times - 1 && i == collectives() - 1) {
+              cuEventRecord(ends[r.rank()], r.stream());
+            }
+          }
+        }
       }
     }
   }

@@ -30,9 +30,35 @@ final class Launcher {
         new PublishPolicy(worldSize, publishEvery, publishIntervalNanos, System.nanoTime());
   }
 
+  /**
+   * Enqueues one collective on the rank's stream. Instrumented, the host takes the kernel's sample
+   * itself: the instrumented kernel for the collectives it accounts, the plain kernel for the
+   * others, which so run the plain kernel's code and cost what it costs, whatever ptxas made of the
+   * instrumented kernel's other paths (docs/GPU.md, "The sample on the host"). The plain kernel
+   * keeps the same sequence, ring, flags and acks, counts a timeout as the instrumented one does,
+   * and adds nothing to the totals an unsampled collective would not add; calls and bytes are
+   * derived from the sequence by osar_publish.
+   */
   void collective(RankBuffers r, boolean instrumented) {
+    boolean accounted = r.enqueueOne();
+    launch(r, instrumented && accounted);
+    if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
+  }
+
+  /**
+   * Enqueues one collective into a graph being captured on the rank's stream. A graph fixes each
+   * node's kernel while its replays run other sequences, so an instrumented collective is the
+   * instrumented kernel, which takes the sample on the device (osar.cu, osar); the caller counts
+   * the replays ({@link RankBuffers#enqueuedByGraph}).
+   */
+  void capturedCollective(RankBuffers r, boolean instrumented) {
+    launch(r, instrumented);
+    if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
+  }
+
+  private void launch(RankBuffers r, boolean instrumentedKernel) {
     cuLaunchKernel(
-        r.device().module.kernel(dtype, instrumented, r.algorithm()),
+        r.device().module.kernel(dtype, instrumentedKernel, r.algorithm()),
         r.blocks(),
         1,
         1,
@@ -43,7 +69,6 @@ final class Launcher {
         r.stream(),
         Pointer.to(Pointer.to(r.params())),
         null);
-    if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
   }
 
   /** The host clock where the policy has a time bound; it is not read otherwise. */

@@ -30,6 +30,47 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class OsarBench {
 
   static final int PER_GRAPH = 50;
+
+  /**
+   * How the bench enqueues its collectives ({@code --launch}). Graph replays are the default: the
+   * device time of the kernels alone, whatever the host does.
+   */
+  public enum Launch {
+    /** CUDA graphs replayed without the host; the instrumented kernel samples on the device. */
+    GRAPH,
+    /**
+     * The host launches every collective on the streams, as the emitter's dispatcher does, and
+     * takes the sample itself: the plain kernel for the collectives it leaves out ({@link
+     * Launcher#collective}). Host-bound below a few MB per rank, where a collective takes less than
+     * the launches of every rank.
+     */
+    STREAM;
+
+    /** The values {@link #parse} takes, for a usage message. */
+    public static final String CHOICES = "graph, stream";
+
+    /**
+     * A command line's launch mode.
+     *
+     * @throws IllegalArgumentException naming --launch, for any other name
+     */
+    public static Launch parse(String s) {
+      for (Launch l : values()) if (l.name().equalsIgnoreCase(s.strip())) return l;
+      throw new IllegalArgumentException(
+          "--launch must be one of " + CHOICES + ", got '" + s + "'");
+    }
+
+    /**
+     * {@code --launch}'s default: {@value #LAUNCH_PROPERTY} where set (the device scripts pass JVM
+     * options to every bench of a run: dev/gpu-bisect/run-x2-perf.sh's BENCH_OPTS), else graph.
+     */
+    public static Launch byDefault() {
+      return parse(System.getProperty(LAUNCH_PROPERTY, "graph"));
+    }
+  }
+
+  static final String LAUNCH_PROPERTY = "collscope.bench.launch";
+
   static final int REPLAYS = 4;
   public static final int DEFAULT_ROUNDS = 9;
   public static final double DEFAULT_MIN_EFFECT_PCT = 1.0;
@@ -44,6 +85,7 @@ public final class OsarBench {
     double minEffectPct = DEFAULT_MIN_EFFECT_PCT;
     NcclBaseline baseline = null;
     AllReduceAlgorithm algorithm = null;
+    Launch launch = null;
     for (String a : args) {
       if (a.startsWith("--ranks="))
         ranks = Arrays.stream(a.substring(8).split(",")).mapToInt(Integer::parseInt).toArray();
@@ -57,15 +99,26 @@ public final class OsarBench {
         minEffectPct = Double.parseDouble(a.substring(17));
       else if (a.startsWith("--baseline=")) baseline = NcclBaseline.read(Path.of(a.substring(11)));
       else if (a.startsWith("--algorithm=")) algorithm = AllReduceAlgorithm.parse(a.substring(12));
+      else if (a.startsWith("--launch=")) launch = Launch.parse(a.substring(9));
       else
         throw new IllegalArgumentException(
             "unknown argument "
                 + a
                 + " (--ranks=2,4 --sizes=4K,1M --dtypes=f32,bf16 --rounds=9 --min-effect-pct=1"
-                + " --baseline=nccl.log --algorithm=auto)");
+                + " --baseline=nccl.log --algorithm=auto --launch=graph)");
     }
     try {
-      System.exit(run(System.out, ranks, sizes, types, rounds, minEffectPct, baseline, algorithm));
+      System.exit(
+          run(
+              System.out,
+              ranks,
+              sizes,
+              types,
+              rounds,
+              minEffectPct,
+              baseline,
+              algorithm,
+              launch == null ? Launch.byDefault() : launch));
     } catch (io.collscope.collective.BackendUnavailableException e) {
       System.err.println("OsarBench: " + e.getMessage());
       System.exit(1);
@@ -113,6 +166,7 @@ public final class OsarBench {
    *     (plain's, or NCCL's)
    * @param baseline NCCL's rounds to compare with, or null for no NCCL columns
    * @param algorithm the data path of every row, or null for the one each size takes
+   * @param launch how the collectives are enqueued
    * @return 0
    * @throws io.collscope.collective.BackendUnavailableException without a GPU (after the arguments
    *     are checked)
@@ -125,7 +179,8 @@ public final class OsarBench {
       int rounds,
       double minEffectPct,
       NcclBaseline baseline,
-      AllReduceAlgorithm algorithm)
+      AllReduceAlgorithm algorithm,
+      Launch launch)
       throws Exception {
     if (rounds < 1) throw new IllegalArgumentException("--rounds must be >= 1, got " + rounds);
     for (int n : ranks) {
@@ -140,6 +195,12 @@ public final class OsarBench {
     }
     CudaProbe.requireGpu();
     if (baseline != null) out.println("baseline: " + baseline.header());
+    if (launch == Launch.STREAM) {
+      out.println(
+          "launches: the host's, on the streams (--launch stream): each 'replay' below is the"
+              + " graph's collectives launched one by one, the host choosing the plain kernel for"
+              + " the collectives the sample leaves out");
+    }
     boolean withNccl = baseline != null;
     // which data path each size took: the runs that compare them set the threshold
     out.println(
@@ -151,7 +212,7 @@ public final class OsarBench {
     for (DType t : types) {
       for (int n : ranks) {
         for (long b : sizes) {
-          Rounds r = measure(n, b, t, rounds, algorithm);
+          Rounds r = measure(n, b, t, rounds, algorithm, launch);
           double[] nccl = withNccl ? baseline.rounds(t, n, b) : null;
           out.println(row(t, n, b, r, withNccl, nccl, minEffectPct));
           out.flush();
@@ -263,7 +324,8 @@ public final class OsarBench {
         Locale.ROOT, "%.2f (%.2f..%.2f)", median(rounds), min(rounds), max(rounds));
   }
 
-  static Rounds measure(int n, long bytes, DType t, int rounds, AllReduceAlgorithm algorithm)
+  static Rounds measure(
+      int n, long bytes, DType t, int rounds, AllReduceAlgorithm algorithm, Launch launch)
       throws Exception {
     CollectiveConfig cfg = CollectiveConfig.of(n).withElements((int) (bytes / t.bytes));
     try (CudaCollective c =
@@ -277,9 +339,11 @@ public final class OsarBench {
       int k = CudaCollective.Options.publishEveryFor(bytes);
       int perGraph = k * ((PER_GRAPH + k - 1) / k);
       h.setPublishEvery(k);
-      try (CudaBenchHarness.Graphs plain = h.captureGraphs(perGraph, false);
-          CudaBenchHarness.Graphs instr = h.captureGraphs(perGraph, true);
-          CudaBenchHarness.Graphs every1 = withPublishEvery(h, 1, perGraph, k)) {
+      boolean streamed = launch == Launch.STREAM;
+      try (CudaBenchHarness.Replays plain = replays(h, perGraph, false, streamed);
+          CudaBenchHarness.Replays instr = replays(h, perGraph, true, streamed);
+          CudaBenchHarness.Replays every1 =
+              streamed ? h.streamed(perGraph, true) : withPublishEvery(h, 1, perGraph, k)) {
         plain.replay(1); // warm up
         instr.replay(1);
         every1.replay(1);
@@ -295,7 +359,7 @@ public final class OsarBench {
             switch ((i + j) % 3) {
               case 0 -> p[i] = time(plain);
               case 1 -> q[i] = time(instr);
-              default -> e1[i] = time(every1);
+              default -> e1[i] = streamed ? timePublishingEvery1(h, every1, k) : time(every1);
             }
           }
         }
@@ -319,8 +383,26 @@ public final class OsarBench {
     }
   }
 
+  private static CudaBenchHarness.Replays replays(
+      CudaBenchHarness h, int collectives, boolean instrumented, boolean streamed) {
+    return streamed
+        ? h.streamed(collectives, instrumented)
+        : h.captureGraphs(collectives, instrumented);
+  }
+
+  /** A round of host-launched collectives publishing after each, then the default rate again. */
+  private static double timePublishingEvery1(
+      CudaBenchHarness h, CudaBenchHarness.Replays streamed, int restore) {
+    h.setPublishEvery(1);
+    try {
+      return time(streamed);
+    } finally {
+      h.setPublishEvery(restore);
+    }
+  }
+
   /** One round of one variant: device µs per collective. */
-  private static double time(CudaBenchHarness.Graphs g) {
+  private static double time(CudaBenchHarness.Replays g) {
     return g.replayTimed(REPLAYS) / (REPLAYS * g.collectives());
   }
 

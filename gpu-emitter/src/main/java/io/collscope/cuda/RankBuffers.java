@@ -41,6 +41,10 @@ final class RankBuffers implements RankMemory {
   private final List<Object> owned = new ArrayList<>();
   private final CounterBlock block;
   private long[] faultTable = new long[0]; // as last written to the parameters
+  // The collectives enqueued on the stream so far, graph replays included: the next one's
+  // sequence is this plus one, as the kernel reads it from S_NEXT_SEQ when it starts (while none
+  // aborted: after an abort every launch returns at entry, whichever kernel it is).
+  private long enqueued;
 
   /**
    * Allocates rank {@code rank}'s memory in {@code device}'s context, which it makes current, and
@@ -181,6 +185,20 @@ final class RankBuffers implements RankMemory {
     long[] v = new long[1];
     cuMemcpyDtoH(Pointer.to(v), state.withByteOffset(8L * index), 8);
     return v[0];
+  }
+
+  /**
+   * Counts one collective launched on the stream outside a graph; whether the kernel's sample
+   * accounts it in full ({@link CudaCollective.Options#sampled}, the kernel's own hash of its
+   * sequence).
+   */
+  boolean enqueueOne() {
+    return CudaCollective.Options.sampled(++enqueued, sampleEvery);
+  }
+
+  /** Counts {@code n} collectives a graph replay enqueued. */
+  void enqueuedByGraph(long n) {
+    enqueued += n;
   }
 
   /**

@@ -259,6 +259,54 @@ class CudaCollectiveGpuTest {
     }
   }
 
+  /**
+   * Host launches take the sample on the host (the plain kernel for the collectives it leaves out),
+   * graph replays on the device: mixed, the collectives billed are still exactly the ones the
+   * kernel's hash picks, on every data path. The host must count the replays' collectives too; one
+   * that did not would pick by the sequence the replays left behind, and launch the instrumented
+   * kernel for other collectives than the hash's (which would then bill none of them) and the plain
+   * one for some it picks — the precondition below checks that these numbers tell the two apart.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.EnumSource(AllReduceAlgorithm.class)
+  void hostLaunchesAndGraphReplaysBillExactlyTheKernelsSample(AllReduceAlgorithm algorithm)
+      throws Exception {
+    int ranks = 2, every = 16, before = 37, graph = 25, replays = 3, after = 211;
+    long replayed = (long) graph * replays, total = before + replayed + after;
+    long billed = every * sampledAmong(total, every);
+    long stale =
+        java.util.stream.LongStream.rangeClosed(before + replayed + 1, total)
+            .filter(seq -> CudaCollective.Options.sampled(seq - replayed, every))
+            .filter(seq -> CudaCollective.Options.sampled(seq, every))
+            .count();
+    long billedIfReplaysWereNotCounted = every * (sampledAmong(before + replayed, every) + stale);
+    assertThat(billedIfReplaysWereNotCounted).isNotEqualTo(billed);
+    long bytes = algorithm == AllReduceAlgorithm.TWO_SHOT ? 64 << 10 : 16 << 10;
+    try (CudaCollective c =
+        CudaCollective.open(
+            config(ranks, bytes, DType.F32),
+            FaultPlan.NONE,
+            CudaCollective.Options.defaults(ranks)
+                .withSampleEvery(every)
+                .withAlgorithm(algorithm))) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.runCollectives(before, true);
+      try (CudaBenchHarness.Graphs g = h.captureGraphs(graph, true)) {
+        g.replay(replays);
+      }
+      h.runCollectives(after, true);
+      c.flush();
+      for (int r = 0; r < ranks; r++) {
+        h.verifyOutput(r);
+        Counters k = counters(c, r);
+        assertThat(k.calls()).as("rank %d calls", r).isEqualTo(total);
+        assertThat(java.util.Arrays.stream(k.histogram()).sum())
+            .as("rank %d: the latency histogram holds exactly the kernel's sample", r)
+            .isEqualTo(billed);
+      }
+    }
+  }
+
   @Test
   void timedReplaysTakeTheSlowestRanksDeviceTimeWithinTheHostsWallClock() throws Exception {
     // every collective waits for rank 1's 200 us arrival delay, on every rank's stream

@@ -98,9 +98,22 @@ final class BenchCommand implements Runnable {
                 + " (auto: the one each size and world takes). Default: ${DEFAULT-VALUE}")
     String algorithm;
 
+    @Option(
+        names = "--launch",
+        paramLabel = "MODE",
+        defaultValue = "graph",
+        description =
+            "How the collectives are enqueued: graph (CUDA graphs replayed without the host; the"
+                + " kernel takes the sample) or stream (launched one by one by the host, which"
+                + " takes the sample and launches the plain kernel for the collectives it leaves"
+                + " out, as the emitter does; host-bound below a few MB per rank)."
+                + " Default: ${DEFAULT-VALUE}")
+    String launch;
+
     @Override
     public Integer call() throws Exception {
       AllReduceAlgorithm forced = AllReduceAlgorithm.parse(algorithm); // a bad name: exit 2
+      OsarBench.Launch mode = OsarBench.Launch.parse(launch); // likewise
       return OsarBench.run(
           System.out,
           ranks.stream().mapToInt(Integer::intValue).toArray(),
@@ -109,7 +122,8 @@ final class BenchCommand implements Runnable {
           rounds,
           minEffectPct,
           baseline == null ? null : readBaseline(),
-          forced);
+          forced,
+          mode);
     }
 
     /** The baseline, or a usage error (exit 2) naming the flag: checked before any GPU work. */

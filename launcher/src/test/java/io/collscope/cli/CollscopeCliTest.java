@@ -175,7 +175,12 @@ class CollscopeCliTest {
     assertThat(help.exitCode()).as(help.err()).isZero();
     assertThat(help.out())
         .contains("--rounds", "--min-effect-pct", "--baseline=FILE", "--algorithm=NAME")
+        .contains("--launch=MODE")
         .contains("twoshot");
+    CliRun launch = CliRun.of("bench", "gpu", "--launch", "eager");
+    assertThat(launch.exitCode()).as(launch.err()).isEqualTo(2);
+    assertThat(launch.err().strip().lines())
+        .containsExactly("collscope bench gpu: --launch must be one of graph, stream, got 'eager'");
     CliRun ring = CliRun.of("bench", "gpu", "--algorithm", "ring");
     assertThat(ring.exitCode()).as(ring.err()).isEqualTo(2);
     assertThat(ring.err())
