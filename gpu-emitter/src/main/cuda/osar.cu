@@ -36,8 +36,10 @@
 // weighted by that number: the totals estimate every collective's, as the NCCL plugin's sampled
 // kernel times do. The instrumented kernels hold the plain kernel's body beside the accounting
 // one and take it for every unsampled collective (osar, at the end): such a collective reads no
-// clock and adds nothing, and is scheduled as the plain kernel is. The one-shot f32 push kernel
-// alone keeps one body that tests the sample where it accounts (two_bodies: measured faster).
+// clock and adds nothing, and is scheduled as the plain kernel is. The one-shot f32 kernels, pull
+// and push, keep one body that tests the sample where it accounts (two_bodies: measured faster).
+// The host launches the plain kernel itself for the unsampled collectives it launches on a stream
+// (Launcher.collective): the instrumented kernels' own choice serves CUDA graphs.
 // Counters are accumulated in registers and added to the block's own slice of the rank's totals
 // in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
 // (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
@@ -758,7 +760,7 @@ __shared__ int s_buckets;  // the push kernels' P[P_HIST_BUCKETS] (buckets above
 // 167-169), and the f32 pull kernel's plain body runs slower at 8 ranks than the plain kernel
 // itself (+93..+138 ns at 4-256 KB with two bodies, -34..+8 with one; +0.05 us at 2 ranks: runs
 // 173-174, docs/BENCHMARKS.md); bf16 pull and both two-shot kernels are at parity with two.
-template <typename T, bool PUSH, bool TWO>
+template <typename T, bool TWO>
 __host__ __device__ constexpr bool two_bodies() {
   return TWO || sizeof(T) != 4;
 }
@@ -789,7 +791,7 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
   // In a two-body kernel the accounting body runs the sampled collectives only. In the one-body
   // kernel s_sampled is read from shared memory at each use, not held in a register for the whole
   // kernel: held, it cost the push path 5-7 us per collective at 16 MB (run 82, docs/BENCHMARKS.md).
-#define sampled (ACCOUNT && (two_bodies<T, PUSH, TWO>() || s_sampled))
+#define sampled (ACCOUNT && (two_bodies<T, TWO>() || s_sampled))
   // the end of a phase: thread 0's clock tk, in shared memory in the push kernels (s_clock above)
 #define MARK_CLOCK(k)                                            \
   do {                                                          \
@@ -1261,7 +1263,7 @@ __device__ void osar(const u64* __restrict__ P) {
   // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
   // the counters are touched. The abort was counted once, by the launch that raised it.
   if (s_abort) return;
-  if (INSTR && (s_sampled || !two_bodies<T, PUSH, TWO>()))
+  if (INSTR && (s_sampled || !two_bodies<T, TWO>()))
     osar_collective<T, true, PUSH, TWO>(P, rank, world, nslots, elems, blocks, buckets, st);
   else
     osar_collective<T, false, PUSH, TWO>(P, rank, world, nslots, elems, blocks, buckets, st);
