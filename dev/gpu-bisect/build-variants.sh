@@ -27,7 +27,6 @@ build no-totals -DOMIT_TOTALS=1
 build no-phase-clocks -DOMIT_PHASE_CLOCKS=1
 build no-wait-clock -DOMIT_WAIT_CLOCK=1
 build no-peer-acc -DOMIT_PEER_ACC=1
-build no-latency-add -DOMIT_LATENCY_ADD=1
 build no-account -DOMIT_ACCOUNT=1
 build no-handover -DOMIT_HANDOVER=1
 build no-div -DOMIT_DIV=1

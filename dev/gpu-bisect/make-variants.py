@@ -4,9 +4,9 @@
 Usage: make-variants.py OSAR_CU OUT_CU. Each OMIT_* switch removes one part of the
 instrumentation from the instrumented kernels (the plain kernels are the same in every variant;
 run 147 added OMIT_ACCOUNT, OMIT_HANDOVER and OMIT_DIV: the accounting warp's work, the clocks'
-hand-off to it, its division by the gaters; OMIT_LATENCY_ADD: the accounting warp's latency add,
-the only add left of the pull kernels' bytes and latency adds (run 147) and the push kernels'
-calls, bytes and latency after the ack (both gone in run 166, where bytes and calls are derived);
+hand-off to it, the division by the gaters (since run 181 also in osar_publish's fold of the
+sample records, whose arrivals OMIT_PEER_ACC leaves out as it does the inline billing's per-peer
+adds; OMIT_LATENCY_ADD went with the accounting warp's adds);
 PUB_EMPTY makes osar_publish return at once (its launch alone),
 PUB_NO_FENCE leaves out its two system-scope fences (both for timing the publication, never
 correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of run 50 (the
@@ -36,7 +36,7 @@ def rep(a, b, count=1):
 
 
 switches = ["OMIT_SAMPLER", "OMIT_TOTALS", "OMIT_PHASE_CLOCKS", "OMIT_WAIT_CLOCK", "OMIT_PEER_ACC",
-            "OMIT_LATENCY_ADD", "OMIT_ACCOUNT", "OMIT_HANDOVER", "OMIT_DIV",
+            "OMIT_ACCOUNT", "OMIT_HANDOVER", "OMIT_DIV",
             "PUB_EMPTY", "PUB_NO_FENCE", "MUTANT_STALE_SLOT", "MUTANT_STALE_GATHER",
             "GUARD_EVERY_TIME", "SYS_FENCE_ARRIVE", "NO_LOCAL_FLAG_WAIT"]
 rep('#include "osar_params.h"\n', '#include "osar_params.h"\n'
@@ -52,15 +52,19 @@ rep("if (PUSH && sampled && threadIdx.x == 0) s_clock[6] = globaltimer();",
     "if (PUSH && sampled && threadIdx.x == 0) s_clock[6] = OMIT_SAMPLER ? 0 : globaltimer();")
 rep("      const u64 g5 = globaltimer();", "      const u64 g5 = OMIT_SAMPLER ? 0 : globaltimer();")
 rep("    const bool clocks = sampled && s_publisher;", "    const bool clocks = sampled && !OMIT_WAIT_CLOCK && s_publisher;")
-rep("    for (int p = lane; p < world; p += 32) {", "    for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {")
-rep("  if (accountant && sampled && s_publisher && !s_abort) {",
-    "  if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
-rep("    if (lane == 1) {\n      // The latency, weighted",
-    "    if (!OMIT_LATENCY_ADD && lane == 1) {\n      // The latency, weighted")
+rep("for (int p = lane; p < world; p += 32) rec[R_ARRIVAL + p]",
+    "for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) rec[R_ARRIVAL + p]")
+rep("      for (int p = lane; p < world; p += 32) {  // one lane per peer",
+    "      for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {  // one lane per peer")
+rep("    if (accountant && sampled && s_publisher && !s_abort) {",
+    "    if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
+rep("  } else if (accountant && sampled && s_publisher && !s_abort) {",
+    "  } else if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
 # the clocks' handover to the accounting warp (its named barrier; the accountant then reads stale
 # clocks: for timing only), and the per-peer wait's division by the gaters (a software divide)
 rep("  if (!PUSH && sampled && s_publisher) {\n", "  if (!OMIT_HANDOVER && !PUSH && sampled && s_publisher) {\n")
 rep("  } else if (PUSH && sampled && s_publisher) {\n", "  } else if (!OMIT_HANDOVER && PUSH && sampled && s_publisher) {\n")
+rep("(latest - c[3]) / gaters * w", "(OMIT_DIV ? (latest - c[3]) : (latest - c[3]) / gaters) * w")
 rep("(latest - c3) / gaters * w", "(OMIT_DIV ? (latest - c3) : (latest - c3) / gaters) * w")
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')

@@ -76,8 +76,10 @@ fi
 save
 BASELINE=()
 grep -q '^nccl-rounds,' "$O/bench-nccl.log" 2>/dev/null && BASELINE=(--baseline="$O/bench-nccl.log")
-# BENCH_OPTS: JVM options (e.g. -Dcollscope.osar.sampleBelowBytes=...) for this bench, BENCH_VARIANTS and BISECT
-timeout 240 $J ${BENCH_OPTS:-} -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+# BENCH_OPTS: JVM options (e.g. -Dcollscope.osar.sampleBelowBytes=...) for this bench, BENCH_VARIANTS, bench_with (SAMPLINGS, MODES, ...) and BISECT
+# BENCH_DTYPES (default f32,bf16): the element types of this bench and BENCH_VARIANTS'
+DT=--dtypes=${BENCH_DTYPES:-f32,bf16}
+timeout 240 $J ${BENCH_OPTS:-} -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES $DT \
   ${BASELINE[@]+"${BASELINE[@]}"} > "$O/bench-osar.log" 2>&1
 echo "osar bench rc=$?"; grep -E "^\| (f32|bf16)|reporter" "$O/bench-osar.log" | cut -c1-200
 save
@@ -85,7 +87,7 @@ for v in ${BENCH_VARIANTS:-}; do  # the same bench on another kernel image, same
   # an image named twice gets a log per pass (bench-osar-NAME.log, bench-osar-NAME-2.log, ...)
   log="bench-osar-$v.log"; n=2
   while [[ -e "$O/$log" ]]; do log="bench-osar-$v-$n.log"; n=$((n + 1)); done
-  timeout 240 $J ${BENCH_OPTS:-} -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES \
+  timeout 240 $J ${BENCH_OPTS:-} -cp "$C/variants/$v:$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} --sizes=$SIZES $DT \
     ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$log" 2>&1
   echo "osar bench $log rc=$?"; grep -E "^\| (f32|bf16)" "$O/$log" | cut -d'|' -f2-8,12-
   save
@@ -99,12 +101,12 @@ for rule in ${BLOCK_RULES:-}; do  # SMALL_BYTES:SMALL_BLOCKS:BYTES, another data
   echo "osar bench blocks $rule rc=$?"; grep -E "^\| (f32|bf16)" "$O/bench-osar-blocks-${rule//:/-}.log" | cut -d'|' -f2-8,12-
   save
 done
-# the runtime's kernel benched under a system property: PROP VALUE LOG_NAME [SIZES]
+# the runtime's kernel benched under a system property, after BENCH_OPTS: PROP VALUE LOG_NAME [SIZES]
 # (a name given twice gets a log per pass, LOG_NAME-2.log, ...: runs 176 and 178 lost the first)
 bench_with() {
   local log="$3" n=2
   while [[ -e "$O/$log.log" ]]; do log="$3-$n"; n=$((n + 1)); done
-  timeout 200 $J -D$1=$2 -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} \
+  timeout 200 $J ${BENCH_OPTS:-} -D$1=$2 -cp "$LIB" io.collscope.cuda.OsarBench --ranks=${RANKS:-2} \
     --sizes=${4:-$SIZES} ${BASELINE[@]+"${BASELINE[@]}"} > "$O/$log.log" 2>&1
   echo "osar bench $log rc=$?"; grep -E "^\| (f32|bf16)" "$O/$log.log" | cut -d'|' -f2-8,12-
   save

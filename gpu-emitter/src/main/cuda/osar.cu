@@ -25,8 +25,8 @@
 // reduce-scatter into each rank's chunk, then an all-gather of the sums, on the push path's slots;
 // the same guard, flag, wait and ack, the second exchange inside reduce (below: "two-shot").
 // The phases and the per-peer shares are those of the block that published the flag (the
-// rank's critical path), one block per collective; the latency histogram is counted by that
-// block's accounting warp too. Calls and bytes come from the sequence itself (osar_publish
+// rank's critical path), one block per collective; the latency histogram is counted from that
+// block's clocks too. Calls and bytes come from the sequence itself (osar_publish
 // derives them: every completed collective moved the same bytes). Every interval is measured on
 // the SM's own clock64 (never a difference of two SMs' clocks).
 // Sampled accounting: the calls and bytes count every collective; the phases, the per-peer shares
@@ -36,16 +36,21 @@
 // weighted by that number: the totals estimate every collective's, as the NCCL plugin's sampled
 // kernel times do. The instrumented kernels hold the plain kernel's body beside the accounting
 // one and take it for every unsampled collective (osar, at the end): such a collective reads no
-// clock and adds nothing, and is scheduled as the plain kernel is. The one-shot f32 kernels, pull
-// and push, keep one body that tests the sample where it accounts (two_bodies: measured faster).
+// clock and adds nothing, and is scheduled as the plain kernel is. The one-shot f32 push kernel
+// keeps one body that tests the sample where it accounts, and bills inline (two_bodies: measured).
 // The host launches the plain kernel itself for the unsampled collectives it launches on a stream
 // (Launcher.collective): the instrumented kernels' own choice serves CUDA graphs.
-// Counters are accumulated in registers and added to the block's own slice of the rank's totals
-// in device memory with fire-and-forget reductions (red.global: see red_add). A separate kernel
-// (osar_publish), which the host enqueues on the rank's stream after every k-th collective, sums
-// the slices into the counter block (mapped host memory) under its sequence lock: the kernel
-// boundary makes every copy whole, and the collective itself carries no PCIe traffic or fence
-// for instrumentation.
+// A sampled collective's accounting warp stores the raw clocks and arrivals in a sample record
+// (osar_params.h) with plain stores; a separate kernel (osar_publish), which the host enqueues on
+// the rank's stream after every k-th collective, folds the records since its last fold into the
+// rank's totals in device memory, sums those (a slice per data block: a timeout is added by the
+// block that raised it) and copies the sums into the counter block (mapped host memory) under its
+// sequence lock: the kernel boundary makes every copy whole, and the collective itself carries no
+// PCIe traffic, fence or arithmetic for instrumentation. Until run 180 the accounting warp did the
+// arithmetic and ~20 reductions itself: code that a sampled collective ran cold, ~2.5 us per sample
+// on a stream that launched the plain kernel in between, ~1 us with the accounting left out
+// (run 181, docs/BENCHMARKS.md). Run 70 deferred it too and was slower: thread 0 wrote the record
+// on the path that ends the launch, and osar_publish read the records one after another.
 // Every wait backs off (hot spins, then __nanosleep 128 ns doubling to 4096 ns) and is bounded:
 // past its budget the kernel counts a timeout, raises S_ABORT and returns; it never hangs.
 // S_ABORT is sticky: every later launch of the rank (a dispatcher batch or a graph replay already
@@ -66,6 +71,8 @@
 #include "osar_params.h"
 
 static_assert(T_STRIDE >= T_WORDS && T_STRIDE % 16 == 0, "a slice of totals: whole 128-byte lines");
+static_assert(R_WORDS % 16 == 0 && R_ARRIVAL + OSAR_MAX_RANKS <= R_WORDS, "a record: whole 128-byte lines");
+static_assert(OSAR_RECORDS % PUBLISH_THREADS == 0, "osar_publish: whole records per thread");
 static_assert(S_TOT % 16 == 0, "the totals start on a 128-byte line of their own (osar_params.h)");
 static_assert(OSAR_MAX_RANKS <= 32, "guard and wait poll one peer per lane of warp 0");
 static_assert(CB_OFF_PHASES == CB_OFF_COUNTERS + 8 * CB_N_COUNTERS, "phases follow counters");
@@ -649,6 +656,80 @@ __device__ __forceinline__ int published_source(int d, int world, int buckets) {
 
 __device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
 
+// Adds one sample record (osar_params.h) to the totals `tot` (slice 0): what the accounting warp
+// of the collective's publishing block added itself before the records (runs up to 180), the same
+// words and weights. Lateness: peer p was seen arrival[p] - t3 after this rank published (both on
+// that SM's clock), whatever other peers did. The wait itself, publication to the last arrival,
+// is billed whole to the peer(s) that gated it: those seen in the round that ended it.
+__device__ void fold_record(const u64* __restrict__ rec, int rank, int world, int buckets,
+                            u64* tot) {
+  const u64 w = __ldcg(rec + R_WEIGHT);
+  u64 c[6];
+#pragma unroll
+  for (int k = 0; k < 6; ++k) c[k] = __ldcg(rec + R_CLOCK + k);
+  const u64* arrival = rec + R_ARRIVAL;
+  u64 latest = 0;
+  int gaters = 0;
+  for (int q = 0; q < world; ++q) {
+    const u64 tq = q == rank ? 0 : __ldcg(arrival + q);
+    if (tq > latest) {
+      latest = tq;
+      gaters = 1;
+    } else if (q != rank && tq == latest) {
+      ++gaters;
+    }
+  }
+  const bool self_last = world == 1 || latest <= __ldcg(rec + R_FIRST_ROUND);
+  for (int p = 0; p < world; ++p) {
+    if (p == rank) {
+      // every peer was already there at the first round
+      if (self_last) red_add(tot + T_PEER_LAST + p, w);
+      continue;
+    }
+    const u64 tp = __ldcg(arrival + p);
+    const u64 late = tp > c[3] ? tp - c[3] : 0;
+    if (late) red_add(tot + T_PEER_LATE + p, late * w);
+    if (tp == latest && latest > c[3]) red_add(tot + T_PEER_WAIT + p, (latest - c[3]) / gaters * w);
+    if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, w);
+    red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), w);
+  }
+#pragma unroll
+  for (int k = 0; k < CB_N_PHASES; ++k) red_add(tot + T_PHASES + k, (c[k + 1] - c[k]) * w);
+  // the latency, weighted as the phases are; calls and bytes are derived (publish_counter_block)
+  red_add(tot + T_HIST + bucket_of(c[5] - c[0], buckets), w);
+  // the clock sample: the whole collective, weighted as the phases
+  red_add(tot + CB_C_CLOCK_NS, (__ldcg(rec + R_G5) - __ldcg(rec + R_G0)) * w);
+  red_add(tot + CB_C_CLOCK_CYCLES, (__ldcg(rec + R_T5_RATE) - c[0]) * w);
+}
+
+// Folds the records of the collectives completed since the last fold into slice 0, a thread per
+// record, then marks them folded. No collective of the rank runs meanwhile (a kernel of its own on
+// the rank's stream), so the records and S_NEXT_SEQ hold still.
+__device__ void fold_records(const u64* __restrict__ P, u64* st) {
+  const int t = threadIdx.x;
+  const int rank = (int)P[P_RANK];
+  const int world = (int)P[P_WORLD];
+  const int buckets = (int)P[P_HIST_BUCKETS];
+  const long long blocks = (long long)P[P_WORK_BLOCKS];
+  const u64* records = st + S_TOT + blocks * T_STRIDE;
+  const u64 folded = ld_volatile(st + S_FOLDED);
+  const u64 completed = ld_volatile(st + S_NEXT_SEQ) - 1;
+  // every record's sequence loaded before any is tested: one round trip, not one per record
+  // (run 70's ring billed record after record: ~8 us per publication)
+  constexpr int PER_THREAD = OSAR_RECORDS / PUBLISH_THREADS;
+  u64 seq[PER_THREAD];
+#pragma unroll
+  for (int j = 0; j < PER_THREAD; ++j) seq[j] = __ldcg(records + (long long)(t + PUBLISH_THREADS * j) * R_WORDS + R_SEQ);
+#pragma unroll 1
+  for (int j = 0; j < PER_THREAD; ++j)
+    if (seq[j] > folded && seq[j] <= completed)
+      fold_record(records + (long long)(t + PUBLISH_THREADS * j) * R_WORDS, rank, world, buckets, st + S_TOT);
+  // every thread's reductions performed before any thread's loads of the totals
+  __threadfence();
+  __syncthreads();
+  if (t == 0) st_volatile(st + S_FOLDED, completed);
+}
+
 // Copies the totals into the counter block under its sequence lock. One block of
 // PUBLISH_THREADS, in a kernel of its own: no collective of this rank runs meanwhile, so the
 // totals hold still. Each thread sums its words over the data blocks' slices, loading every one
@@ -657,6 +738,7 @@ __device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_re
 // device memory, so the only PCIe traffic is posted writes and two fences.
 constexpr int PUB_PER_THREAD = (T_WORDS + PUBLISH_THREADS - 1) / PUBLISH_THREADS;
 __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
+  fold_records(P, st);
   const int t = threadIdx.x;
   const int world = (int)P[P_WORLD];
   const int buckets = (int)P[P_HIST_BUCKETS];
@@ -743,7 +825,7 @@ __shared__ u64 s_first_round;
 __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
 __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
 // Thread 0's clocks: t0..t5 (the phase boundaries), g0 and g5 (%globaltimer at t0 and after
-// t5) and the clock after g5 (for the rate), for the accounting warp. The push kernels write
+// t5) and the clock after g5 (for the rate), for the accounting warp's sample record. The push kernels write
 // each clock here as thread 0 takes it and never hold them in registers: every thread of the
 // block would hold them across the data path, where those kernels are at their 128-register
 // cap (__launch_bounds__(512, 1)); so held, they cost f32 at 16 MB +0.89-1.00 us against
@@ -751,18 +833,57 @@ __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
 // registers) keep them in registers: there shared memory cost +70 ns at 4 KB and up to +300 ns
 // at 8 ranks (same run), the branch and store on thread 0's path at every phase boundary.
 __shared__ u64 s_clock[9];
-__shared__ int s_buckets;  // the push kernels' P[P_HIST_BUCKETS] (buckets above)
+__shared__ int s_buckets;  // P[P_HIST_BUCKETS], for the one-body kernel's inline billing (osar_collective)
+
+// The sampled collective's record (osar_params.h), by the accounting warp of the block that
+// published the flag: thread 0's clocks and the arrivals, stored as they are (osar_publish does
+// the arithmetic). The stores are fire-and-forget, a lane's two at most, and nothing in this
+// launch reads them. Out of line, so that the kernels' data paths are scheduled as if it were not
+// there (inlined, the one-shot f32 push kernel ran ~3 us slower per collective at 16 MB: run 183).
+template <bool PUSH>
+__device__ __noinline__ void store_record(const u64* __restrict__ P, u64* st, int blocks, u64 seq,
+                                          int rank, int world) {
+  const int lane = threadIdx.x & 31;
+  u64* rec = st + S_TOT + (long long)blocks * T_STRIDE + (long long)(seq % OSAR_RECORDS) * R_WORDS;
+  // The end of the rate's interval: in the pull kernels read here, by lane 0 (the hand-off
+  // leaves it to this warp), in the push kernels by thread 0 before the hand-off. Either way the
+  // cycles' end is read once the timer's value is back.
+  u64 g5 = 0, t5_rate = 0;
+  if (PUSH) {
+    g5 = s_clock[7];
+    t5_rate = s_clock[8];
+  } else {
+    if (lane == 0) {
+      g5 = globaltimer();
+      t5_rate = g5 != 0 ? clock64() : s_clock[5];
+    }
+    g5 = __shfl_sync(0xffffffffu, g5, 0);
+    t5_rate = __shfl_sync(0xffffffffu, t5_rate, 0);
+  }
+  u64 word = 0;
+  if (lane == R_SEQ) word = seq;
+  else if (lane == R_WEIGHT) word = P[P_SAMPLE_MASK] + 1;  // the collectives this one stands for
+  else if (lane < R_CLOCK + 6) word = s_clock[lane - R_CLOCK];
+  else if (lane == R_G0) word = s_clock[6];
+  else if (lane == R_G5) word = g5;
+  else if (lane == R_T5_RATE) word = t5_rate;
+  else if (lane == R_FIRST_ROUND) word = s_first_round;
+  if (lane <= R_FIRST_ROUND) rec[lane] = word;
+  for (int p = lane; p < world; p += 32) rec[R_ARRIVAL + p] = p == rank ? 0 : s_arrival[p];
+}
 
 // Whether an instrumented kernel holds two bodies (osar, below) or one that tests the sample at
 // each phase. Measured, not derived: ptxas schedules the one-shot f32 push kernel's pipelined loops
 // worse in the two-body kernel (+1.7-2.0 us at 16 MB in every collective, sampled or not, against
 // +0.15-0.40 us with one body; bf16 the other way round, +0.05-0.26 us against +0.67-0.74: runs
-// 167-169), and the f32 pull kernel's plain body runs slower at 8 ranks than the plain kernel
-// itself (+93..+138 ns at 4-256 KB with two bodies, -34..+8 with one; +0.05 us at 2 ranks: runs
-// 173-174, docs/BENCHMARKS.md); bf16 pull and both two-shot kernels are at parity with two.
-template <typename T, bool TWO>
+// 167-169; with the sample records, +2.7 us, run 185). The f32 pull kernel had one body from run
+// 174 to 180 (its plain body then ran slower at 8 ranks than the plain kernel itself, +93..+138
+// ns at 4-256 KB); with the sample records two bodies are at parity or faster (-98..-62 ns at 2
+// and 8 ranks, 4-256 KB, against one body's +8..+272: runs 184-185, docs/BENCHMARKS.md). bf16
+// and both two-shot kernels are at parity with two.
+template <typename T, bool PUSH, bool TWO>
 __host__ __device__ constexpr bool two_bodies() {
-  return TWO || sizeof(T) != 4;
+  return TWO || !PUSH || sizeof(T) != 4;
 }
 
 // One collective of one rank, after the launch's entry (osar, below). ACCOUNT: this collective
@@ -773,13 +894,13 @@ __host__ __device__ constexpr bool two_bodies() {
 template <typename T, bool ACCOUNT, bool PUSH, bool TWO>
 __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int rank, int world,
                                                 int nslots, long long elems, int blocks,
-                                                int buckets, u64* st) {
+                                                u64* st) {
   constexpr bool INSTR = ACCOUNT;
   // One block per collective accounts it: the one whose thread 0 published the rank's flag (the
-  // last to finish its copy), whose phases are the rank's critical path. Its last warp bills the
-  // phases, the peers and the latency after the reduce, beside thread 0's count, ack and release
-  // that complete the collective and never ahead of them on any thread's path (in the pull
-  // kernels thread 0 never waits for it either); the other blocks run the plain kernel's path
+  // last to finish its copy), whose phases are the rank's critical path. Its last warp stores the
+  // sample record after the reduce, beside thread 0's count, ack and release that complete the
+  // collective and never ahead of them on any thread's path (in the pull kernels thread 0 never
+  // waits for it either); osar_publish bills it later. The other blocks run the plain kernel's path
   // but for the phase clocks. The clocks are thread 0's (the injected delays are on
   // its path), handed to the accounting warp in shared memory across a named barrier of the two
   // warps, in that block only: a warp that waits at a barrier can read its clock before the
@@ -791,7 +912,7 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
   // In a two-body kernel the accounting body runs the sampled collectives only. In the one-body
   // kernel s_sampled is read from shared memory at each use, not held in a register for the whole
   // kernel: held, it cost the push path 5-7 us per collective at 16 MB (run 82, docs/BENCHMARKS.md).
-#define sampled (ACCOUNT && (two_bodies<T, TWO>() || s_sampled))
+#define sampled (ACCOUNT && (two_bodies<T, PUSH, TWO>() || s_sampled))
   // the end of a phase: thread 0's clock tk, in shared memory in the push kernels (s_clock above)
 #define MARK_CLOCK(k)                                            \
   do {                                                          \
@@ -1177,52 +1298,45 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
       }
     }
   }
-  if (accountant && sampled && s_publisher && !s_abort) {
-    const int lane = threadIdx.x & 31;
-    const u64 c0 = s_clock[0], c3 = s_clock[3];
-    const u64 w = P[P_SAMPLE_MASK] + 1;  // the collectives this one stands for
-    // The end of the rate's interval: in the pull kernels read here, by lane 0 (the hand-off
-    // above leaves it to this warp), in the push kernels by thread 0 before the hand-off. Either
-    // way the cycles' end is read once the timer's value is back.
-    u64 g5 = 0, t5_rate = 0;
-    if (!PUSH && lane == 0) {
-      g5 = globaltimer();
-      t5_rate = g5 != 0 ? clock64() : s_clock[5];
-    }
-    // One lane per peer. Lateness: peer p was seen s_arrival[p] - t3 after this rank published
-    // (both on this SM's clock), whatever other peers did. The wait itself, publication to the
-    // last arrival, is billed whole to the peer(s) that gated it: those seen in the round that
-    // ended it.
-    u64 latest = 0;
-    int gaters = 0;
-    for (int q = 0; q < world; ++q)
-      if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
-    for (int q = 0; q < world; ++q)
-      if (q != rank && s_arrival[q] == latest) ++gaters;
-    const bool self_last = world == 1 || latest <= s_first_round;
-    for (int p = lane; p < world; p += 32) {
-      if (p == rank) {
-        // every peer was already there at the first round
-        if (self_last) red_add(tot + T_PEER_LAST + p, w);
-        continue;
+  if (!two_bodies<T, PUSH, TWO>()) {
+    // The one-body kernel (the one-shot f32 push) bills its sample here, into its block's slice,
+    // as every kernel did up to run 180, with fold_record's arithmetic (keep the two alike). With
+    // the record's stores in its place, inlined or out of line, ptxas scheduled this kernel's data
+    // path 1.5-3 us slower per collective at 16 MB, sampled or not (runs 183-186; run 186:
+    // +1,475 ns with no collective sampled, against +274..+330 for run 180's kernel in runs
+    // 183-185); so kept, its SASS is run 180's.
+    if (accountant && sampled && s_publisher && !s_abort) {
+      const int lane = threadIdx.x & 31;
+      const u64 c0 = s_clock[0], c3 = s_clock[3];
+      const u64 w = P[P_SAMPLE_MASK] + 1;  // the collectives this one stands for
+      u64 latest = 0;
+      int gaters = 0;
+      for (int q = 0; q < world; ++q)
+        if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
+      for (int q = 0; q < world; ++q)
+        if (q != rank && s_arrival[q] == latest) ++gaters;
+      const bool self_last = world == 1 || latest <= s_first_round;
+      for (int p = lane; p < world; p += 32) {  // one lane per peer
+        if (p == rank) {
+          if (self_last) red_add(tot + T_PEER_LAST + p, w);
+          continue;
+        }
+        const u64 tp = s_arrival[p];
+        const u64 late = tp > c3 ? tp - c3 : 0;
+        if (late) red_add(tot + T_PEER_LATE + p, late * w);
+        if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters * w);
+        if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, w);
+        red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), w);
       }
-      const u64 tp = s_arrival[p];
-      const u64 late = tp > c3 ? tp - c3 : 0;
-      if (late) red_add(tot + T_PEER_LATE + p, late * w);
-      if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters * w);
-      if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, w);
-      red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), w);
+      if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, (s_clock[lane + 1] - s_clock[lane]) * w);
+      if (lane == 1) red_add(tot + T_HIST + bucket_of(s_clock[5] - c0, s_buckets), w);
+      if (lane == 0) {  // the clock sample: push kernels' g5 and t5_rate (hand-off above)
+        red_add(tot + CB_C_CLOCK_NS, (s_clock[7] - s_clock[6]) * w);
+        red_add(tot + CB_C_CLOCK_CYCLES, (s_clock[8] - c0) * w);
+      }
     }
-    if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, (s_clock[lane + 1] - s_clock[lane]) * w);
-    if (lane == 1) {
-      // The latency, weighted as the phases are. Calls and bytes are derived (osar_publish): the
-      // kernels add neither.
-      red_add(tot + T_HIST + bucket_of(s_clock[5] - c0, PUSH ? s_buckets : buckets), w);
-    }
-    if (lane == 0) {  // the clock samples: the whole collective, weighted as the phases
-      red_add(tot + CB_C_CLOCK_NS, ((PUSH ? s_clock[7] : g5) - s_clock[6]) * w);
-      red_add(tot + CB_C_CLOCK_CYCLES, ((PUSH ? s_clock[8] : t5_rate) - c0) * w);
-    }
+  } else if (accountant && sampled && s_publisher && !s_abort) {
+    store_record<PUSH>(P, st, blocks, seq, rank, world);
   }
 }
 
@@ -1244,9 +1358,6 @@ __device__ void osar(const u64* __restrict__ P) {
   const int nslots = (int)P[P_SLOTS];
   const long long elems = (long long)P[P_ELEMS];
   const int blocks = (int)P[P_WORK_BLOCKS];
-  // loaded now: at the end, after the acquires have emptied L1, it would be a round trip to L2
-  // on the accounting warp's path (the push kernels: s_buckets)
-  const int buckets = INSTR && !PUSH ? (int)P[P_HIST_BUCKETS] : 0;
   u64* st = (u64*)P[P_STATE];
   if (threadIdx.x == 0) {
     s_seq = ld_volatile(st + S_NEXT_SEQ);
@@ -1255,6 +1366,8 @@ __device__ void osar(const u64* __restrict__ P) {
     s_publisher = 0;
     const u64 mask = INSTR ? P[P_SAMPLE_MASK] : 0;
     s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & mask) == 0;
+    // for the one-body kernel: set in both push kernels, it keeps that kernel's SASS run 180's (set
+    // in it alone, ptxas laid out its shared memory otherwise and scheduled it differently)
     if (INSTR && PUSH) s_buckets = (int)P[P_HIST_BUCKETS];
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
@@ -1263,10 +1376,10 @@ __device__ void osar(const u64* __restrict__ P) {
   // An earlier collective of this rank aborted: return before the ring, the flags, the acks or
   // the counters are touched. The abort was counted once, by the launch that raised it.
   if (s_abort) return;
-  if (INSTR && (s_sampled || !two_bodies<T, TWO>()))
-    osar_collective<T, true, PUSH, TWO>(P, rank, world, nslots, elems, blocks, buckets, st);
+  if (INSTR && (s_sampled || !two_bodies<T, PUSH, TWO>()))
+    osar_collective<T, true, PUSH, TWO>(P, rank, world, nslots, elems, blocks, st);
   else
-    osar_collective<T, false, PUSH, TWO>(P, rank, world, nslots, elems, blocks, buckets, st);
+    osar_collective<T, false, PUSH, TWO>(P, rank, world, nslots, elems, blocks, st);
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) osar_f32(const u64* P) { osar<float, true, false>(P); }

@@ -66,6 +66,7 @@
 #define S_CPS 5          // cycles per second (clock64 vs %globaltimer), set by the host
 #define S_LOCK 6         // the counter block's seqlock value, mirrored here: no PCIe read
 #define S_GATHERED 7     // two-shot: blocks done pushing the reduced chunk, cumulative (osar.cu)
+#define S_FOLDED 8       // the last collective whose sample record osar_publish folded (below)
 // Totals through the last collective, one slice per data block of the rank (block b's at
 // S_TOT + b * T_STRIDE): a block adds only to its own slice, with fire-and-forget reductions, so
 // no two blocks' adds meet on one cache line when the kernel ends (16 blocks adding to one line
@@ -73,7 +74,7 @@
 // the same stream, sums the slices and copies the sums out whole. A slice's order is the counter
 // block's from CB_OFF_COUNTERS (counters, then phases, then per-peer arrays), with the per-peer
 // arrays and the histogram at their maximum sizes. The state of a rank of B blocks is
-// S_TOT + B * T_STRIDE words. S_TOT is a whole 128-byte line on, so the words above (polled and
+// S_TOT + B * T_STRIDE + OSAR_RECORDS * R_WORDS words. S_TOT is a whole 128-byte line on, so the words above (polled and
 // atomically added by every block, stored by the completing one) share no line with block 0's
 // counters, and every slice starts on a line of its own (at 8, slice b shared its first line
 // with slice b - 1 and slice 0 with these words).
@@ -86,4 +87,21 @@
 #define T_HIST (T_PEER_LATE_HIST + OSAR_MAX_RANKS * CB_LATE_BUCKETS)  // [buckets]
 #define T_WORDS (T_HIST + OSAR_HIST_MAX)
 #define T_STRIDE 688                                 // T_WORDS rounded up to a 128-byte line
+// Sample records, after the slices (from S_TOT + B * T_STRIDE): a sampled collective's accounting
+// warp stores its raw clocks and arrivals in record seq % OSAR_RECORDS with plain stores, and
+// osar_publish folds the records of the collectives since its last fold (S_FOLDED) into slice 0.
+// So a sampled collective runs a few stores where it ran the accounting's arithmetic and ~20
+// reductions, code that was cold whenever it ran (docs/GPU.md, "Sample records"). A rank
+// publishes at least every OSAR_RECORDS collectives (PublishPolicy), so no record is overwritten
+// before it is folded.
+#define OSAR_RECORDS 1024  // a multiple of PUBLISH_THREADS
+#define R_SEQ 0          // the collective's sequence (0: never written)
+#define R_WEIGHT 1       // the collectives it stands for (the sample's 1 in n)
+#define R_CLOCK 2        // [6] thread 0's clocks t0..t5 (the phase boundaries)
+#define R_G0 8           // %globaltimer at t0
+#define R_G5 9           // %globaltimer after t5
+#define R_T5_RATE 10     // the clock once R_G5 was back (the rate's cycles end)
+#define R_FIRST_ROUND 11 // the clock of the wait's first poll round
+#define R_ARRIVAL 16     // [OSAR_MAX_RANKS] the clock of the round that saw each peer's flag
+#define R_WORDS 48       // whole 128-byte lines
 #define PUBLISH_THREADS 256                          // osar_publish's one block

@@ -142,10 +142,15 @@ public final class CudaCollective implements CollectiveBackend {
      * default then: +47 to +91 ns in all six cases of 4-256 KB, f32 and bf16. The totals are exact
      * in device memory either way, {@link CudaCollective#flush()} publishes them, and {@link
      * #PUBLISH_INTERVAL_NANOS} bounds the lag in time. A system property, {@value
-     * #MAX_PUBLISH_EVERY_PROPERTY}, overrides it for measurement.
+     * #MAX_PUBLISH_EVERY_PROPERTY}, lowers it for measurement; no interval is longer than the
+     * kernels' ring of sample records ({@link OsarLayout#RECORDS}, 1,024: {@link PublishPolicy}).
      */
     public static final int MAX_PUBLISH_EVERY =
-        Math.max(1, Integer.getInteger(Options.MAX_PUBLISH_EVERY_PROPERTY, 1024));
+        Math.max(
+            1,
+            Math.min(
+                OsarLayout.RECORDS,
+                Integer.getInteger(Options.MAX_PUBLISH_EVERY_PROPERTY, OsarLayout.RECORDS)));
 
     static final String MAX_PUBLISH_EVERY_PROPERTY = "collscope.osar.maxPublishEvery";
 

@@ -73,9 +73,18 @@ final class OsarLayout {
   /** Threads of {@code osar_publish}'s one block. */
   static final int PUBLISH_THREADS = 256;
 
+  /**
+   * Sample records after the slices: a sampled collective stores its raw clocks in record {@code
+   * seq % RECORDS}, and {@code osar_publish} folds them into the totals ({@code osar_params.h}). A
+   * rank must publish at least every {@code RECORDS} collectives ({@link PublishPolicy}).
+   */
+  static final int RECORDS = 1024;
+
+  static final int R_WORDS = 48;
+
   /** Words of the kernel state of a rank whose collectives run {@code blocks} data blocks. */
   static int stateWords(int blocks) {
-    return S_TOT + blocks * T_STRIDE;
+    return S_TOT + blocks * T_STRIDE + RECORDS * R_WORDS;
   }
 
   /**

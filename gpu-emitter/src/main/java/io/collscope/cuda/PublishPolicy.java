@@ -16,6 +16,10 @@ import java.util.Arrays;
  * most one batch. A CUDA graph capture needs a count only (a graph replays the publications it
  * captured, so it holds a whole number of intervals): {@link #countOnly} drops the time bound.
  *
+ * <p>The count is at most {@link OsarLayout#RECORDS} (1,024), whatever was asked: the kernels keep
+ * a sampled collective's raw clocks in a ring of that many records that a publication folds into
+ * the totals, so a longer interval would overwrite samples before they were counted.
+ *
  * <p>Each rank's state is touched only by the thread that enqueues that rank's work.
  */
 final class PublishPolicy {
@@ -29,7 +33,7 @@ final class PublishPolicy {
     this.since = new int[worldSize];
     this.lastNanos = new long[worldSize];
     Arrays.fill(lastNanos, nowNanos);
-    this.every = Math.max(1, every);
+    this.every = bounded(every);
     this.intervalNanos = Math.max(0, intervalNanos);
   }
 
@@ -55,8 +59,12 @@ final class PublishPolicy {
   /** Every {@code k} collectives and no time bound, from now on (graph captures, benches). */
   void countOnly(int k) {
     intervalNanos = 0;
-    every = Math.max(1, k);
+    every = bounded(k);
     Arrays.fill(since, 0);
+  }
+
+  private static int bounded(int every) {
+    return Math.max(1, Math.min(OsarLayout.RECORDS, every));
   }
 
   int every() {

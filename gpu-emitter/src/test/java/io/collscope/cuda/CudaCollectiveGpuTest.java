@@ -191,14 +191,23 @@ class CudaCollectiveGpuTest {
    * or by none, breaks the sums (run 70's deferred billing, a record ring that osar_publish billed,
    * was checked with this test). Sampled (1 in 16), exactly the sampled collectives are billed,
    * each with the weight 16: the histograms sum to 16 times the count that the host's copy of the
-   * kernel's hash gives, not to the calls.
+   * kernel's hash gives, not to the calls. The kernels keep each sampled collective's clocks in a
+   * ring of {@link OsarLayout#RECORDS} records that a publication folds in: an interval asked
+   * beyond it (5,000, over 2,500 collectives) must still publish before a record is overwritten.
    */
-  @ParameterizedTest(name = "publish every {0}, sample every {1}")
-  @CsvSource({"1, 1", "64, 1", "1000, 1", "64, 16", "1, 16"})
-  void everyCollectiveIsBilledOnceWhateverThePublicationInterval(int publishEvery, int sampleEvery)
-      throws Exception {
+  @ParameterizedTest(name = "publish every {0}, sample every {1}, {2} collectives")
+  @CsvSource({
+    "1, 1, 700",
+    "64, 1, 700",
+    "1000, 1, 700",
+    "5000, 1, 2500",
+    "64, 16, 700",
+    "1, 16, 700"
+  })
+  void everyCollectiveIsBilledOnceWhateverThePublicationInterval(
+      int publishEvery, int sampleEvery, int collectives) throws Exception {
     int ranks = 2;
-    long billed = sampleEvery * sampledAmong(700, sampleEvery);
+    long billed = sampleEvery * sampledAmong(collectives, sampleEvery);
     try (CudaCollective c =
         CudaCollective.open(
             config(ranks, 64 << 10, DType.F32),
@@ -206,12 +215,12 @@ class CudaCollectiveGpuTest {
             CudaCollective.Options.defaults(ranks).withSampleEvery(sampleEvery))) {
       CudaBenchHarness h = new CudaBenchHarness(c);
       h.setPublishEvery(publishEvery);
-      h.runCollectives(700, true);
+      h.runCollectives(collectives, true);
       c.flush();
       for (int r = 0; r < ranks; r++) {
         h.verifyOutput(r);
         Counters k = counters(c, r);
-        assertThat(k.calls()).as("rank %d calls", r).isEqualTo(700);
+        assertThat(k.calls()).as("rank %d calls", r).isEqualTo(collectives);
         long[] lateHist = k.totals().getPeerLateHistogram();
         int buckets = lateHist.length / ranks;
         for (int p = 0; p < ranks; p++) {

@@ -113,6 +113,7 @@ class KernelSourcesTest {
                       || name.equals("HIST_MAX")
                       || name.equals("MAX_FAULTS")
                       || name.equals("PIECE_BYTES")
+                      || name.equals("RECORDS")
                   ? "OSAR_" + name
                   : name;
       if (cName == null) continue;

@@ -34,6 +34,18 @@ class PublishPolicyTest {
   }
 
   @Test
+  void noCountIsLongerThanTheKernelsRingOfSampleRecords() {
+    long[] clock = {0};
+    PublishPolicy asked = new PublishPolicy(1, 5000, 0, clock[0]);
+    assertThat(asked.every()).isEqualTo(OsarLayout.RECORDS);
+    assertThat(collectivesUntilDue(asked, 0, clock, 1)).isEqualTo(OsarLayout.RECORDS);
+    asked.countOnly(1 << 20);
+    assertThat(collectivesUntilDue(asked, 0, clock, 1)).isEqualTo(OsarLayout.RECORDS);
+    asked.countOnly(1000);
+    assertThat(collectivesUntilDue(asked, 0, clock, 1)).isEqualTo(1000);
+  }
+
+  @Test
   void fastCollectivesPublishEveryKthAndTheCountStartsAgainAfterEach() {
     long[] clock = {0};
     PublishPolicy p = new PublishPolicy(2, 1024, 10 * MS, clock[0]);
