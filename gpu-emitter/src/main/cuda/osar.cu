@@ -773,11 +773,10 @@ __device__ void publish_counter_block(const u64* __restrict__ P, u64* st) {
     v[j] = sum;
   }
   // Calls are not added up in the kernels: every collective that completed advanced S_NEXT_SEQ
-  // (from 1), and the one that aborted, if any, left it at its own sequence. Nor are bytes, in
-  // effect: every completed collective moved P_BYTES, so they are exact here, where the pull and
-  // two-shot kernels add them (weighted) only in the collectives they sample, and a consumer's
-  // bytes per call would otherwise wander with the sample (a baseline keyed by message size would
-  // start over every window). The kernels' own adds are left as measured (runs 148, 160).
+  // (from 1), and the one that aborted, if any, left it at its own sequence. Nor are bytes: every
+  // completed collective moved P_BYTES, so they are exact here, where a sampled count would make a
+  // consumer's bytes per call wander with the sample (a baseline keyed by message size would
+  // start over every window; the kernels' byte adds went in runs 164-166).
   {
     const u64 completed = ld_volatile(st + S_NEXT_SEQ) - 1;
     const u64 calls = completed + (ld_volatile(st + S_ABORT) != 0 ? 1 : 0);
