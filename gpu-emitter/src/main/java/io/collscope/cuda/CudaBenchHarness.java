@@ -54,6 +54,10 @@ public final class CudaBenchHarness {
    * captures from now on (benchmarks compare rates).
    */
   public void setPublishEvery(int k) {
+    for (RankBuffers r : ranks.local()) { // what ran under the old interval is published first
+      r.device().makeCurrent();
+      launcher.publishPending(r);
+    }
     launcher.setPublishEvery(k);
   }
 
@@ -178,7 +182,8 @@ public final class CudaBenchHarness {
   /**
    * A CUDA graph per rank holding {@code collectives} launches, replayable without the host. A
    * graph fixes each node's kernel at capture, so its instrumented collectives take the sample on
-   * the device ({@link Launcher#capturedCollective}).
+   * the device ({@link Launcher#capturedCollective}); it ends with a publication when its last
+   * collectives would otherwise have none before the next replay ({@link Launcher#publishPending}).
    */
   public final class Graphs extends Replays {
     private final CUgraph[] graphs = new CUgraph[backend.worldSize()];
@@ -193,6 +198,7 @@ public final class CudaBenchHarness {
           graphs[r.rank()] = new CUgraph();
           cuStreamBeginCapture(r.stream(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
           for (int i = 0; i < collectives; i++) launcher.capturedCollective(r, instrumented);
+          launcher.publishPending(r);
           cuStreamEndCapture(r.stream(), graphs[r.rank()]);
           execs[r.rank()] = new CUgraphExec();
           cuGraphInstantiate(execs[r.rank()], graphs[r.rank()], 0);

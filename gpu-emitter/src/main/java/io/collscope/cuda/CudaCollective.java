@@ -128,8 +128,10 @@ public final class CudaCollective implements CollectiveBackend {
      * publication after at most {@link #MAX_PUBLISH_EVERY} (1,024) collectives, {@value
      * #PUBLISH_BYTES} payload bytes per rank or {@link #PUBLISH_INTERVAL_NANOS} (10 ms) on the
      * host, whichever comes first ({@link PublishPolicy}). An explicit count has no time bound. A
-     * CUDA graph replays the publications its capture held: capture a whole number of intervals (as
-     * {@code bench gpu} does), or call {@link CudaCollective#flush()} after replays.
+     * CUDA graph replays the publications its capture held, and {@link CudaBenchHarness} ends every
+     * capture with one when its last collectives have none (the kernels' ring of sample records
+     * must be folded at least every 1,024 collectives); capture a whole number of intervals, as
+     * {@code bench gpu} does, to publish at the default rate exactly.
      */
     public static final int AUTO_PUBLISH = 0;
 

@@ -56,6 +56,17 @@ final class Launcher {
     if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
   }
 
+  /**
+   * Enqueues a publication if the rank ran instrumented collectives since its last one. The
+   * kernels' ring of sample records must be folded at least every {@link OsarLayout#RECORDS}
+   * collectives ({@link PublishPolicy}); where the count is about to start again (a new interval)
+   * or to repeat (the end of a graph's capture, whose replays would otherwise carry the unpublished
+   * tail into the next replay's count), this keeps that bound.
+   */
+  void publishPending(RankBuffers r) {
+    if (publishing.unpublished(r.rank())) publish(r);
+  }
+
   private void launch(RankBuffers r, boolean instrumentedKernel) {
     cuLaunchKernel(
         r.device().module.kernel(dtype, instrumentedKernel, r.algorithm()),

@@ -51,6 +51,11 @@ final class PublishPolicy {
     return intervalNanos > 0;
   }
 
+  /** Whether {@code rank} ran instrumented collectives since its last publication. */
+  boolean unpublished(int rank) {
+    return since[rank] > 0;
+  }
+
   void published(int rank, long nowNanos) {
     since[rank] = 0;
     lastNanos[rank] = nowNanos;

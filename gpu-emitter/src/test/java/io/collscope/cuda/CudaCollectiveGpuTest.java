@@ -249,6 +249,38 @@ class CudaCollectiveGpuTest {
     }
   }
 
+  /**
+   * A graph shorter than the publication interval captures no publication of its own; replayed 100
+   * times it runs 2,500 collectives, more than the kernels' ring of sample records holds, so the
+   * capture must end with one (CudaBenchHarness.Graphs) or the flush finds records already
+   * overwritten: every collective is sampled here, and each lost one is missing from the latency
+   * histogram.
+   */
+  @Test
+  void graphReplaysPastTheRingOfSampleRecordsLoseNoSample() throws Exception {
+    int ranks = 2, graph = 25, replays = 100;
+    try (CudaCollective c =
+        CudaCollective.open(
+            config(ranks, 16 << 10, DType.F32),
+            FaultPlan.NONE,
+            CudaCollective.Options.defaults(ranks).withSampleEvery(1))) {
+      CudaBenchHarness h = new CudaBenchHarness(c);
+      h.setPublishEvery(OsarLayout.RECORDS);
+      try (CudaBenchHarness.Graphs g = h.captureGraphs(graph, true)) {
+        g.replay(replays);
+      }
+      c.flush();
+      for (int r = 0; r < ranks; r++) {
+        h.verifyOutput(r);
+        Counters k = counters(c, r);
+        assertThat(k.calls()).as("rank %d calls", r).isEqualTo((long) graph * replays);
+        assertThat(java.util.Arrays.stream(k.histogram()).sum())
+            .as("rank %d: every collective's latency", r)
+            .isEqualTo((long) graph * replays);
+      }
+    }
+  }
+
   @Test
   void graphReplaysAdvanceTheCountersByExactlyTheReplayedCollectives() throws Exception {
     try (CudaCollective c = CudaCollective.open(config(4, 64 << 10, DType.F32), FaultPlan.NONE)) {

@@ -46,6 +46,20 @@ class PublishPolicyTest {
   }
 
   @Test
+  void aRankIsUnpublishedFromItsFirstCollectiveUntilItsNextPublication() {
+    PublishPolicy p = new PublishPolicy(2, 16, 0, 0);
+    assertThat(p.unpublished(0)).isFalse();
+    p.countAndCheck(0, 0);
+    assertThat(p.unpublished(0)).isTrue();
+    assertThat(p.unpublished(1)).isFalse();
+    p.published(0, 0);
+    assertThat(p.unpublished(0)).isFalse();
+    p.countAndCheck(1, 0);
+    p.countOnly(8);
+    assertThat(p.unpublished(1)).as("a new interval starts the count again").isFalse();
+  }
+
+  @Test
   void fastCollectivesPublishEveryKthAndTheCountStartsAgainAfterEach() {
     long[] clock = {0};
     PublishPolicy p = new PublishPolicy(2, 1024, 10 * MS, clock[0]);
