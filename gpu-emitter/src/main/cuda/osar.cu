@@ -719,11 +719,13 @@ __device__ void fold_records(const u64* __restrict__ P, u64* st) {
   constexpr int PER_THREAD = OSAR_RECORDS / PUBLISH_THREADS;
   u64 seq[PER_THREAD];
 #pragma unroll
-  for (int j = 0; j < PER_THREAD; ++j) seq[j] = __ldcg(records + (long long)(t + PUBLISH_THREADS * j) * R_WORDS + R_SEQ);
+  for (int j = 0; j < PER_THREAD; ++j)
+    seq[j] = __ldcg(records + (long long)(t + PUBLISH_THREADS * j) * R_WORDS + R_SEQ);
 #pragma unroll 1
   for (int j = 0; j < PER_THREAD; ++j)
     if (seq[j] > folded && seq[j] <= completed)
-      fold_record(records + (long long)(t + PUBLISH_THREADS * j) * R_WORDS, rank, world, buckets, st + S_TOT);
+      fold_record(records + (long long)(t + PUBLISH_THREADS * j) * R_WORDS, rank, world, buckets,
+                  st + S_TOT);
   // every thread's reductions performed before any thread's loads of the totals
   __threadfence();
   __syncthreads();
@@ -824,8 +826,8 @@ __shared__ u64 s_first_round;
 __shared__ u64 s_delay[F_ALL];             // injected delays by F_ARRIVAL..F_ACK
 __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
 // Thread 0's clocks: t0..t5 (the phase boundaries), g0 and g5 (%globaltimer at t0 and after
-// t5) and the clock after g5 (for the rate), for the accounting warp's sample record. The push kernels write
-// each clock here as thread 0 takes it and never hold them in registers: every thread of the
+// t5) and the clock after g5 (for the rate), for the accounting warp's sample record. The push
+// kernels write each clock here as thread 0 takes it and never hold them in registers: every thread of the
 // block would hold them across the data path, where those kernels are at their 128-register
 // cap (__launch_bounds__(512, 1)); so held, they cost f32 at 16 MB +0.89-1.00 us against
 // +0.55-0.70, and 39 us at 8 ranks (run 111, docs/BENCHMARKS.md). The pull kernels (68-96
