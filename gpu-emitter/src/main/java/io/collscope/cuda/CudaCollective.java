@@ -119,7 +119,7 @@ public final class CudaCollective implements CollectiveBackend {
       return instrumented ? samplingFor(sampleEveryFor(bytesPerRank)) : Sampling.EVERY;
     }
 
-    private static Sampling samplingFor(int sampleEvery) {
+    static Sampling samplingFor(int sampleEvery) {
       return new Sampling(sampleEvery, SAMPLE_KEY);
     }
 

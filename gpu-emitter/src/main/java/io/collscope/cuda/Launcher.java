@@ -40,8 +40,7 @@ final class Launcher {
    * derived from the sequence by osar_publish.
    */
   void collective(RankBuffers r, boolean instrumented) {
-    boolean accounted = r.enqueueOne();
-    launch(r, instrumented && accounted);
+    launch(r, r.enqueueOne(instrumented));
     if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
   }
 

@@ -4,6 +4,7 @@ import static jcuda.driver.JCudaDriver.*;
 
 import io.collscope.collective.CollectiveConfig;
 import io.collscope.collective.FaultPlan;
+import io.collscope.collective.Sampling;
 import io.collscope.counters.CounterBlock;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -27,6 +28,7 @@ final class RankBuffers implements RankMemory {
   private final CollectiveConfig cfg;
   private final DType dtype;
   private final int sampleEvery;
+  private final Sampling sampling; // the kernel's choice at sampleEvery, for host launches
   private final AllReduceAlgorithm algorithm;
   private final CUstream stream = new CUstream();
   private final CUdeviceptr slots = new CUdeviceptr();
@@ -59,6 +61,7 @@ final class RankBuffers implements RankMemory {
     this.cfg = cfg;
     this.dtype = opt.dtype();
     this.sampleEvery = opt.sampleEveryFor(elementBytes());
+    this.sampling = CudaCollective.Options.samplingFor(sampleEvery);
     this.algorithm = opt.algorithmFor(elementBytes(), cfg.worldSize());
     try {
       device.makeCurrent();
@@ -188,12 +191,13 @@ final class RankBuffers implements RankMemory {
   }
 
   /**
-   * Counts one collective launched on the stream outside a graph; whether the kernel's sample
-   * accounts it in full ({@link CudaCollective.Options#sampled}, the kernel's own hash of its
-   * sequence).
+   * Counts one collective launched on the stream outside a graph; whether it is {@code
+   * instrumented} and the kernel's sample accounts it in full (the kernel's own hash of its
+   * sequence: {@link CudaCollective.Options#sampled}).
    */
-  boolean enqueueOne() {
-    return CudaCollective.Options.sampled(++enqueued, sampleEvery);
+  boolean enqueueOne(boolean instrumented) {
+    long seq = ++enqueued;
+    return instrumented && sampling.accounts(seq);
   }
 
   /** Counts {@code n} collectives a graph replay enqueued. */
