@@ -5,8 +5,8 @@ Usage: make-variants.py OSAR_CU OUT_CU. Each OMIT_* switch removes one part of t
 instrumentation from the instrumented kernels (the plain kernels are the same in every variant;
 run 147 added OMIT_ACCOUNT, OMIT_HANDOVER and OMIT_DIV: the accounting warp's work, the clocks'
 hand-off to it, the division by the gaters (since run 181 also in osar_publish's fold of the
-sample records, whose arrivals OMIT_PEER_ACC leaves out as it does the inline billing's per-peer
-adds; OMIT_LATENCY_ADD went with the accounting warp's adds);
+sample records, whose arrivals OMIT_PEER_ACC leaves out; OMIT_LATENCY_ADD went with the
+accounting warp's adds, and the inline billing's switches with that billing in run 188);
 PUB_EMPTY makes osar_publish return at once (its launch alone),
 PUB_NO_FENCE leaves out its two system-scope fences (both for timing the publication, never
 correct); GUARD_EVERY_TIME and SYS_FENCE_ARRIVE each undo one latency change of run 50 (the
@@ -54,18 +54,13 @@ rep("      const u64 g5 = globaltimer();", "      const u64 g5 = OMIT_SAMPLER ? 
 rep("    const bool clocks = sampled && s_publisher;", "    const bool clocks = sampled && !OMIT_WAIT_CLOCK && s_publisher;")
 rep("for (int p = lane; p < world; p += 32) rec[R_ARRIVAL + p]",
     "for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) rec[R_ARRIVAL + p]")
-rep("      for (int p = lane; p < world; p += 32) {  // one lane per peer",
-    "      for (int p = lane; !OMIT_PEER_ACC && p < world; p += 32) {  // one lane per peer")
-rep("    if (accountant && sampled && s_publisher && !s_abort) {",
-    "    if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
-rep("  } else if (accountant && sampled && s_publisher && !s_abort) {",
-    "  } else if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) {")
+rep("  if (accountant && sampled && s_publisher && !s_abort) store_record<PUSH>",
+    "  if (accountant && !OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) store_record<PUSH>")
 # the clocks' handover to the accounting warp (its named barrier; the accountant then reads stale
 # clocks: for timing only), and the per-peer wait's division by the gaters (a software divide)
 rep("  if (!PUSH && sampled && s_publisher) {\n", "  if (!OMIT_HANDOVER && !PUSH && sampled && s_publisher) {\n")
 rep("  } else if (PUSH && sampled && s_publisher) {\n", "  } else if (!OMIT_HANDOVER && PUSH && sampled && s_publisher) {\n")
 rep("(latest - c[3]) / gaters * w", "(OMIT_DIV ? (latest - c[3]) : (latest - c[3]) / gaters) * w")
-rep("(latest - c3) / gaters * w", "(OMIT_DIV ? (latest - c3) : (latest - c3) / gaters) * w")
 rep('__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile',
     '__device__ __forceinline__ void fence_acq_rel_sys() { if (!PUB_NO_FENCE) asm volatile')
 rep("osar_publish(const u64* P) {\n", "osar_publish(const u64* P) {\n  if (PUB_EMPTY) return;\n")
@@ -83,8 +78,9 @@ rep("    if (!s_abort) two_shot_reduce<T>(P, rank, world, blocks, slot, elems, t
     "    } else\n"
     "    if (!s_abort) two_shot_reduce<T>(P, rank, world, blocks, slot, elems, term);")
 # the pipelined push path: the pieces' flags still go out, their data do not
-rep("        if (i < pc.nvec) dst[i] = x[u];",
-    "        if (i < pc.nvec && !(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots)) dst[i] = x[u];")
+rep("      uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg) + unit * UNIT_VECS + lane;\n",
+    "      if (MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots) continue;\n"
+    "      uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg) + unit * UNIT_VECS + lane;\n")
 # the data-path changes of runs 50-51, each undone alone
 rep("(s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)",
     "(GUARD_EVERY_TIME || s_delay[F_ACK] != 0 || s_ack_seen < seq - (u64)nslots)")

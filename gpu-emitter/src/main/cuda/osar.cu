@@ -37,7 +37,7 @@
 // kernel times do. The instrumented kernels hold the plain kernel's body beside the accounting
 // one and take it for every unsampled collective (osar, at the end): such a collective reads no
 // clock and adds nothing, and is scheduled as the plain kernel is. The one-shot f32 push kernel
-// keeps one body that tests the sample where it accounts, and bills inline (two_bodies: measured).
+// keeps one body that tests the sample where it accounts (two_bodies: measured).
 // The host launches the plain kernel itself for the unsampled collectives it launches on a stream
 // (Launcher.collective): the instrumented kernels' own choice serves CUDA graphs.
 // A sampled collective's accounting warp stores the raw clocks and arrivals in a sample record
@@ -531,11 +531,21 @@ __device__ __forceinline__ void push_pieces(const u64* __restrict__ P, int rank,
   u64* my_flag = nullptr;  // lane p: this rank's flag row in peer p's memory
   if (lane < world && lane != rank)
     my_flag = piece_flags<T>(P, lane, world, nslots, elems) + (long long)rank * pc.units;
+  // A whole unit (every unit but the input's last) is read and written from one pointer with
+  // immediate offsets, no bound per vector: fewer live registers in a kernel at its 128-register
+  // cap, where ptxas otherwise recomputed each vector's 64-bit index for every peer's stores.
+  auto whole = [&](long long unit) { return (unit + 1) * UNIT_VECS <= pc.nvec; };
   auto load = [&](long long unit, uint4* y) {
+    const uint4* src = in + unit * UNIT_VECS + lane;
+    if (whole(unit)) {
 #pragma unroll
-    for (int u = 0; u < UNIT_PER_LANE; ++u) {
-      const long long i = unit * UNIT_VECS + lane + 32 * u;
-      y[u] = i < pc.nvec ? in[i] : make_uint4(0, 0, 0, 0);
+      for (int u = 0; u < UNIT_PER_LANE; ++u) y[u] = src[32 * u];
+    } else {
+#pragma unroll
+      for (int u = 0; u < UNIT_PER_LANE; ++u) {
+        const long long i = unit * UNIT_VECS + lane + 32 * u;
+        y[u] = i < pc.nvec ? src[32 * u] : make_uint4(0, 0, 0, 0);
+      }
     }
   };
   uint4 x[UNIT_PER_LANE];
@@ -544,13 +554,17 @@ __device__ __forceinline__ void push_pieces(const u64* __restrict__ P, int rank,
   while (j < pc.count) {
 #pragma unroll
     for (int u = 0; u < UNIT_PER_LANE; ++u) x[u] = with_term<T>(x[u], term);
+    const bool full = whole(unit);
     for (int p = 0; p < world; ++p) {
       if (p == rank) continue;
-      uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg);
+      uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg) + unit * UNIT_VECS + lane;
+      if (full) {
 #pragma unroll
-      for (int u = 0; u < UNIT_PER_LANE; ++u) {
-        const long long i = unit * UNIT_VECS + lane + 32 * u;
-        if (i < pc.nvec) dst[i] = x[u];
+        for (int u = 0; u < UNIT_PER_LANE; ++u) dst[32 * u] = x[u];
+      } else {
+#pragma unroll
+        for (int u = 0; u < UNIT_PER_LANE; ++u)
+          if (unit * UNIT_VECS + lane + 32 * u < pc.nvec) dst[32 * u] = x[u];
       }
     }
     long long next_j = j, next_unit = unit + 1;
@@ -600,6 +614,7 @@ __device__ __forceinline__ bool reduce_pieces(const u64* __restrict__ P, int ran
     // bf16's eight floats per vector: half a unit per pass, or the accumulators spill
     constexpr int SUB = V::N == 4 ? UNIT_PER_LANE : UNIT_PER_LANE / 2;
     for (long long unit = j * pc.per; unit < pc.end(j); ++unit) {
+      const bool full = (unit + 1) * UNIT_VECS <= pc.nvec;  // no bound per vector (push_pieces)
 #pragma unroll
       for (int h = 0; h < UNIT_PER_LANE; h += SUB) {
         float acc[SUB][V::N];
@@ -608,12 +623,13 @@ __device__ __forceinline__ bool reduce_pieces(const u64* __restrict__ P, int ran
 #pragma unroll
           for (int k = 0; k < V::N; ++k) acc[u][k] = 0.f;
         for (int p = 0; p < world; ++p) {
-          const uint4* src = (const uint4*)source_of<T, true>(P, rank, world, p, slot, elems);
+          const uint4* src = (const uint4*)source_of<T, true>(P, rank, world, p, slot, elems) +
+                             unit * UNIT_VECS + lane + 32 * h;
           uint4 x[SUB];
 #pragma unroll
           for (int u = 0; u < SUB; ++u) {
             const long long i = unit * UNIT_VECS + lane + 32 * (h + u);
-            x[u] = i < pc.nvec ? __ldcg(src + i) : make_uint4(0, 0, 0, 0);
+            x[u] = full || i < pc.nvec ? __ldcg(src + 32 * u) : make_uint4(0, 0, 0, 0);
             if (p == rank) x[u] = with_term<T>(x[u], term);
           }
 #pragma unroll
@@ -627,7 +643,7 @@ __device__ __forceinline__ bool reduce_pieces(const u64* __restrict__ P, int ran
 #pragma unroll
         for (int u = 0; u < SUB; ++u) {
           const long long i = unit * UNIT_VECS + lane + 32 * (h + u);
-          if (i < pc.nvec) ((uint4*)out)[i] = V::pack(acc[u]);
+          if (full || i < pc.nvec) ((uint4*)out)[i] = V::pack(acc[u]);
         }
       }
     }
@@ -834,7 +850,6 @@ __shared__ u64 s_link[OSAR_MAX_RANKS];     // injected delay of each peer's flag
 // registers) keep them in registers: there shared memory cost +70 ns at 4 KB and up to +300 ns
 // at 8 ranks (same run), the branch and store on thread 0's path at every phase boundary.
 __shared__ u64 s_clock[9];
-__shared__ int s_buckets;  // P[P_HIST_BUCKETS], for the one-body kernel's inline billing (osar_collective)
 
 // The sampled collective's record (osar_params.h), by the accounting warp of the block that
 // published the flag: thread 0's clocks and the arrivals, stored as they are (osar_publish does
@@ -877,7 +892,8 @@ __device__ __noinline__ void store_record(const u64* __restrict__ P, u64* st, in
 // each phase. Measured, not derived: ptxas schedules the one-shot f32 push kernel's pipelined loops
 // worse in the two-body kernel (+1.7-2.0 us at 16 MB in every collective, sampled or not, against
 // +0.15-0.40 us with one body; bf16 the other way round, +0.05-0.26 us against +0.67-0.74: runs
-// 167-169; with the sample records, +2.7 us, run 185). The f32 pull kernel had one body from run
+// 167-169; with the sample records, +2.7 us, run 185; run 188's whole units: two bodies spill to
+// local memory, one body at parity with inline billing). The f32 pull kernel had one body from run
 // 174 to 180 (its plain body then ran slower at 8 ranks than the plain kernel itself, +93..+138
 // ns at 4-256 KB); with the sample records two bodies are at parity or faster (-98..-62 ns at 2
 // and 8 ranks, 4-256 KB, against one body's +8..+272: runs 184-185, docs/BENCHMARKS.md). bf16
@@ -1299,46 +1315,11 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
       }
     }
   }
-  if (!two_bodies<T, PUSH, TWO>()) {
-    // The one-body kernel (the one-shot f32 push) bills its sample here, into its block's slice,
-    // as every kernel did up to run 180, with fold_record's arithmetic (keep the two alike). With
-    // the record's stores in its place, inlined or out of line, ptxas scheduled this kernel's data
-    // path 1.5-3 us slower per collective at 16 MB, sampled or not (runs 183-186; run 186:
-    // +1,475 ns with no collective sampled, against +274..+330 for run 180's kernel in runs
-    // 183-185); so kept, its SASS is run 180's.
-    if (accountant && sampled && s_publisher && !s_abort) {
-      const int lane = threadIdx.x & 31;
-      const u64 c0 = s_clock[0], c3 = s_clock[3];
-      const u64 w = P[P_SAMPLE_MASK] + 1;  // the collectives this one stands for
-      u64 latest = 0;
-      int gaters = 0;
-      for (int q = 0; q < world; ++q)
-        if (q != rank && s_arrival[q] > latest) latest = s_arrival[q];
-      for (int q = 0; q < world; ++q)
-        if (q != rank && s_arrival[q] == latest) ++gaters;
-      const bool self_last = world == 1 || latest <= s_first_round;
-      for (int p = lane; p < world; p += 32) {  // one lane per peer
-        if (p == rank) {
-          if (self_last) red_add(tot + T_PEER_LAST + p, w);
-          continue;
-        }
-        const u64 tp = s_arrival[p];
-        const u64 late = tp > c3 ? tp - c3 : 0;
-        if (late) red_add(tot + T_PEER_LATE + p, late * w);
-        if (tp == latest && latest > c3) red_add(tot + T_PEER_WAIT + p, (latest - c3) / gaters * w);
-        if (!self_last && tp == latest) red_add(tot + T_PEER_LAST + p, w);
-        red_add(tot + T_PEER_LATE_HIST + p * CB_LATE_BUCKETS + late_bucket_of(late), w);
-      }
-      if (lane < CB_N_PHASES) red_add(tot + T_PHASES + lane, (s_clock[lane + 1] - s_clock[lane]) * w);
-      if (lane == 1) red_add(tot + T_HIST + bucket_of(s_clock[5] - c0, s_buckets), w);
-      if (lane == 0) {  // the clock sample: push kernels' g5 and t5_rate (hand-off above)
-        red_add(tot + CB_C_CLOCK_NS, (s_clock[7] - s_clock[6]) * w);
-        red_add(tot + CB_C_CLOCK_CYCLES, (s_clock[8] - c0) * w);
-      }
-    }
-  } else if (accountant && sampled && s_publisher && !s_abort) {
-    store_record<PUSH>(P, st, blocks, seq, rank, world);
-  }
+  // The sample: its record, which osar_publish bills (fold_record), in every instrumented kernel.
+  // The one-shot f32 push kernel billed it inline here up to run 187: with a record store its
+  // pipelined loops were scheduled 1.5-3 us slower at 16 MB (runs 183-186), until their whole
+  // units took one pointer and no bound per vector (push_pieces; run 188).
+  if (accountant && sampled && s_publisher && !s_abort) store_record<PUSH>(P, st, blocks, seq, rank, world);
 }
 
 #undef sampled
@@ -1367,9 +1348,6 @@ __device__ void osar(const u64* __restrict__ P) {
     s_publisher = 0;
     const u64 mask = INSTR ? P[P_SAMPLE_MASK] : 0;
     s_sampled = INSTR && (fault_mix(s_seq, SAMPLE_KEY) & mask) == 0;
-    // for the one-body kernel: set in both push kernels, it keeps that kernel's SASS run 180's (set
-    // in it alone, ptxas laid out its shared memory otherwise and scheduled it differently)
-    if (INSTR && PUSH) s_buckets = (int)P[P_HIST_BUCKETS];
   }
   if (threadIdx.x < OSAR_MAX_RANKS) s_link[threadIdx.x] = 0;
   if (threadIdx.x < F_ALL) s_delay[threadIdx.x] = 0;

@@ -74,8 +74,8 @@
 // the same stream, sums the slices and copies the sums out whole. A slice's order is the counter
 // block's from CB_OFF_COUNTERS (counters, then phases, then per-peer arrays), with the per-peer
 // arrays and the histogram at their maximum sizes. Since run 182 the slices hold what
-// osar_publish folds in from the sample records (slice 0), the one-body kernel's inline billing
-// and the timeouts. The state of a rank of B blocks is S_TOT + B * T_STRIDE + OSAR_RECORDS *
+// osar_publish folds in from the sample records (slice 0) and the timeouts (run 180's kernel and
+// the one-shot f32 push kernel until run 188 also billed samples inline, into their own slices). The state of a rank of B blocks is S_TOT + B * T_STRIDE + OSAR_RECORDS *
 // R_WORDS words. S_TOT is a whole 128-byte line on, so the words above (polled and atomically
 // added by every block, stored by the completing one) share no line with block 0's counters,
 // and every slice starts on a line of its own (at 8, slice b shared its first line with slice
