@@ -10,6 +10,9 @@
 #                                     per kernel that has a copy of it ($osar_f32_two$..._reduce...)
 #   NORM=1 dev/sass.sh IMAGE NAME     the same, registers, predicates, constants and labels
 #                                     renamed away: two copies' schedules compared with diff
+#   dev/sass.sh IMAGE KERNEL OTHER    KERNEL's loops, each SAME as one of OTHER's (normalized) or
+#                                     DIFF (dev/sass_loops.py; run 188: osar_f32_push_plain
+#                                     osar_f32_push)
 #
 # IMAGE: a cubin, or a fatbin such as gpu-emitter/src/main/resources/collscope/cuda/osar.fatbin
 # (its sm_90a ELF is extracted first). Example, the plain and the instrumented kernels' copies of
@@ -37,6 +40,10 @@ if [[ "$(head -c 4 "$image" | od -An -tx1 | tr -d ' \n')" == "50ed55ba" ]]; then
 fi
 "$tools/usr/bin/nvdisasm" -c "$cubin" > "$tmp/all.sass"
 # A function starts at its label in column 0 (a kernel's name, or $kernel$function for a copy)
+if [[ -n "${3:-}" ]]; then
+  python3 "$(dirname "$0")/sass_loops.py" "$tmp/all.sass" "$2" "$3"
+  exit 0
+fi
 if [[ -z "${2:-}" ]]; then
   awk '/^[$A-Za-z_][^ ]*:$/ && !/^\.L/ { if (n) printf "%6d  %s\n", c, n; n = $0; c = 0; next }
        /^ +\/\*[0-9a-f]+\*\// { c++ } END { if (n) printf "%6d  %s\n", c, n }' "$tmp/all.sass"

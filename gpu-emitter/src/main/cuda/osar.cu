@@ -892,8 +892,8 @@ __device__ __noinline__ void store_record(const u64* __restrict__ P, u64* st, in
 // each phase. Measured, not derived: ptxas schedules the one-shot f32 push kernel's pipelined loops
 // worse in the two-body kernel (+1.7-2.0 us at 16 MB in every collective, sampled or not, against
 // +0.15-0.40 us with one body; bf16 the other way round, +0.05-0.26 us against +0.67-0.74: runs
-// 167-169; with the sample records, +2.7 us, run 185; run 188's whole units: two bodies spill to
-// local memory, one body at parity with inline billing). The f32 pull kernel had one body from run
+// 167-169; with the sample records, +2.7 us, run 185; with run 189's whole units two bodies
+// spill to local memory in its SASS, not run). The f32 pull kernel had one body from run
 // 174 to 180 (its plain body then ran slower at 8 ranks than the plain kernel itself, +93..+138
 // ns at 4-256 KB); with the sample records two bodies are at parity or faster (-98..-62 ns at 2
 // and 8 ranks, 4-256 KB, against one body's +8..+272: runs 184-185, docs/BENCHMARKS.md). bf16
