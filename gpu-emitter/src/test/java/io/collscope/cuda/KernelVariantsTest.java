@@ -40,6 +40,15 @@ class KernelVariantsTest {
             "if (!(MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots))\n"
                 + "      two_shot_scatter<T>(");
     assertThat(v).contains("if (!s_abort && MUTANT_STALE_GATHER && rank == 1");
+    // the pipelined push path's: rank 1 skips every peer's stores, of whole and partial units
+    assertThat(v)
+        .contains(
+            "      if (MUTANT_STALE_SLOT && rank == 1 && seq > (u64)nslots) continue;\n"
+                + "      uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg) + unit * UNIT_VECS + lane;");
+    // the sample's record, the one billing path of every instrumented kernel since run 191
+    assertThat(v)
+        .contains(
+            "!OMIT_TOTALS && !OMIT_ACCOUNT && sampled && s_publisher && !s_abort) store_record<PUSH>");
   }
 
   @Test
