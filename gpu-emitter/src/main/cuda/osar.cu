@@ -515,6 +515,11 @@ struct Pieces {
   __device__ __forceinline__ long long end(long long j) const {
     return (j + 1) * per < units ? (j + 1) * per : units;
   }
+  // Every unit but the input's last: read and written from one pointer with immediate offsets,
+  // no bound per vector. The pipelined kernels sit at their 128-register cap, where ptxas
+  // otherwise recomputed each vector's 64-bit index and bound for every peer (run 188), and
+  // scheduled the instrumented kernel's loops apart from the plain kernel's (runs 183-186, 193).
+  __device__ __forceinline__ bool whole(long long unit) const { return (unit + 1) * UNIT_VECS <= nvec; }
 };
 
 // Push warp `gw` of `nw` in the launch: pieces gw, gw + nw, ... into every peer's slot. Each lane
@@ -531,13 +536,9 @@ __device__ __forceinline__ void push_pieces(const u64* __restrict__ P, int rank,
   u64* my_flag = nullptr;  // lane p: this rank's flag row in peer p's memory
   if (lane < world && lane != rank)
     my_flag = piece_flags<T>(P, lane, world, nslots, elems) + (long long)rank * pc.units;
-  // A whole unit (every unit but the input's last) is read and written from one pointer with
-  // immediate offsets, no bound per vector: fewer live registers in a kernel at its 128-register
-  // cap, where ptxas otherwise recomputed each vector's 64-bit index for every peer's stores.
-  auto whole = [&](long long unit) { return (unit + 1) * UNIT_VECS <= pc.nvec; };
   auto load = [&](long long unit, uint4* y) {
     const uint4* src = in + unit * UNIT_VECS + lane;
-    if (whole(unit)) {
+    if (pc.whole(unit)) {
 #pragma unroll
       for (int u = 0; u < UNIT_PER_LANE; ++u) y[u] = src[32 * u];
     } else {
@@ -554,7 +555,7 @@ __device__ __forceinline__ void push_pieces(const u64* __restrict__ P, int rank,
   while (j < pc.count) {
 #pragma unroll
     for (int u = 0; u < UNIT_PER_LANE; ++u) x[u] = with_term<T>(x[u], term);
-    const bool full = whole(unit);
+    const bool full = pc.whole(unit);
     for (int p = 0; p < world; ++p) {
       if (p == rank) continue;
       uint4* dst = (uint4*)((T*)P[P_SLOT_PTR + p] + seg) + unit * UNIT_VECS + lane;
@@ -614,7 +615,7 @@ __device__ __forceinline__ bool reduce_pieces(const u64* __restrict__ P, int ran
     // bf16's eight floats per vector: half a unit per pass, or the accumulators spill
     constexpr int SUB = V::N == 4 ? UNIT_PER_LANE : UNIT_PER_LANE / 2;
     for (long long unit = j * pc.per; unit < pc.end(j); ++unit) {
-      const bool full = (unit + 1) * UNIT_VECS <= pc.nvec;  // no bound per vector (push_pieces)
+      const bool full = pc.whole(unit);
 #pragma unroll
       for (int h = 0; h < UNIT_PER_LANE; h += SUB) {
         float acc[SUB][V::N];
@@ -1318,7 +1319,7 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
   // The sample: its record, which osar_publish bills (fold_record), in every instrumented kernel.
   // The one-shot f32 push kernel billed it inline here up to run 187: with a record store its
   // pipelined loops were scheduled 1.5-3 us slower at 16 MB (runs 183-186), until their whole
-  // units took one pointer and no bound per vector (push_pieces; run 188).
+  // units took one pointer and no bound per vector (Pieces::whole; runs 188-191).
   if (accountant && sampled && s_publisher && !s_abort) store_record<PUSH>(P, st, blocks, seq, rank, world);
 }
 
