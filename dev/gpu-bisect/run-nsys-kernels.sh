@@ -10,11 +10,7 @@
 # PATH or under /usr/local/cuda and /opt/nvidia when unset. Written in the twentieth session, not
 # yet run (the device time was spent).
 set -u
-C=${CARRY:-.carry/main}
-source "$(dirname "$0")/unpack-carry.sh"
-J=$C/gpu-node/jre/bin/java
-OUT_DIR=${1:-${OUT:-/tmp/out}}
-O=$(mktemp -d)
+source "$(dirname "$0")/device-env.sh"
 W=$(mktemp -d)
 NSYS=${NSYS:-$(command -v nsys || ls /usr/local/cuda/bin/nsys /usr/local/cuda-*/bin/nsys \
   /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)}

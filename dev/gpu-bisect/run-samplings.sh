@@ -7,11 +7,7 @@
 # collective costs apart from an unsampled one's overhead: n = 65536 leaves (almost) only the
 # latter, n = 1 the former without cold code between.
 set -u
-C=${CARRY:-.carry/main}
-source "$(dirname "$0")/unpack-carry.sh"
-J=$C/gpu-node/jre/bin/java
-OUT_DIR=${1:-${OUT:-/tmp/out}}
-O=$(mktemp -d)
+source "$(dirname "$0")/device-env.sh"
 for n in ${SAMPLINGS:-1 16 64 65536}; do
   for v in ${IMAGES:-runtime}; do
     pre=""; [[ "$v" == runtime ]] || pre="$C/variants/$v:"
