@@ -12,8 +12,9 @@
 set -u
 source "$(dirname "$0")/device-env.sh"
 W=$(mktemp -d)
+# (the CUDA 12-13 toolkits put it under their nsight-systems-YYYY.N folder, linked from bin/ or not)
 NSYS=${NSYS:-$(command -v nsys || ls /usr/local/cuda/bin/nsys /usr/local/cuda-*/bin/nsys \
-  /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)}
+  /usr/local/cuda*/nsight-systems-*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)}
 if [[ -z "$NSYS" || ! -x "$NSYS" ]]; then
   echo "run-nsys-kernels: no nsys found (set NSYS to its path)" | tee "$O/nsys-missing.txt"
   mkdir -p "$OUT_DIR" && tar czf "$OUT_DIR/nsys.tgz" -C "$O" .; exit 2
