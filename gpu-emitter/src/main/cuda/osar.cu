@@ -674,8 +674,8 @@ __device__ __forceinline__ int published_source(int d, int world, int buckets) {
 __device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
 
 // Adds one sample record (osar_params.h) to the totals `tot` (slice 0): what the accounting warp
-// of the collective's publishing block added itself before the records (runs up to 180), the same
-// words and weights. Lateness: peer p was seen arrival[p] - t3 after this rank published (both on
+// of the collective's publishing block added itself before the records (runs up to 180; the
+// one-shot f32 push kernel up to 187), the same words and weights. Lateness: peer p was seen arrival[p] - t3 after this rank published (both on
 // that SM's clock), whatever other peers did. The wait itself, publication to the last arrival,
 // is billed whole to the peer(s) that gated it: those seen in the round that ended it.
 __device__ void fold_record(const u64* __restrict__ rec, int rank, int world, int buckets,
@@ -1288,9 +1288,9 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
     }
   }
 
-  // ---- finish: the data path first, then the instrumentation, which needs no fence ----------
-  // The totals are read only by osar_publish, after this launch has completed, so the adds
-  // below are fire-and-forget (red_add): nothing in this launch waits for them.
+  // ---- finish: the data path first, then the sample's record, which needs no fence ---------
+  // The totals are read only by osar_publish, after this launch has completed, so the timeout's
+  // adds below are fire-and-forget (red_add): nothing in this launch waits for them.
   u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
   if (threadIdx.x == 0) {
     if (s_abort) {

@@ -41,7 +41,7 @@ final class Launcher {
    */
   void collective(RankBuffers r, boolean instrumented) {
     launch(r, r.enqueueOne(instrumented));
-    if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
+    countForPublication(r, instrumented);
   }
 
   /**
@@ -52,6 +52,11 @@ final class Launcher {
    */
   void capturedCollective(RankBuffers r, boolean instrumented) {
     launch(r, instrumented);
+    countForPublication(r, instrumented);
+  }
+
+  /** An instrumented collective counts toward the rank's next publication, enqueued when due. */
+  private void countForPublication(RankBuffers r, boolean instrumented) {
     if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
   }
 
