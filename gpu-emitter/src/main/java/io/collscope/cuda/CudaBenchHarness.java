@@ -7,7 +7,7 @@ import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
-import jcuda.driver.CUgraphNode;
+import jcuda.driver.CUstreamCaptureMode;
 
 /**
  * Drives a {@link CudaCollective}'s ranks from the calling thread instead of its dispatcher, for
@@ -180,36 +180,26 @@ public final class CudaBenchHarness {
   }
 
   /**
-   * A CUDA graph per rank holding {@code collectives} collectives, replayable without the host. A
-   * graph fixes each node's kernel, so before each replay the host points every instrumented
-   * collective's node at the kernel its sequence needs, as it chooses for launches ({@link
-   * GraphSample}); the graph ends with a publication when its last collectives would otherwise have
-   * none before the next replay ({@link Launcher#addPendingPublication}).
+   * A CUDA graph per rank holding {@code collectives} launches, replayable without the host. A
+   * graph fixes each node's kernel at capture, so its instrumented collectives take the sample on
+   * the device ({@link Launcher#capturedCollective}); it ends with a publication when its last
+   * collectives would otherwise have none before the next replay ({@link Launcher#publishPending}).
    */
   public final class Graphs extends Replays {
     private final CUgraph[] graphs = new CUgraph[backend.worldSize()];
     private final CUgraphExec[] execs = new CUgraphExec[backend.worldSize()];
-    // per rank: its collectives' nodes in order and, in an instrumented graph that samples, the
-    // kernel each runs (null: every node keeps the kernel it was added with)
-    private final CUgraphNode[][] collectiveNodes = new CUgraphNode[backend.worldSize()][];
-    private final GraphSample[] samples = new GraphSample[backend.worldSize()];
 
     private Graphs(int collectives, boolean instrumented) {
       super(collectives);
       try {
         for (RankBuffers r : ranks.local()) {
           r.device().makeCurrent();
-          Launcher.Chain chain = new Launcher.Chain();
-          graphs[r.rank()] = chain.graph();
-          CUgraphNode[] nodes = new CUgraphNode[collectives];
-          for (int i = 0; i < collectives; i++) {
-            nodes[i] = launcher.addCollective(chain, r, instrumented);
-          }
-          launcher.addPendingPublication(chain, r);
-          collectiveNodes[r.rank()] = nodes;
-          if (instrumented && r.sampling().every() > 1) {
-            samples[r.rank()] = new GraphSample(r.sampling(), collectives);
-          }
+          cuStreamSynchronize(r.stream());
+          graphs[r.rank()] = new CUgraph();
+          cuStreamBeginCapture(r.stream(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+          for (int i = 0; i < collectives; i++) launcher.capturedCollective(r, instrumented);
+          launcher.publishPending(r);
+          cuStreamEndCapture(r.stream(), graphs[r.rank()]);
           execs[r.rank()] = new CUgraphExec();
           cuGraphInstantiate(execs[r.rank()], graphs[r.rank()], 0);
         }
@@ -220,18 +210,6 @@ public final class CudaBenchHarness {
       }
     }
 
-    /**
-     * Points rank {@code r}'s collectives at the kernels the sequences of its next replay need; the
-     * rank's context is current.
-     */
-    private void retarget(RankBuffers r) {
-      GraphSample sample = samples[r.rank()];
-      if (sample == null) return;
-      for (int i : sample.retarget(r.nextSequence())) {
-        launcher.retarget(execs[r.rank()], collectiveNodes[r.rank()][i], r, sample.instrumented(i));
-      }
-    }
-
     /** Round-robin over ranks, a replay of every rank before the next, so no rank runs ahead. */
     @Override
     void launch(int times, boolean timed) {
@@ -239,7 +217,6 @@ public final class CudaBenchHarness {
       for (int t = 0; t < times; t++) {
         for (RankBuffers r : local) {
           r.device().makeCurrent();
-          retarget(r);
           if (timed && t == 0) cuEventRecord(starts[r.rank()], r.stream());
           cuGraphLaunch(execs[r.rank()], r.stream());
           r.enqueuedByGraph(collectives());

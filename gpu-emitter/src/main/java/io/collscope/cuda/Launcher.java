@@ -1,16 +1,8 @@
 package io.collscope.cuda;
 
-import static jcuda.driver.JCudaDriver.cuGraphAddKernelNode;
-import static jcuda.driver.JCudaDriver.cuGraphCreate;
-import static jcuda.driver.JCudaDriver.cuGraphExecKernelNodeSetParams;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 
 import jcuda.Pointer;
-import jcuda.driver.CUDA_KERNEL_NODE_PARAMS;
-import jcuda.driver.CUfunction;
-import jcuda.driver.CUgraph;
-import jcuda.driver.CUgraphExec;
-import jcuda.driver.CUgraphNode;
 
 /**
  * Enqueues kernels on a rank's stream: its collective and, when {@link PublishPolicy} says the
@@ -49,53 +41,34 @@ final class Launcher {
    */
   void collective(RankBuffers r, boolean instrumented) {
     launch(r, r.enqueueOne(instrumented));
-    if (due(r, instrumented)) publish(r);
+    countForPublication(r, instrumented);
   }
 
   /**
-   * Adds one collective to a rank's graph being built and returns its node, followed by a node of
-   * {@code osar_publish} when a publication is due. A graph fixes each node's kernel while its
-   * replays run other sequences: an instrumented collective is added as the instrumented kernel,
-   * which takes the sample on the device (osar.cu, osar), until {@link #retarget} points the node
-   * at the kernel its next sequence needs ({@link GraphSample}); the caller counts the replays
-   * ({@link RankBuffers#enqueuedByGraph}).
+   * Enqueues one collective into a graph being captured on the rank's stream. A graph fixes each
+   * node's kernel while its replays run other sequences, so an instrumented collective is the
+   * instrumented kernel, which takes the sample on the device (osar.cu, osar); the caller counts
+   * the replays ({@link RankBuffers#enqueuedByGraph}).
    */
-  CUgraphNode addCollective(Chain chain, RankBuffers r, boolean instrumented) {
-    CUgraphNode node = chain.add(collectiveKernel(r, instrumented));
-    if (due(r, instrumented)) addPublication(chain, r);
-    return node;
+  void capturedCollective(RankBuffers r, boolean instrumented) {
+    launch(r, instrumented);
+    countForPublication(r, instrumented);
   }
 
-  /** An instrumented collective counts toward the rank's next publication: whether one is due. */
-  private boolean due(RankBuffers r, boolean instrumented) {
-    return instrumented && publishing.countAndCheck(r.rank(), now());
+  /** An instrumented collective counts toward the rank's next publication, enqueued when due. */
+  private void countForPublication(RankBuffers r, boolean instrumented) {
+    if (instrumented && publishing.countAndCheck(r.rank(), now())) publish(r);
   }
 
   /**
    * Enqueues a publication if the rank ran instrumented collectives since its last one. The
    * kernels' ring of sample records must be folded at least every {@link OsarLayout#RECORDS}
    * collectives ({@link PublishPolicy}); where the count is about to start again (a new interval)
-   * this keeps that bound.
+   * or to repeat (the end of a graph's capture, whose replays would otherwise carry the unpublished
+   * tail into the next replay's count), this keeps that bound.
    */
   void publishPending(RankBuffers r) {
     if (publishing.unpublished(r.rank())) publish(r);
-  }
-
-  /**
-   * Ends a rank's graph with a publication if its last collectives have none: its replays would
-   * otherwise carry the unpublished tail into the next replay's count, past the ring's bound.
-   */
-  void addPendingPublication(Chain chain, RankBuffers r) {
-    if (publishing.unpublished(r.rank())) addPublication(chain, r);
-  }
-
-  /**
-   * Points a collective's node of an instantiated graph at the instrumented or the plain kernel,
-   * with the arguments it was added with, from the graph's next launch on (launches already
-   * enqueued keep theirs). The rank's context is current.
-   */
-  void retarget(CUgraphExec exec, CUgraphNode node, RankBuffers r, boolean instrumentedKernel) {
-    cuGraphExecKernelNodeSetParams(exec, node, collectiveKernel(r, instrumentedKernel));
   }
 
   private void launch(RankBuffers r, boolean instrumentedKernel) {
@@ -111,31 +84,6 @@ final class Launcher {
         r.stream(),
         Pointer.to(Pointer.to(r.params())),
         null);
-  }
-
-  /** {@link #launch}'s kernel and arguments as a graph node's. */
-  private CUDA_KERNEL_NODE_PARAMS collectiveKernel(RankBuffers r, boolean instrumentedKernel) {
-    return kernelNode(
-        r.device().module.kernel(dtype, instrumentedKernel, r.algorithm()),
-        r.blocks(),
-        threadsPerBlock,
-        r.device().smemPerBlock,
-        r);
-  }
-
-  private static CUDA_KERNEL_NODE_PARAMS kernelNode(
-      CUfunction f, int blocks, int threads, int smem, RankBuffers r) {
-    CUDA_KERNEL_NODE_PARAMS p = new CUDA_KERNEL_NODE_PARAMS();
-    p.func = f;
-    p.gridDimX = blocks;
-    p.gridDimY = 1;
-    p.gridDimZ = 1;
-    p.blockDimX = threads;
-    p.blockDimY = 1;
-    p.blockDimZ = 1;
-    p.sharedMemBytes = smem;
-    p.kernelParams = Pointer.to(Pointer.to(r.params()));
-    return p;
   }
 
   /** The host clock where the policy has a time bound; it is not read otherwise. */
@@ -158,40 +106,6 @@ final class Launcher {
         Pointer.to(Pointer.to(r.params())),
         null);
     publishing.published(r.rank(), now());
-  }
-
-  /** {@link #publish} as a node of a graph being built. */
-  private void addPublication(Chain chain, RankBuffers r) {
-    chain.add(kernelNode(r.device().module.publish, 1, OsarLayout.PUBLISH_THREADS, 0, r));
-    publishing.published(r.rank(), now());
-  }
-
-  /**
-   * A rank's graph being built: kernel nodes in a chain, each after the one before, as a capture of
-   * the rank's stream would make them. Built node by node rather than captured so the host holds
-   * every collective's node to {@link #retarget} (JCuda 12.0's calls that list a captured graph's
-   * nodes pass the driver an uninitialized array size).
-   */
-  static final class Chain {
-    private final CUgraph graph = new CUgraph();
-    private CUgraphNode last;
-
-    /** An empty graph in the current context. */
-    Chain() {
-      cuGraphCreate(graph, 0);
-    }
-
-    CUgraphNode add(CUDA_KERNEL_NODE_PARAMS kernel) {
-      CUgraphNode node = new CUgraphNode();
-      if (last == null) cuGraphAddKernelNode(node, graph, null, 0, kernel);
-      else cuGraphAddKernelNode(node, graph, new CUgraphNode[] {last}, 1, kernel);
-      last = node;
-      return node;
-    }
-
-    CUgraph graph() {
-      return graph;
-    }
   }
 
   /**

@@ -200,16 +200,6 @@ final class RankBuffers implements RankMemory {
     return instrumented && sampling.accounts(seq);
   }
 
-  /** The sequence of the next collective enqueued on the stream (from 1). */
-  long nextSequence() {
-    return enqueued + 1;
-  }
-
-  /** The kernel's sample of this rank's collectives (its hash at the rank's sampling rate). */
-  Sampling sampling() {
-    return sampling;
-  }
-
   /** Counts {@code n} collectives a graph replay enqueued. */
   void enqueuedByGraph(long n) {
     enqueued += n;
