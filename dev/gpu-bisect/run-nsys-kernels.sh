@@ -7,8 +7,8 @@
 # kernel's gap over the plain one split into a shift of every launch and the sampled launches'
 # tail, which `bench gpu`'s medians of whole graphs cannot tell apart. Into OUT_DIR/nsys.tgz
 # (the CSVs and summaries; the .nsys-rep files stay behind). NSYS: the nsys binary, found on
-# PATH or under /usr/local/cuda and /opt/nvidia when unset. Written in the twentieth session, not
-# yet run (the device time was spent).
+# PATH or under /usr/local/cuda and /opt/nvidia when unset. Written in the twentieth session; the
+# `nvidia-h200` device image has no nsys (run 194), so it needs a machine that has Nsight Systems.
 set -u
 source "$(dirname "$0")/device-env.sh"
 W=$(mktemp -d)
