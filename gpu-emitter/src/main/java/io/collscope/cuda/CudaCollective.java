@@ -148,11 +148,8 @@ public final class CudaCollective implements CollectiveBackend {
      * kernels' ring of sample records ({@link OsarLayout#RECORDS}, 1,024: {@link PublishPolicy}).
      */
     public static final int MAX_PUBLISH_EVERY =
-        Math.max(
-            1,
-            Math.min(
-                OsarLayout.RECORDS,
-                Integer.getInteger(Options.MAX_PUBLISH_EVERY_PROPERTY, OsarLayout.RECORDS)));
+        PublishPolicy.bounded(
+            Integer.getInteger(Options.MAX_PUBLISH_EVERY_PROPERTY, OsarLayout.RECORDS));
 
     static final String MAX_PUBLISH_EVERY_PROPERTY = "collscope.osar.maxPublishEvery";
 

@@ -68,7 +68,8 @@ final class PublishPolicy {
     Arrays.fill(since, 0);
   }
 
-  private static int bounded(int every) {
+  /** A count of collectives between publications as the policy takes it: 1 to the ring's size. */
+  static int bounded(int every) {
     return Math.max(1, Math.min(OsarLayout.RECORDS, every));
   }
 
