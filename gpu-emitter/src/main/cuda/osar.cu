@@ -898,7 +898,11 @@ __device__ __noinline__ void store_record(const u64* __restrict__ P, u64* st, in
 // 174 to 180 (its plain body then ran slower at 8 ranks than the plain kernel itself, +93..+138
 // ns at 4-256 KB); with the sample records two bodies are at parity or faster (-98..-62 ns at 2
 // and 8 ranks, 4-256 KB, against one body's +8..+272: runs 184-185, docs/BENCHMARKS.md). bf16
-// and both two-shot kernels are at parity with two.
+// and both two-shot kernels are at parity with two. What the one body's unsampled collective pays
+// (f32 push, 8 MB: ~+140 ns over the plain code in the same graph) is ptxas's schedule of a kernel
+// holding both the sampled paths and thread 0's phase clocks: without both it runs as the plain
+// kernel, without either one it does not, and gating the clocks on the sample gains nothing
+// (runs 202-204, diagnostics that never sample).
 template <typename T, bool PUSH, bool TWO>
 __host__ __device__ constexpr bool two_bodies() {
   return TWO || !PUSH || sizeof(T) != 4;
@@ -1290,7 +1294,9 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
 
   // ---- finish: the data path first, then the sample's record, which needs no fence ---------
   // The totals are read only by osar_publish, after this launch has completed, so the timeout's
-  // adds below are fire-and-forget (red_add): nothing in this launch waits for them.
+  // add below is fire-and-forget (red_add): nothing in this launch waits for it. Its call is not
+  // added: osar_publish derives calls from the sequence and the abort word (publish_counter_block;
+  // the push kernels' unread add here went in run 201, their SASS otherwise the same).
   u64* tot = st + S_TOT + (long long)blockIdx.x * T_STRIDE;  // this block's slice
   if (threadIdx.x == 0) {
     if (s_abort) {
@@ -1299,7 +1305,6 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
       // a wait on that peer, this one or the next, would only run out its budget.
       if (atomicCAS(st + S_ABORT, 0ull, seq) == 0ull) {
         red_add(tot + CB_C_TIMEOUTS, 1ull);
-        if (PUSH) red_add(tot + CB_C_CALLS, 1ull);  // unread (osar_publish derives calls): left as measured
         st_relaxed_sys((u64*)P[P_ABORT_PTR + rank], seq);  // for the peers' waits
       }
     } else {
