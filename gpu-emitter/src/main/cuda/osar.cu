@@ -933,7 +933,8 @@ __device__ __forceinline__ void osar_collective(const u64* __restrict__ P, int r
   const u64 seq = s_seq;
   // In a two-body kernel the accounting body runs the sampled collectives only. In the one-body
   // kernel s_sampled is read from shared memory at each use, not held in a register for the whole
-  // kernel: held, it cost the push path 5-7 us per collective at 16 MB (run 82, docs/BENCHMARKS.md).
+  // kernel: held, it cost the push path 5-7 us per collective at 16 MB (run 82, docs/BENCHMARKS.md);
+  // on today's kernel it gains nothing either (run 206).
 #define sampled (ACCOUNT && (two_bodies<T, PUSH, TWO>() || s_sampled))
   // the end of a phase: thread 0's clock tk, in shared memory in the push kernels (s_clock above)
 #define MARK_CLOCK(k)                                            \
