@@ -6,7 +6,8 @@
 # dev/gpu-carry.sh brought .carry/ there (COLLSCOPE=.carry/gpu-node/bin/collscope); here it uses
 # bin/collscope. Each run writes OUT_DIR/BACKEND-NAME.snapshots and its log beside it. EMIT_OPTS:
 # more `emit` options for every run (e.g. --elements 1048576: 4 MiB f32 per rank, the two-shot
-# path at 8 ranks), recorded in the copied set's first line. PACK=FILE.tgz packs OUT_DIR into it
+# path at 8 ranks), recorded in the copied set's first line. INTERVAL: the snapshot interval
+# (default 1s; the CPU floor set uses 250ms, as the matrix does). PACK=FILE.tgz packs OUT_DIR into it
 # after every run: the device tool brings back at most 8 files from $OUT (run 162 lost recordings
 # to that), so on the device record into a folder of its own and PACK=$OUT/NAME.tgz.
 set -u
@@ -22,7 +23,7 @@ sed 's/#.*//' "$set_file" | while read -r name ranks seconds inject _marks; do
   f="$out/$backend-$name.snapshots"
   rm -f "$f"
   timeout $((seconds + 60)) $cs emit --backend "$backend" --ranks "$ranks" --seconds "$seconds" \
-    --interval 1s ${EMIT_OPTS:-} ${inject:+--inject "$inject"} --cluster "${CLUSTER:-lab}" --job "$name" \
+    --interval "${INTERVAL:-1s}" ${EMIT_OPTS:-} ${inject:+--inject "$inject"} --cluster "${CLUSTER:-lab}" --job "$name" \
     --communicator tp0 --record "$f" >"$out/$backend-$name.log" 2>&1 </dev/null
   echo "recorded $f rc=$?" >&2
   tail -1 "$out/$backend-$name.log" >&2

@@ -107,15 +107,25 @@ public final class AttributionFunction
       long start = list.get(0).getWindowStart().toEpochMilli();
       WindowBaseline b = baseline.value();
       if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
-      Attribution a = Attributor.attribute(ctx.getCurrentKey(), start, end, list, thresholds, b);
-      // Only windows with nothing wrong teach the baseline what the collective costs, and only
-      // complete ones: a missing rank's window says nothing about the whole communicator.
-      if (a.getFindings().isEmpty() && a.getMissingRanks().isEmpty() && a.getCollectiveUs() > 0) {
+      Attributor.Judged judged =
+          Attributor.judge(ctx.getCurrentKey(), start, end, list, thresholds, b);
+      Attribution a = judged.attribution();
+      // Only windows with nothing wrong teach the baseline what the collective costs: complete
+      // ones (a missing rank's window says nothing about the whole communicator), with no effect
+      // near its bar (a straggler just under it is not the clean cost) and not the communicator's
+      // first (its ranks joined part-way through it and were warming up).
+      if (judged.teachesBaseline() && fired != null) {
         b.add(
             Attributor.bytesPerCall(list),
             a.getCollectiveUs(),
             Attributor.phaseMedians(list),
             a.getNoiseUs());
+        b.addAsymmetry(judged.asymmetryUs());
+        b.lastWindowSlower = judged.slowerThanBaseline();
+        baseline.update(b);
+      } else if (b.lastWindowSlower != judged.slowerThanBaseline()) {
+        // A window over the band (or the first back under it) is remembered for the next one.
+        b.lastWindowSlower = judged.slowerThanBaseline();
         baseline.update(b);
       }
       out.collect(a);

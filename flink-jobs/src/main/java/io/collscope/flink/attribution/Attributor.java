@@ -22,62 +22,79 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * The attribution rule, as a pure function of one communicator's rank windows (and, for uniform
- * slowdowns, of its {@link WindowBaseline}).
+ * slowdowns and two-rank asymmetries, of its {@link WindowBaseline}).
  *
  * <p><b>The delay matrix.</b> {@code L[r][p]}: mean lateness per collective of peer p as rank r saw
- * it — from r's publication until p's flag was visible. Each late peer shows its whole lateness
- * whatever the others did, so two or three stragglers each get a column of their own (a bill split
- * between them, as the wait itself is, would hide all but the last). {@code T[r][p]} is the same
- * cell's p99 from its lateness histogram: the tail a peer that is slow in one collective out of ten
- * leaves while its mean hides it. Counters of emitters before snapshot version 4 have no lateness:
- * their per-peer waits stand in for {@code L}, and there are no tails.
+ * it — from r's publication until p's flag was visible — with its standard error {@code se[r][p]}
+ * (RankWindow.peer_late_se_us: batch means over the window's deltas or the histogram's spread over
+ * the sampled collectives, the larger) and the share of the collectives in which p was later than
+ * r's tail edge ({@code S[r][p]}). Each late peer shows its whole lateness whatever the others did,
+ * so two or three stragglers each get a column of their own. Counters of emitters before snapshot
+ * version 4 have no lateness: their per-peer waits stand in for {@code L}, with no errors and no
+ * tails, judged against the fixed {@link Thresholds#minExcessUs()}.
  *
- * <p><b>Noise and threshold.</b> The floor is the lower quartile of the off-diagonal cells (with
- * two ranks, the smaller cell: one direction is always clean unless both are slow). The noise is
- * how far a typical cell's p99 lies above its mean, the lower quartile over cells (the smaller,
- * with two ranks): measured in this window, so jitter of a loaded CPU host raises it and a quiet
- * GPU keeps it near zero. A cell is high when it exceeds the floor by the window's threshold — the
- * largest of {@link Thresholds#absFloorUs()}, {@link Thresholds#relExcess()} of the collective's
- * own cost and {@link Thresholds#noiseFactor()} × the noise ({@link Thresholds#minExcessUs()}
- * without tails) — and is at least {@link Thresholds#cellFactor()} times the floor. The
- * collective's own cost is the smallest mean time per collective over the present ranks: the last
- * to arrive waits least, so its time is what the collective costs without waiting on anyone.
+ * <p><b>Effects.</b> A rank that waits on everyone (it arrives early, or its host delays what it
+ * sees) raises its row; a peer everyone waits on raises its column. The row effect is the row's
+ * lower quartile (robust to up to three quarters of its peers being late); the column effect of
+ * peer p is the median over the rows of {@code L[r][p]} less r's row effect; the centre is the
+ * median column effect, and the between-peer spread 1.4826 × the columns' median absolute deviation
+ * from it — robust to up to a third of the peers being culprits. With two ranks there is one cell
+ * each way: the columns are the cells, the centre the smaller, and the spread the one their
+ * asymmetry showed in the communicator's clean windows (none before it has learned it).
+ *
+ * <p><b>The bar.</b> An effect is a finding when it clears the largest of {@link
+ * Thresholds#absFloorUs()}, {@link Thresholds#relExcess()} × the collective's own cost, and z ×
+ * sqrt(spread² + se²), where se is the effect's own standard error and z the normal quantile that
+ * keeps the chance of any false finding in the window at {@link Thresholds#falseFindingRate()} over
+ * its k columns (k(k−1) cells for links). The standard errors shrink as a window holds more
+ * collectives, so a steady 300 µs straggler on a host with 1 ms of jitter per collective is found
+ * once the evidence is there, and never by the width of one collective's tail.
  *
  * <ul>
- *   <li><b>Slow rank p</b>: most of column p is high (every peer waits on p) and p itself waits
- *       little — the straggler arrives last and waits least. Several columns can pass at once: each
- *       is its own finding. Its own phases say why: the cause ({@link Phase#blame()}) whose phases
- *       exceed its peers' most, e.g. {@code guard} → RING_FULL, {@code publish} → SLOW_PUBLISH,
- *       {@code copy+reduce} → SLOW_COPY_REDUCE; none → ARRIVED_LATE.
- *   <li><b>Intermittently slow rank p</b>: the same column test on the tails {@code T} instead of
- *       the means, for a column whose means did not pass: p is late in a few collectives only
- *       (three ranks or more: with two, one cell's p99 is one peer's hiccup, not a column). It must
- *       also have gated ({@link Thresholds#minGatedShare()}) some of its peers' collectives: the
- *       ones it was slow in.
- *   <li><b>Slow link p→r</b>: one cell (r, p) high that stands out of its column (the other ranks
- *       do not wait on p). Its receiver r then arrives late at the next collective, so column r is
- *       high too, but r waits as much as it is waited on: a victim, not a culprit.
+ *   <li><b>Slow rank p</b>: column p's effect clears its bar, most of its cells clear theirs (every
+ *       peer waits on p) and p itself waits little — the straggler arrives last and waits least.
+ *       Several columns can pass at once: each is its own finding. Its own phases say why: the
+ *       cause ({@link Phase#blame()}) whose phases exceed its peers' most, e.g. {@code guard} →
+ *       RING_FULL, {@code publish} → SLOW_PUBLISH, {@code copy+reduce} → SLOW_COPY_REDUCE; none →
+ *       ARRIVED_LATE.
+ *   <li><b>Most ranks late</b>: when a minority of rows waits on everyone (their row effects clear
+ *       the same kind of bar) and no column passed, the others are late: each is judged against the
+ *       early rows alone, as three stragglers of four would be.
+ *   <li><b>Intermittently slow rank p</b> (three ranks or more): the tail test. In each row, p's
+ *       share of collectives beyond the row's tail edge less the row's typical share; its median
+ *       over the rows must clear {@link Thresholds#minTailShare()} and z × sqrt(the shares'
+ *       between-peer spread² + the binomial error of a typical share), most rows must see it, and p
+ *       must have gated some but not nearly all of its peers' collectives ({@link
+ *       Thresholds#minGatedShare()}, {@link #INTERMITTENT_MAX_GATED}). Its excess is the lateness
+ *       in the collectives it was late in.
+ *   <li><b>Slow link p→r</b>: one cell (r, p) that stands out of its column (the other ranks do not
+ *       wait on p as much) by the bar of a single cell. Its receiver r then arrives late at the
+ *       next collective, so column r is high too, but r waits as much as it is waited on: a victim,
+ *       not a culprit.
  *   <li><b>Uniform slowdown</b>, when no other finding explains the window: the collective's own
- *       cost exceeds its baseline by {@link Thresholds#uniformRel()}, by the absolute floor and by
- *       four of the baseline's own window-to-window standard deviations. No rank is later than
- *       another, so the matrix is quiet; the cause is that of the phase that grew most (LINK when
- *       it is the wait: every path is slower).
+ *       cost exceeds its baseline by {@link Thresholds#uniformRel()} and by four of the baseline's
+ *       window-to-window standard deviations. No rank is later than another, so the matrix is
+ *       quiet; the cause is that of the phase that grew most (LINK when it is the wait: every path
+ *       is slower).
  * </ul>
  *
- * A rank missing from the window has no row and no column in that matrix, but the present ranks'
- * rows still show what they waited on it:
+ * A rank that reported collectives but sampled none (a GPU rank between two timed collectives) has
+ * nothing measured: it is listed with its calls but has no row or column, and is not missing. A
+ * rank missing from the window has no row and no column in that matrix, but the present ranks' rows
+ * still show what they waited on it:
  *
  * <ul>
  *   <li><b>Silent rank s</b>: s is missing, yet the present ranks' column on s passes the slow-rank
- *       column test against the same floor. There is no row test: s has no row. If the ranks that
- *       waited on it counted timeouts, their waits on it passed their budget (TIMED_OUT: it died or
- *       hangs); otherwise it keeps up, late, but its reporter is gone (NOT_REPORTING). A missing
- *       rank whose column is noise (its window simply has no data) is only listed as missing.
+ *       column test. If the ranks that waited on it timed out in a share of their collectives,
+ *       their waits on it passed their budget (TIMED_OUT: it died or hangs); otherwise it keeps up,
+ *       late, but its reporter is gone (NOT_REPORTING). A missing rank whose column is noise (its
+ *       window simply has no data, or came late) is only listed as missing.
  *   <li>A collective that times out in {@code guard} waited for a peer's ack of a ring slot that
  *       never came, and {@code guard} is not billed per peer; once timed-out collectives go
- *       unacked, every later one times out there, with no per-peer wait at all. So a present rank
- *       that counted timeouts has its guard time billed in equal shares to the missing ranks — as
- *       the emitter bills a timed-out wait in equal shares to the peers it never saw.
+ *       unacked, every later one times out there, with no per-peer wait at all. So the share of a
+ *       present rank's guard time that its timeouts stand for is billed in equal shares to the
+ *       missing ranks — as the emitter bills a timed-out wait in equal shares to the peers it never
+ *       saw.
  *   <li><b>Aborts are not culprits</b>: a timeout abandons the collective at a different moment on
  *       each rank, so the present ranks fall out of step and wait on each other for a while. Those
  *       waits are a small share of the timeouts that caused them, so in a window with a TIMED_OUT
@@ -86,27 +103,47 @@ import java.util.function.ToDoubleFunction;
  * </ul>
  *
  * Each culprit is one {@link Finding}, strongest first; several make the verdict MULTIPLE. A
- * finding's confidence grows with how far its excess stands above the threshold and with the share
- * of peers that see it, and shrinks when the ranks counted fewer than {@link Thresholds#minCalls()}
+ * finding's confidence grows with how far its effect clears its bar and with the share of peers
+ * that see it, and shrinks when the ranks counted fewer than {@link Thresholds#minCalls()}
  * collectives in the window.
  */
 public final class Attributor {
 
   /**
-   * A rank that gates nearly every collective while its mean lateness stays under the threshold is
-   * last by a small margin every time (e.g. the last one launched on a shared device), not slow now
-   * and then: an intermittent culprit gates the collectives it is slow in and shares the rest
-   * (about half of them with two ranks).
+   * A rank that gates nearly every collective while its mean lateness stays under the bar is last
+   * by a small margin every time (e.g. the last one launched on a shared device), not slow now and
+   * then: an intermittent culprit gates the collectives it is slow in and shares the rest (about
+   * half of them with two ranks).
    */
   static final double INTERMITTENT_MAX_GATED = 0.9;
 
   /** How many of its baseline's standard deviations a uniform slowdown's excess must reach. */
   static final double UNIFORM_SPREADS = 4.0;
 
-  /** How many thresholds a tail cell's excess must reach (a mean cell's: one). */
-  static final double TAIL_MARGIN = 2.0;
+  /** A median absolute deviation times this estimates a normal distribution's deviation. */
+  static final double MAD_TO_SD = 1.4826;
+
+  /**
+   * A window teaches the baseline only when its largest effect stays under this share of its bar: a
+   * straggler just under the bar is not what the communicator costs when nothing is wrong.
+   */
+  static final double TEACHING_SHARE = 0.5;
+
+  /** Timeouts in at least this share of their collectives make a silent rank TIMED_OUT. */
+  static final double TIMED_OUT_SHARE = 0.01;
 
   private Attributor() {}
+
+  /**
+   * One window's attribution and what it may teach its communicator's baseline: whether it is a
+   * clean, complete window with no effect near its bar, and (two ranks) the asymmetry of its two
+   * cells, NaN otherwise.
+   */
+  public record Judged(
+      Attribution attribution,
+      boolean teachesBaseline,
+      double asymmetryUs,
+      boolean slowerThanBaseline) {}
 
   /** Attributes without a baseline: no uniform slowdown can be told. */
   public static Attribution attribute(
@@ -131,12 +168,23 @@ public final class Attributor {
       List<RankWindow> windows,
       Thresholds t,
       WindowBaseline baseline) {
+    return judge(communicator, startMs, endMs, windows, t, baseline).attribution();
+  }
+
+  public static Judged judge(
+      CommunicatorKey communicator,
+      long startMs,
+      long endMs,
+      List<RankWindow> windows,
+      Thresholds t,
+      WindowBaseline baseline) {
     Matrix x = Matrix.of(windows);
     List<RankPhases> table = new ArrayList<>();
     int maxWaitRank = -1;
     double maxWait = 0;
-    for (int r : x.present) {
-      RankWindow w = x.byRank.get(r);
+    for (RankWindow w : x.byRank.values()) {
+      int r = w.getRank();
+      if (r >= x.n || x.column[r] < 0 && !x.unmeasured.contains(r)) continue;
       RankPhases row = new RankPhases();
       row.setRank(r);
       row.setCalls(w.getCalls());
@@ -152,11 +200,7 @@ public final class Attributor {
         maxWaitRank = r;
       }
     }
-    double threshold =
-        x.tails
-            ? Math.max(t.absFloorUs(), Math.max(t.relExcess() * x.cost, t.noiseFactor() * x.noise))
-            : Math.max(t.minExcessUs(), t.relExcess() * x.cost);
-    Judge judge = new Judge(x, t, threshold);
+    Judge judge = new Judge(x, t, baseline);
 
     List<Finding> findings = judge.silentRanks();
     double timedOutExcess =
@@ -189,30 +233,38 @@ public final class Attributor {
       // With the others missing there is nothing to compare.
       confidence = x.n == 1 ? 1.0 : 0.0;
     } else {
-      double maxExcess = x.maxExcess();
-      confidence = clamp(1.0 - maxExcess / (2 * threshold)) * x.callsFactor(t);
+      confidence = clamp(1.0 - judge.largestRatio() / 2) * x.callsFactor(t);
     }
-    return Attribution.newBuilder()
-        .setCluster(communicator.cluster())
-        .setJob(communicator.job())
-        .setCommunicator(communicator.communicator())
-        .setCollective(collective(windows))
-        .setWindowStart(Instant.ofEpochMilli(startMs))
-        .setWindowEnd(Instant.ofEpochMilli(endMs))
-        .setWorldSize(x.n)
-        .setRanks(table)
-        .setMaxWaitRank(maxWaitRank)
-        .setMaxWaitMeanUs(maxWait)
-        .setMissingRanks(x.missing)
-        .setVerdict(verdict(findings))
-        .setFindings(findings)
-        .setConfidence(confidence)
-        .setCollectiveUs(x.cost)
-        .setBytesPerCall(x.bytesPerCall)
-        .setBaselineUs(baselineUs)
-        .setThresholdUs(threshold)
-        .setNoiseUs(x.noise)
-        .build();
+    Attribution a =
+        Attribution.newBuilder()
+            .setCluster(communicator.cluster())
+            .setJob(communicator.job())
+            .setCommunicator(communicator.communicator())
+            .setCollective(collective(windows))
+            .setWindowStart(Instant.ofEpochMilli(startMs))
+            .setWindowEnd(Instant.ofEpochMilli(endMs))
+            .setWorldSize(x.n)
+            .setRanks(table)
+            .setMaxWaitRank(maxWaitRank)
+            .setMaxWaitMeanUs(maxWait)
+            .setMissingRanks(x.missing)
+            .setVerdict(verdict(findings))
+            .setFindings(findings)
+            .setConfidence(confidence)
+            .setCollectiveUs(x.cost)
+            .setBytesPerCall(x.bytesPerCall)
+            .setBaselineUs(baselineUs)
+            .setThresholdUs(judge.typicalBar())
+            .setNoiseUs(judge.typicalNoise())
+            .build();
+    boolean teaches =
+        findings.isEmpty()
+            && x.missing.isEmpty()
+            && x.unmeasured.isEmpty()
+            && x.cost > 0
+            && judge.largestRatio() < TEACHING_SHARE
+            && x.evenCalls();
+    return new Judged(a, teaches, judge.asymmetry(), judge.slowerThanBaseline);
   }
 
   /**
@@ -248,38 +300,39 @@ public final class Attributor {
   }
 
   /**
-   * One window's delay matrix over the present ranks, its floor and noise, and the collective's own
-   * cost.
+   * One window's delay matrix over the present ranks, with its errors and tail shares, and the
+   * collective's own cost.
    *
    * <p>Held sparsely. Row i has its listed cells (the present peers its rank window lists, by
    * matrix index, ascending) and one value for every other cell of the row, {@code otherCount[i]}
    * of them: a compact rank window ({@link RankWindow#getPeerIndex()}) gives every unlisted peer
    * the same values, so its row is its listed peers plus one weighted value. A dense window lists
    * every peer (no weighted value). Every statistic below is the one the dense matrix of the same
-   * cells gives — quantiles over weighted values, column sums from a sum over the rows' common
-   * values corrected by the few rows that list the column — at O(listed cells + ranks) instead of
-   * O(ranks²): a 1,024-rank window of 16 listed peers a row is 17,000 values, not a million cells.
+   * cells gives — quantiles over weighted values, column medians from a sorted array of the rows'
+   * common values corrected by the few rows that list the column — at O(listed cells + ranks × log
+   * ranks) instead of O(ranks²): a 1,024-rank window of 16 listed peers a row is 17,000 values, not
+   * a million cells.
    */
   private static final class Matrix {
     final TreeMap<Integer, RankWindow> byRank = new TreeMap<>();
     final List<Integer> present = new ArrayList<>();
     final List<Integer> missing = new ArrayList<>();
+    final List<Integer> unmeasured = new ArrayList<>();
     int n;
     int k;
-    boolean tails;
+    boolean lateness; // every row has per-peer lateness (else waits stand in, with no errors)
     RankWindow[] rows; // present ranks' windows, by matrix index
-    int[] column; // by rank: matrix index, -1 when missing
+    int[] column; // by rank: matrix index, -1 when not in the matrix
     int[][] rowIndex; // by matrix index: the window's peer_index (ranks), null when dense
     int[][] listed; // row i's listed cells: present columns, ascending, not i
     int[] otherCount; // row i's cells that are not listed (present columns but i)
+    boolean[] hasTail; // row i has tail shares
     Cells mean; // lateness means (per-peer waits without lateness)
-    Cells p99; // their tails, when present
+    Cells se; // their standard errors (0 where unknown)
+    Cells tail; // tail shares (0 in rows without)
     Cells lastShare; // share of the row rank's collectives the column's peer gated
     int[][] listers; // column j: the rows that list it, ascending
     int[][] listerAt; // ... and where in their row
-    double base;
-    double tailBase;
-    double noise;
     double cost;
     long bytesPerCall;
     long minCalls;
@@ -293,27 +346,34 @@ public final class Attributor {
       x.column = new int[x.n];
       for (int r = 0; r < x.n; r++) {
         RankWindow w = x.byRank.get(r);
+        x.column[r] = -1;
         if (w != null && w.getCalls() > 0 && w.getPeerWaitMeanUs().size() == entries(w, x.n)) {
-          x.column[r] = x.present.size();
-          x.present.add(r);
+          // Calls but no sampled call: nothing was measured, and zeros would read as "on time".
+          if (SampledCalls.of(w) > 0) {
+            x.column[r] = x.present.size();
+            x.present.add(r);
+          } else {
+            x.unmeasured.add(r);
+          }
         } else {
-          x.column[r] = -1;
           x.missing.add(r);
         }
       }
       x.k = x.present.size();
-      x.tails = x.k > 0;
+      x.lateness = x.k > 0;
       for (int r : x.present) {
         RankWindow w = x.byRank.get(r);
-        x.tails &= w.getPeerLateMeanUs().size() == entries(w, x.n) && entries(w, x.n) > 0;
+        x.lateness &= w.getPeerLateMeanUs().size() == entries(w, x.n) && entries(w, x.n) > 0;
       }
       int k = x.k;
       x.rows = new RankWindow[k];
       x.rowIndex = new int[k][];
       x.listed = new int[k][];
       x.otherCount = new int[k];
+      x.hasTail = new boolean[k];
       x.mean = new Cells(k);
-      x.p99 = new Cells(k);
+      x.se = new Cells(k);
+      x.tail = new Cells(k);
       x.lastShare = new Cells(k);
       int[] listerCount = new int[k];
       for (int i = 0; i < k; i++) x.readRow(i, listerCount);
@@ -331,7 +391,6 @@ public final class Attributor {
           x.listerAt[j][fill[j]++] = c;
         }
       }
-      x.floorsAndNoise();
       x.cost = Double.MAX_VALUE;
       long calls = 0;
       long bytes = 0;
@@ -359,13 +418,19 @@ public final class Attributor {
       RankWindow w = byRank.get(present.get(i));
       rows[i] = w;
       rowIndex[i] = peerIndex(w);
-      List<Double> lateOf = tails ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs();
-      List<Double> p99Of = tails ? w.getPeerLateP99Us() : null;
-      List<Long> lastOf = w.getPeerArrivedLast();
       int entries = entries(w, n);
+      List<Double> lateOf = lateness ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs();
+      List<Double> seOf =
+          lateness && orEmpty(w.getPeerLateSeUs()).size() == entries
+              ? orEmpty(w.getPeerLateSeUs())
+              : null;
+      hasTail[i] = orEmpty(w.getPeerLateTailShare()).size() == entries && entries > 0;
+      List<Double> tailOf = hasTail[i] ? orEmpty(w.getPeerLateTailShare()) : null;
+      List<Long> lastOf = w.getPeerArrivedLast();
       int[] cols = new int[entries];
       double[] m = new double[entries];
-      double[] t = new double[entries];
+      double[] s = new double[entries];
+      double[] tl = new double[entries];
       double[] g = new double[entries];
       int c = 0;
       for (int e = 0; e < entries; e++) {
@@ -374,74 +439,22 @@ public final class Attributor {
         if (j < 0 || j == i) continue;
         cols[c] = j;
         m[c] = lateOf.get(e);
-        t[c] = tails ? p99Of.get(e) : 0;
+        s[c] = seOf == null ? 0 : seOf.get(e);
+        tl[c] = tailOf == null ? 0 : tailOf.get(e);
         g[c] = (double) lastOf.get(e) / accounted(w);
         listerCount[j]++;
         c++;
       }
       listed[i] = Arrays.copyOf(cols, c);
       mean.listed[i] = Arrays.copyOf(m, c);
-      p99.listed[i] = Arrays.copyOf(t, c);
+      se.listed[i] = Arrays.copyOf(s, c);
+      tail.listed[i] = Arrays.copyOf(tl, c);
       lastShare.listed[i] = Arrays.copyOf(g, c);
       otherCount[i] = k - 1 - c;
-      mean.other[i] = tails ? w.getOthersLateMeanUs() : w.getOthersWaitMeanUs();
-      p99.other[i] = tails ? w.getOthersLateP99Us() : 0;
+      mean.other[i] = lateness ? w.getOthersLateMeanUs() : w.getOthersWaitMeanUs();
+      se.other[i] = seOf == null ? 0 : w.getOthersLateSeUs();
+      tail.other[i] = tailOf == null ? 0 : w.getOthersLateTailShare();
       lastShare.other[i] = (double) w.getOthersArrivedLast() / accounted(w);
-    }
-
-    /** The floor, the tails' floor and the noise: quantiles of the cells, weighted. */
-    private void floorsAndNoise() {
-      // Weighted values rather than a million cells; selection where every weight is 1.
-      Weighted cells = new Weighted();
-      Weighted tailCells = new Weighted();
-      Weighted spread = new Weighted();
-      for (int i = 0; i < k; i++) {
-        double[] m = mean.listed[i];
-        double[] t = p99.listed[i];
-        for (int c = 0; c < m.length; c++) {
-          cells.add(m[c], 1);
-          if (tails) {
-            tailCells.add(t[c], 1);
-            spread.add(Math.max(0, t[c] - m[c]), 1);
-          }
-        }
-        if (otherCount[i] > 0) {
-          cells.add(mean.other[i], otherCount[i]);
-          if (tails) {
-            tailCells.add(p99.other[i], otherCount[i]);
-            spread.add(Math.max(0, p99.other[i] - mean.other[i]), otherCount[i]);
-          }
-        }
-      }
-      // The spread of every cell a present rank has, missing peers' too: with one rank left
-      // those are all there is to measure noise on.
-      if (tails) {
-        for (int i = 0; i < k; i++) {
-          RankWindow w = rows[i];
-          int unlisted = 0;
-          for (int s : missing) {
-            int at = entryOf(i, s);
-            if (at < 0) unlisted++;
-            else spread.add(Math.max(0, w.getPeerLateP99Us().get(at) - lateAt(i, at)), 1);
-          }
-          if (unlisted > 0) {
-            spread.add(Math.max(0, p99.other[i] - mean.other[i]), unlisted);
-          }
-        }
-      }
-      long c = cells.size();
-      long sp = spread.size();
-      // With two ranks one direction is clean unless both are slow: its cell is the floor.
-      // Without tails the floor is 0 there, as it was for those counters.
-      base = c == 0 ? 0 : k == 2 ? (tails ? cells.min() : 0) : cells.lowerQuartile();
-      // Tails vary more between peers than means do (a shared device's launch order, a busy
-      // host): an intermittent culprit's tail must stand out of the typical one, the median.
-      long tc = tails ? c : 0;
-      tailBase = tc == 0 ? 0 : k == 2 ? tailCells.min() : tailCells.median();
-      // The lower quartile, as for the floor: a fault widens the tails of every cell it touches
-      // (a slow link makes its receiver late in turn, and everyone waits on it now and then), and
-      // must not raise its own threshold; a noisy host widens all of them.
-      noise = sp == 0 ? 0 : k == 2 ? spread.min() : spread.lowerQuartile();
     }
 
     /** A rank window's peer_index, null when it is dense. */
@@ -466,16 +479,20 @@ public final class Attributor {
       return at >= 0 ? at : -1;
     }
 
-    /** Row i's lateness at an entry (the per-peer wait for counters without lateness). */
-    double lateAt(int i, int at) {
-      RankWindow w = rows[i];
-      return (tails ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs()).get(at);
-    }
-
-    /** Lateness of rank p as row i saw it; the per-peer wait for counters without lateness. */
+    /** Lateness of rank p as row i saw it (the per-peer wait without lateness), any rank p. */
     double late(int i, int p) {
       int at = entryOf(i, p);
-      return at >= 0 ? lateAt(i, at) : mean.other[i];
+      RankWindow w = rows[i];
+      if (at < 0) return mean.other[i];
+      return (lateness ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs()).get(at);
+    }
+
+    /** The standard error of {@link #late}, 0 where unknown. */
+    double lateSe(int i, int p) {
+      RankWindow w = rows[i];
+      if (!lateness || orEmpty(w.getPeerLateSeUs()).isEmpty()) return 0;
+      int at = entryOf(i, p);
+      return at < 0 ? w.getOthersLateSeUs() : orEmpty(w.getPeerLateSeUs()).get(at);
     }
 
     /** Where column j is among row i's listed cells, or -1 when the row's common value holds. */
@@ -484,22 +501,18 @@ public final class Attributor {
       return c >= 0 ? c : -1;
     }
 
-    double excess(double mean) {
-      return Math.max(0, mean - base);
+    /** A quantity's value at cell (i, j). */
+    double at(Cells q, int i, int j) {
+      int c = cellOf(i, j);
+      return c >= 0 ? q.listed[i][c] : q.other[i];
     }
 
-    double tailExcess(double p99) {
-      return Math.max(0, p99 - tailBase);
-    }
-
-    /** The largest excess of any cell. */
-    double maxExcess() {
-      double max = 0;
-      for (int i = 0; i < k; i++) {
-        for (double v : mean.listed[i]) max = Math.max(max, excess(v));
-        if (otherCount[i] > 0) max = Math.max(max, excess(mean.other[i]));
-      }
-      return max;
+    /** Row i's cells of q as a weighted multiset. */
+    Weighted row(Cells q, int i) {
+      Weighted v = new Weighted();
+      for (double d : q.listed[i]) v.add(d, 1);
+      v.add(q.other[i], otherCount[i]);
+      return v;
     }
 
     /**
@@ -521,6 +534,15 @@ public final class Attributor {
       return out;
     }
 
+    /** The rows of each column among {@code rowsIn} (its own excluded). */
+    double[] columnCounts(boolean[] rowsIn) {
+      int in = 0;
+      for (boolean r : rowsIn) if (r) in++;
+      double[] count = new double[k];
+      for (int j = 0; j < k; j++) count[j] = in - (rowsIn[j] ? 1 : 0);
+      return count;
+    }
+
     /** The median of f over the present ranks but one. */
     double median(ToDoubleFunction<RankWindow> f, int exceptRank) {
       List<Double> v = new ArrayList<>();
@@ -531,6 +553,18 @@ public final class Attributor {
     /** Confidence scale: 1 once every present rank counted enough calls. */
     double callsFactor(Thresholds t) {
       return Math.min(1.0, (double) minCalls / t.minCalls());
+    }
+
+    /**
+     * Whether every present rank sampled at least half the median rank's collectives: a window a
+     * rank joined or left part-way describes less than the whole communicator's cost.
+     */
+    boolean evenCalls() {
+      List<Double> v = new ArrayList<>();
+      for (RankWindow w : rows) v.add((double) SampledCalls.of(w));
+      double med = Attributor.median(v);
+      for (double c : v) if (c < med / 2) return false;
+      return true;
     }
   }
 
@@ -544,15 +578,852 @@ public final class Attributor {
       other = new double[k];
     }
 
-    /** The same shape, each value mapped. */
-    Cells map(java.util.function.DoubleUnaryOperator f) {
+    /** The same shape, each value mapped with its row. */
+    Cells map(RowFunction f) {
       Cells c = new Cells(other.length);
       for (int i = 0; i < other.length; i++) {
         c.listed[i] = new double[listed[i].length];
-        for (int e = 0; e < listed[i].length; e++) c.listed[i][e] = f.applyAsDouble(listed[i][e]);
-        c.other[i] = f.applyAsDouble(other[i]);
+        for (int e = 0; e < listed[i].length; e++) c.listed[i][e] = f.apply(i, listed[i][e]);
+        c.other[i] = f.apply(i, other[i]);
       }
       return c;
+    }
+  }
+
+  @FunctionalInterface
+  private interface RowFunction {
+    double apply(int row, double value);
+  }
+
+  /**
+   * The medians of one quantity's columns over a set of rows: one sorted array of the rows' common
+   * values, corrected per column by the rows that list it.
+   */
+  private static final class ColumnMedians {
+    final Matrix x;
+    final Cells q;
+    final boolean[] excluded;
+    final double[] common; // ascending
+    final int[] position; // by row: where its common value is in it, -1 when it has none
+    int included; // rows
+
+    ColumnMedians(Matrix x, Cells q, boolean[] excluded) {
+      this.x = x;
+      this.q = q;
+      this.excluded = excluded;
+      for (boolean s : excluded) if (!s) included++;
+      List<Integer> rowsWith = new ArrayList<>();
+      for (int r = 0; r < x.k; r++) if (!excluded[r] && x.otherCount[r] > 0) rowsWith.add(r);
+      Integer[] order = rowsWith.toArray(Integer[]::new);
+      Arrays.sort(order, Comparator.comparingDouble(r -> q.other[r]));
+      common = new double[order.length];
+      position = new int[x.k];
+      Arrays.fill(position, -1);
+      for (int p = 0; p < order.length; p++) {
+        common[p] = q.other[order[p]];
+        position[order[p]] = p;
+      }
+    }
+
+    ColumnMedian of(int j) {
+      List<Integer> removed = new ArrayList<>();
+      List<Double> added = new ArrayList<>();
+      if (position[j] >= 0) removed.add(position[j]);
+      int[] listers = x.listers[j];
+      int[] at = x.listerAt[j];
+      int[] addedRow = new int[listers.length];
+      int na = 0;
+      for (int a = 0; a < listers.length; a++) {
+        int r = listers[a];
+        if (excluded[r]) continue;
+        if (position[r] >= 0) removed.add(position[r]);
+        added.add(q.listed[r][at[a]]);
+        addedRow[na++] = r;
+      }
+      return new ColumnMedian(this, j, removed, added, Arrays.copyOf(addedRow, na));
+    }
+  }
+
+  /** One column of {@link ColumnMedians}: its values over the included rows but its own. */
+  private static final class ColumnMedian {
+    private final ColumnMedians all;
+    private final int j;
+    private final List<Integer> removed;
+    private final List<Double> added;
+    private final int[] addedRow;
+
+    ColumnMedian(
+        ColumnMedians all, int j, List<Integer> removed, List<Double> added, int[] addedRow) {
+      this.all = all;
+      this.j = j;
+      this.removed = removed;
+      this.added = added;
+      this.addedRow = addedRow;
+    }
+
+    int size() {
+      return all.included - (all.excluded[j] ? 0 : 1);
+    }
+
+    boolean holds(int i) {
+      return i >= 0 && i != j && !all.excluded[i];
+    }
+
+    /** The median of the column's values without row i's (if it is one; -1: all of them). */
+    double medianWithout(int i) {
+      List<Integer> r = new ArrayList<>(removed);
+      List<Double> a = new ArrayList<>(added);
+      if (holds(i)) {
+        int listedAt = -1;
+        for (int q = 0; q < addedRow.length; q++) if (addedRow[q] == i) listedAt = q;
+        if (listedAt >= 0) a.remove(listedAt);
+        else r.add(all.position[i]);
+      }
+      CorrectedSorted c =
+          new CorrectedSorted(
+              all.common,
+              r.stream().mapToInt(Integer::intValue).toArray(),
+              a.stream().mapToDouble(Double::doubleValue).toArray());
+      return c.size() == 0 ? 0 : c.median();
+    }
+  }
+
+  /** The effects of one window's matrix (see the class comment) and the rule's tests over them. */
+  private static final class Judge {
+    final Matrix x;
+    final Thresholds t;
+    final WindowBaseline baseline;
+    final int k;
+    final boolean[] none;
+    final double[] rowEffect;
+    final Cells centred; // L[i][j] less row i's effect
+    final double[] colEffect;
+    final double center;
+    final double spread;
+    final double[] colSe;
+    final double cellSpread;
+    final double floor; // the largest of the absolute and relative floors
+    final double z; // over the columns
+    final double zLink; // over the cells
+    final double[] colNoise; // what a column effect is weighed against
+    final double[] colBar;
+    final Cells excess; // centred less the centre
+    final Cells high; // 1 where a cell clears its own bar
+    boolean[] passes;
+    int[] passing; // the columns that pass, ascending
+    boolean slowerThanBaseline; // the cost cleared the uniform band (see uniformSlowdown)
+
+    Judge(Matrix x, Thresholds t, WindowBaseline baseline) {
+      this.x = x;
+      this.t = t;
+      this.baseline = baseline;
+      k = x.k;
+      none = new boolean[k];
+      rowEffect = new double[k];
+      boolean centring = x.lateness && k >= 3;
+      if (centring) {
+        for (int i = 0; i < k; i++) rowEffect[i] = x.row(x.mean, i).lowerQuartile();
+      }
+      centred = x.mean.map((i, v) -> v - rowEffect[i]);
+      colEffect = new double[k];
+      if (k == 2) {
+        colEffect[0] = x.at(centred, 1, 0);
+        colEffect[1] = x.at(centred, 0, 1);
+      } else if (k >= 3) {
+        ColumnMedians medians = new ColumnMedians(x, centred, none);
+        for (int j = 0; j < k; j++) colEffect[j] = medians.of(j).medianWithout(-1);
+      }
+      double[] effects = colEffect.clone();
+      if (k == 2) {
+        // One cell each way: one direction is clean unless both are slow. Without lateness the
+        // cells are waits, billed to the gater only: 0 is the floor, as it was for those counters.
+        center = x.lateness ? Math.min(colEffect[0], colEffect[1]) : 0;
+      } else if (centring) {
+        center = trimmedCenterAndSpread(effects)[0];
+      } else {
+        // Waits without lateness: the lower quartile of the cells, the floor of those counters.
+        Weighted cells = new Weighted();
+        for (int i = 0; i < k; i++) {
+          for (double v : x.mean.listed[i]) cells.add(v, 1);
+          cells.add(x.mean.other[i], x.otherCount[i]);
+        }
+        center = cells.size() == 0 ? 0 : cells.lowerQuartile();
+      }
+      if (centring) {
+        spread = trimmedCenterAndSpread(colEffect.clone())[1];
+      } else if (k == 2 && x.lateness) {
+        spread = baseline.asymmetryReady(t.baselineWindows()) ? baseline.asymmetrySpread() : 0;
+      } else {
+        spread = 0;
+      }
+      colSe = new double[k];
+      Cells se2 = x.se.map((i, v) -> v * v);
+      if (k == 2) {
+        double s = Math.sqrt(x.at(se2, 0, 1) + x.at(se2, 1, 0));
+        colSe[0] = colSe[1] = s;
+      } else if (k >= 3) {
+        double[] sums = x.columnSums(se2, all(k));
+        double[] counts = x.columnCounts(all(k));
+        for (int j = 0; j < k; j++) colSe[j] = counts[j] > 0 ? Math.sqrt(sums[j] / counts[j]) : 0;
+      }
+      // The residual of a single cell: how far cells stray from their row and column effects.
+      if (centring) {
+        Weighted residuals = new Weighted();
+        for (int i = 0; i < k; i++) {
+          for (int c = 0; c < x.listed[i].length; c++) {
+            residuals.add(Math.abs(centred.listed[i][c] - colEffect[x.listed[i][c]]), 1);
+          }
+          residuals.add(Math.abs(centred.other[i] - center), x.otherCount[i]);
+        }
+        cellSpread = MAD_TO_SD * residuals.median();
+      } else {
+        cellSpread = spread;
+      }
+      floor = Math.max(x.lateness ? t.absFloorUs() : t.minExcessUs(), t.relExcess() * x.cost);
+      z = x.lateness ? t.z(k) : 0;
+      zLink = x.lateness ? t.z((long) k * Math.max(1, k - 1)) : 0;
+      // A column effect is the median of its cells: besides the spread between columns and its
+      // cells' own errors, it carries their residuals' error, π/2 × σ² / rows for a median. With
+      // few peers the spread (a median of a handful of effects) can come out near 0 by chance;
+      // this term cannot.
+      colNoise = new double[k];
+      colBar = new double[k];
+      double[] rowsOf = x.columnCounts(all(k));
+      for (int j = 0; j < k; j++) {
+        double cellTerm =
+            k >= 3 && rowsOf[j] > 0 ? Math.PI / 2 * cellSpread * cellSpread / rowsOf[j] : 0;
+        colNoise[j] = Math.sqrt(spread * spread + colSe[j] * colSe[j] + cellTerm);
+        colBar[j] = Math.max(floor, z * colNoise[j]);
+      }
+      excess = centred.map((i, v) -> v - center);
+      Cells cellSe = x.se;
+      // Each cell against its own bar: the same spread, the cell's own standard error.
+      high = excess.map((i, v) -> 0.0);
+      for (int i = 0; i < k; i++) {
+        for (int c = 0; c < x.listed[i].length; c++) {
+          double b = bar(z, spread, cellSe.listed[i][c]);
+          high.listed[i][c] = excess.listed[i][c] >= b ? 1 : 0;
+        }
+        high.other[i] = excess.other[i] >= bar(z, spread, cellSe.other[i]) ? 1 : 0;
+      }
+    }
+
+    private static boolean[] all(int k) {
+      boolean[] a = new boolean[k];
+      Arrays.fill(a, true);
+      return a;
+    }
+
+    /** The bar an effect of this noise must clear: floors, or z × sqrt(spread² + se²). */
+    double bar(double zValue, double spreadUs, double seUs) {
+      return Math.max(floor, zValue * Math.sqrt(spreadUs * spreadUs + seUs * seUs));
+    }
+
+    /** The median column bar: the window's threshold_us. */
+    double typicalBar() {
+      return k == 0 ? 0 : median(colBar.clone(), k);
+    }
+
+    /** The median noise a column effect was weighed against: the window's noise_us. */
+    double typicalNoise() {
+      if (k == 0) return 0;
+      return median(colNoise.clone(), k);
+    }
+
+    /** The largest column effect over the centre, in bars (0 when none is above it). */
+    double largestRatio() {
+      double max = 0;
+      for (int j = 0; j < k; j++) {
+        if (colBar[j] > 0) max = Math.max(max, (colEffect[j] - center) / colBar[j]);
+      }
+      return max;
+    }
+
+    /** Two ranks with lateness: rank 1's lateness less rank 0's, as their cells show; else NaN. */
+    double asymmetry() {
+      return k == 2 && x.lateness ? colEffect[1] - colEffect[0] : Double.NaN;
+    }
+
+    /**
+     * The missing ranks that the present ranks wait on: the column test of the slow rank, without
+     * the row test, over each present rank's lateness of the missing rank plus the share of its
+     * guard time that its timeouts stand for.
+     */
+    List<Finding> silentRanks() {
+      List<Finding> found = new ArrayList<>();
+      if (k == 0) return found;
+      for (int s : x.missing) {
+        int highCount = 0;
+        int lateHighCount = 0;
+        long timeouts = 0;
+        long calls = 0;
+        double[] v = new double[k];
+        double se2 = 0;
+        for (int i = 0; i < k; i++) {
+          RankWindow w = x.rows[i];
+          double cell = x.late(i, s);
+          double se = x.lateSe(i, s);
+          // A timed-out wait counts the peers it never saw late by the whole wait: timeouts on s
+          // show in its lateness itself.
+          if (cell - rowEffect[i] - center >= bar(z, spread, se)) lateHighCount++;
+          // A timed-out guard waited for an ack nobody billed to a peer: see the class comment.
+          if (w.getTimeouts() > 0 && w.getCalls() > 0) {
+            double timedOut = Math.min(1.0, (double) w.getTimeouts() / w.getCalls());
+            cell += meanUs(w, Phase.GUARD) * timedOut / x.missing.size();
+          }
+          v[i] = cell - rowEffect[i] - center;
+          se2 += se * se;
+          if (v[i] >= bar(z, spread, se)) {
+            highCount++;
+            timeouts += w.getTimeouts();
+            calls += w.getCalls();
+          }
+        }
+        double effect = median(v, k);
+        double colBarS = bar(z, spread, Math.sqrt(se2 / k));
+        double highFrac = (double) highCount / k;
+        if (highFrac < t.columnFraction() || effect < colBarS) continue;
+        // The timeouts were on s when its lateness alone is high in most rows (each timed-out wait
+        // counts it late by the whole budget), or when they are a share of the collectives too
+        // large for a few unrelated aborts (once nothing is acked, every collective times out in
+        // guard, with no per-peer wait at all). A rank only late to report has neither.
+        boolean timedOut =
+            timeouts > 0
+                && ((double) lateHighCount / k >= t.columnFraction()
+                    || timeouts >= TIMED_OUT_SHARE * calls);
+        // Alone, a rank has nobody to compare a missing peer with: only timeouts say it is silent.
+        if (k < 2 && !timedOut) continue;
+        found.add(
+            new Finding(
+                FindingKind.SILENT_RANK,
+                s,
+                -1,
+                timedOut ? Cause.TIMED_OUT : Cause.NOT_REPORTING,
+                confidence(highFrac, effect, colBarS),
+                effect,
+                String.format(
+                    Locale.ROOT,
+                    "%d of %d present ranks waited on rank %d, which sent no data, %.1fus/call"
+                        + " more than on a typical peer (bar %.1fus); %s",
+                    highCount,
+                    k,
+                    s,
+                    effect,
+                    colBarS,
+                    timedOut
+                        ? String.format(
+                            Locale.ROOT, "they timed out in %d of their %d calls", timeouts, calls)
+                        : timeouts > 0
+                            ? String.format(
+                                Locale.ROOT,
+                                "they timed out in only %d of their %d calls: it runs, but does"
+                                    + " not report",
+                                timeouts,
+                                calls)
+                            : "none of them timed out: it runs, but does not report")));
+      }
+      return found;
+    }
+
+    /** Slow ranks (steadily, as a majority, or intermittently) and slow links. */
+    List<Finding> slowRanksAndLinks() {
+      List<Finding> findings = new ArrayList<>();
+      boolean[] slow = new boolean[k];
+      double[] highCount = x.columnSums(high, all(k));
+      double[] count = x.columnCounts(all(k));
+      passes = new boolean[k];
+      List<Integer> pass = new ArrayList<>();
+      for (int j = 0; j < k; j++) {
+        passes[j] =
+            count[j] > 0
+                && Math.round(highCount[j]) / count[j] >= t.columnFraction()
+                && colEffect[j] - center >= colBar[j];
+        if (passes[j]) pass.add(j);
+      }
+      passing = pass.stream().mapToInt(Integer::intValue).toArray();
+      for (int j = 0; j < k; j++) {
+        if (!passes[j]) continue;
+        Finding f = slowRank(j, Math.round(highCount[j]), count[j]);
+        if (f != null) {
+          slow[j] = true;
+          findings.add(f);
+        }
+      }
+      if (findings.isEmpty() && k >= 3) findings.addAll(mostRanksLate(slow));
+      if (k >= 3 && x.lateness) {
+        for (int j = 0; j < k; j++) {
+          if (slow[j] || passes[j]) continue;
+          Finding f = intermittent(j);
+          if (f != null) {
+            slow[j] = true;
+            findings.add(f);
+          }
+        }
+      }
+      if (k >= 3) findings.addAll(slowLinks(slow));
+      if (k == 2 && !x.lateness && findings.isEmpty()) {
+        Finding link = twoRankLink();
+        if (link != null) findings.add(link);
+      }
+      return findings;
+    }
+
+    /** The column test's finding for passing column j, or null when j fails the row test. */
+    private Finding slowRank(int j, long highCount, double count) {
+      double colExcess = colEffect[j] - center;
+      // Only its high cells count: summed noise over many small cells is not waiting.
+      // ... unless q waits on j as well: then neither is simply later than the other.
+      double rowExcess = 0;
+      int[] cols = x.listed[j];
+      for (int c = 0; c < cols.length; c++) {
+        int q = cols[c];
+        if (high.listed[j][c] > 0 && (!passes[q] || x.at(high, q, j) > 0)) {
+          rowExcess += excess.listed[j][c];
+        }
+      }
+      if (x.otherCount[j] > 0 && high.other[j] > 0) {
+        int excluded = 0;
+        for (int q : passing) {
+          if (q != j && x.cellOf(j, q) < 0 && x.at(high, q, j) == 0) excluded++;
+        }
+        rowExcess += excess.other[j] * (x.otherCount[j] - excluded);
+      }
+      if (rowExcess > t.rowRatio() * colExcess) return null;
+      int rank = x.present.get(j);
+      RankWindow w = x.byRank.get(rank);
+      double lastShare = x.columnSums(x.lastShare, all(k))[j] / count;
+      double highFrac = highCount / count;
+      double seen = highRowsMedian(j);
+      return new Finding(
+          FindingKind.SLOW_RANK,
+          rank,
+          -1,
+          cause(w, colExcess),
+          confidence(highFrac, colExcess, colBar[j])
+              * (rowExcess > 0 ? Math.max(0, 1 - rowExcess / colExcess / 2) : 1),
+          colExcess,
+          String.format(
+              Locale.ROOT,
+              "%d of %d peers saw rank %d late by %.1fus/call (median of those; %.1fus over a"
+                  + " typical peer over all of them), bar %.1fus%s%s; it saw its peers %.1fus late"
+                  + " itself and gated %.0f%% of their collectives; %s",
+              highCount,
+              (long) count,
+              rank,
+              seen,
+              colExcess,
+              colBar[j],
+              barReason(colBar[j], colNoise[j]),
+              tailNote(j),
+              rowExcess,
+              100 * lastShare,
+              causeEvidence(w)));
+    }
+
+    /**
+     * For a slow rank late in only some collectives (its tail share clears the tail test's bar, in
+     * under half of them): how its lateness is spread, so the evidence says both.
+     */
+    private String tailNote(int j) {
+      if (!x.lateness || k < 3) return "";
+      boolean[] tailRows = x.hasTail.clone();
+      int rowsOf = 0;
+      for (int i = 0; i < k; i++) if (tailRows[i] && i != j) rowsOf++;
+      if (rowsOf < 2) return "";
+      TailEffects te = tailEffects(tailRows);
+      double tau = te.effect[j] - te.center;
+      if (tau < te.bar || tau >= 0.5) return "";
+      return String.format(
+          Locale.ROOT,
+          "; late in a few collectives: beyond the tail edge in %.1f%% more of them than a typical"
+              + " peer (bar %.1f%%)",
+          100 * tau,
+          100 * te.bar);
+    }
+
+    /** The median excess of column j over the rows whose cell clears its bar. */
+    private double highRowsMedian(int j) {
+      List<Double> v = new ArrayList<>();
+      for (int i = 0; i < k; i++) {
+        if (i == j) continue;
+        int c = x.cellOf(i, j);
+        if (c >= 0) {
+          if (high.listed[i][c] > 0) v.add(excess.listed[i][c]);
+        } else if (high.other[i] > 0) {
+          v.add(excess.other[i]);
+        }
+      }
+      return median(v);
+    }
+
+    /** What set the bar: the floors, or the statistics. */
+    private String barReason(double b, double noiseUs) {
+      if (z * noiseUs >= b) {
+        return String.format(
+            Locale.ROOT, " = z %.1f x noise %.1fus (spread %.1fus)", z, noiseUs, spread);
+      }
+      return String.format(
+          Locale.ROOT,
+          " = the floor (max of %.1fus and %.0f%% of the %.1fus collective)",
+          x.lateness ? t.absFloorUs() : t.minExcessUs(),
+          100 * t.relExcess(),
+          x.cost);
+    }
+
+    /**
+     * Most ranks late: when no column passed and a minority of rows waits on everyone (their row
+     * effects clear a bar like the columns'), every other rank is judged over those early rows
+     * alone, against the late ranks' own lower quartile of lateness: each late rank must clear its
+     * cell's bar in every early row and the column's bar in their median.
+     */
+    private List<Finding> mostRanksLate(boolean[] slow) {
+      List<Finding> found = new ArrayList<>();
+      if (!x.lateness) return found;
+      double[] rowStats = trimmedCenterAndSpread(rowEffect.clone());
+      double rowCenter = rowStats[0];
+      double rowSpread = rowStats[1];
+      boolean[] early = new boolean[k];
+      int earlyCount = 0;
+      for (int i = 0; i < k; i++) {
+        double rowSe = Math.sqrt(x.row(x.se.map((r, v) -> v * v), i).median());
+        early[i] = rowEffect[i] - rowCenter >= bar(z, rowSpread, rowSe);
+        if (early[i]) earlyCount++;
+      }
+      if (earlyCount == 0 || 2 * earlyCount >= k) return found;
+      Weighted lateCells = new Weighted();
+      for (int i = 0; i < k; i++) {
+        if (early[i]) continue;
+        for (double v : x.mean.listed[i]) lateCells.add(v, 1);
+        lateCells.add(x.mean.other[i], x.otherCount[i]);
+      }
+      double base = lateCells.size() == 0 ? 0 : lateCells.lowerQuartile();
+      for (int j = 0; j < k; j++) {
+        if (early[j]) continue;
+        List<Double> v = new ArrayList<>();
+        double se2 = 0;
+        boolean everyRow = true;
+        for (int i = 0; i < k; i++) {
+          if (!early[i]) continue;
+          double e = x.at(x.mean, i, j) - base;
+          double se = x.at(x.se, i, j);
+          se2 += se * se;
+          everyRow &= e >= bar(z, rowSpread, se);
+          v.add(e);
+        }
+        double effect = median(v);
+        double b = bar(z, rowSpread, Math.sqrt(se2 / earlyCount));
+        if (!everyRow || effect < b) continue;
+        slow[j] = true;
+        int rank = x.present.get(j);
+        RankWindow w = x.byRank.get(rank);
+        found.add(
+            new Finding(
+                FindingKind.SLOW_RANK,
+                rank,
+                -1,
+                cause(w, effect),
+                confidence(1.0, effect, b),
+                effect,
+                String.format(
+                    Locale.ROOT,
+                    "most ranks were late: the %d early rank(s) saw rank %d late by %.1fus/call"
+                        + " over the late ranks' own %.1fus (bar %.1fus); %s",
+                    earlyCount,
+                    rank,
+                    effect,
+                    base,
+                    b,
+                    causeEvidence(w))));
+      }
+      return found;
+    }
+
+    /**
+     * The tail test for column j: its share of collectives beyond each row's tail edge over the
+     * row's typical share, against the shares' between-peer spread and binomial error.
+     */
+    private Finding intermittent(int j) {
+      boolean[] tailRows = new boolean[k];
+      int tailRowCount = 0;
+      for (int i = 0; i < k; i++) {
+        tailRows[i] = x.hasTail[i];
+        if (tailRows[i]) tailRowCount++;
+      }
+      if (tailRowCount - (tailRows[j] ? 1 : 0) < 2) return null;
+      TailEffects te = tailEffects(tailRows);
+      double tau = te.effect[j] - te.center;
+      if (tau < te.bar) return null;
+      // Most rows must see it.
+      int seen = 0;
+      int rowsOf = 0;
+      for (int i = 0; i < k; i++) {
+        if (!tailRows[i] || i == j) continue;
+        rowsOf++;
+        if (x.at(te.shifted, i, j) - te.center >= te.bar) seen++;
+      }
+      if ((double) seen / rowsOf < t.columnFraction()) return null;
+      // It waits little itself: no peer is in its own tail as much as it is in theirs.
+      if (tailRows[j]) {
+        double own = 0;
+        for (double v : te.shifted.listed[j]) own = Math.max(own, v - te.center);
+        if (x.otherCount[j] > 0) own = Math.max(own, te.shifted.other[j] - te.center);
+        if (own > t.rowRatio() * tau) return null;
+      }
+      double lastShare = x.columnSums(x.lastShare, tailRows)[j] / x.columnCounts(tailRows)[j];
+      if (lastShare < t.minGatedShare() || lastShare > INTERMITTENT_MAX_GATED) return null;
+      int rank = x.present.get(j);
+      double meanExcess = Math.max(0, colEffect[j] - center);
+      // Its excess is the lateness in the collectives it was late in: the mean spread over them.
+      List<Double> edges = new ArrayList<>();
+      for (int i = 0; i < k; i++) if (tailRows[i]) edges.add(x.rows[i].getLateTailEdgeUs());
+      // ... and at least the tail edge it was beyond there.
+      double whenLate = Math.max(meanExcess / Math.max(tau, t.minTailShare()), median(edges));
+      return new Finding(
+          FindingKind.SLOW_RANK,
+          rank,
+          -1,
+          cause(x.byRank.get(rank), meanExcess),
+          confidence((double) seen / rowsOf, tau, te.bar),
+          whenLate,
+          String.format(
+              Locale.ROOT,
+              "%d of %d peers saw rank %d late in a few collectives: beyond the %.0fus tail edge in"
+                  + " %.1f%% more of them than a typical peer (bar %.1f%%), about %.0fus late in"
+                  + " those (%.1fus/call over a typical peer on the mean); it gated %.0f%% of"
+                  + " their collectives",
+              seen,
+              rowsOf,
+              rank,
+              median(edges),
+              100 * tau,
+              100 * te.bar,
+              whenLate,
+              meanExcess,
+              100 * lastShare));
+    }
+
+    /** The tail shares' effects: rows centred on their median share, columns by median. */
+    private final class TailEffects {
+      final Cells shifted;
+      final double[] effect;
+      final double center;
+      final double bar;
+
+      TailEffects(boolean[] tailRows) {
+        double[] typical = new double[k];
+        List<Double> typicals = new ArrayList<>();
+        long minSampled = Long.MAX_VALUE;
+        for (int i = 0; i < k; i++) {
+          if (!tailRows[i]) continue;
+          typical[i] = x.row(x.tail, i).median();
+          typicals.add(typical[i]);
+          minSampled = Math.min(minSampled, SampledCalls.of(x.rows[i]));
+        }
+        shifted = x.tail.map((i, v) -> v - typical[i]);
+        boolean[] excluded = new boolean[k];
+        for (int i = 0; i < k; i++) excluded[i] = !tailRows[i];
+        ColumnMedians medians = new ColumnMedians(x, shifted, excluded);
+        effect = new double[k];
+        for (int j = 0; j < k; j++) effect[j] = medians.of(j).medianWithout(-1);
+        double[] stats = trimmedCenterAndSpread(effect.clone());
+        center = stats[0];
+        double spreadShare = stats[1];
+        double p0 = Math.max(median(typicals), 1.0 / Math.max(1, minSampled));
+        double binomial = Math.sqrt(p0 * (1 - p0) / Math.max(1, minSampled));
+        bar =
+            Math.max(
+                t.minTailShare(), z * Math.sqrt(spreadShare * spreadShare + binomial * binomial));
+      }
+    }
+
+    private TailEffects tailEffects(boolean[] tailRows) {
+      if (tails == null) tails = new TailEffects(tailRows);
+      return tails;
+    }
+
+    private TailEffects tails;
+
+    /** Single cells that stand out of their column: the slow links. */
+    private List<Finding> slowLinks(boolean[] slow) {
+      List<Finding> links = new ArrayList<>();
+      ColumnMedians medians = null;
+      for (int j = 0; j < k; j++) {
+        if (slow[j]) continue;
+        ColumnMedian column = null;
+        for (int i = 0; i < k; i++) {
+          if (i == j || slow[i]) continue;
+          double e = x.at(excess, i, j);
+          double se = x.at(x.se, i, j);
+          // The cell against the median of its column's other cells: the cell's own error and
+          // residual, and the median's (π/2 × the residual² over the other rows, and their errors).
+          double others2 = Math.PI / 2 * cellSpread * cellSpread / Math.max(1, k - 2);
+          double b =
+              Math.max(
+                  floor,
+                  zLink
+                      * Math.sqrt(
+                          cellSpread * cellSpread + se * se + others2 + colSe[j] * colSe[j]));
+          if (e < b) continue;
+          // The other ranks' view of j, from ranks that are not late themselves: a late rank sees
+          // everyone early. With no such rank left there is nothing to compare the cell with.
+          if (column == null) {
+            if (medians == null) medians = new ColumnMedians(x, excess, slow);
+            column = medians.of(j);
+          }
+          int others = column.size() - (column.holds(i) ? 1 : 0);
+          if (others == 0) continue;
+          double med = column.medianWithout(i);
+          if (e - med < b) continue;
+          int receiver = x.present.get(i);
+          int sender = x.present.get(j);
+          double share = x.at(x.tail, i, j);
+          double othersShare = median(columnValues(x.tail, j, i, slow));
+          links.add(
+              new Finding(
+                  FindingKind.SLOW_LINK,
+                  receiver,
+                  sender,
+                  Cause.LINK,
+                  confidence(1.0, e - med, b),
+                  e - med,
+                  String.format(
+                      Locale.ROOT,
+                      "rank %d saw rank %d %.1fus/call later than the other ranks saw it (bar"
+                          + " %.1fus); beyond the %.0fus tail edge in %.0f%% of the collectives"
+                          + " against %.0f%% for the others",
+                      receiver,
+                      sender,
+                      e - med,
+                      b,
+                      x.rows[i].getLateTailEdgeUs(),
+                      100 * share,
+                      100 * othersShare)));
+        }
+      }
+      return links;
+    }
+
+    /**
+     * Two ranks with waits only (counters without lateness): a high cell that no rank explains is
+     * the only link there is, reported once, the larger cell's direction, at half confidence.
+     */
+    private Finding twoRankLink() {
+      int j = colEffect[1] >= colEffect[0] ? 1 : 0;
+      int i = 1 - j;
+      double e = colEffect[j] - center;
+      if (x.at(high, i, j) == 0 || e < colBar[j]) return null;
+      int receiver = x.present.get(i);
+      int sender = x.present.get(j);
+      return new Finding(
+          FindingKind.SLOW_LINK,
+          receiver,
+          sender,
+          Cause.LINK,
+          confidence(1.0, e, colBar[j]) * 0.5,
+          e,
+          String.format(
+              Locale.ROOT,
+              "rank %d waited %.1fus/call on rank %d (bar %.1fus); with 2 ranks the link's"
+                  + " direction cannot be told from waits alone",
+              receiver,
+              e,
+              sender,
+              colBar[j]));
+    }
+
+    /** Column j's values of q over the rows neither excluded nor {@code except} nor j. */
+    private List<Double> columnValues(Cells q, int j, int except, boolean[] excluded) {
+      List<Double> v = new ArrayList<>();
+      for (int i = 0; i < k; i++) {
+        if (i == j || i == except || excluded[i]) continue;
+        v.add(x.at(q, i, j));
+      }
+      return v;
+    }
+
+    /** The collective got slower than its baseline with no culprit that explains it. */
+    Finding uniformSlowdown(WindowBaseline baseline, double baselineUs) {
+      // Judged against the baseline's own spread, not the window's matrix: a slowdown that reaches
+      // every rank makes every cell wider too, which says nothing about the cost. Smaller
+      // regressions are the alerts' to find, over several windows.
+      double excess = x.cost - baselineUs;
+      double needed = Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread());
+      slowerThanBaseline = excess >= needed;
+      // Two windows in a row: a band learned from a handful of clean windows understates a busy
+      // host's window-to-window swings (a 1 s window of CPU ranks can cost 15 % more for no
+      // reason), and a uniform slowdown lasts; one window later is still a verdict.
+      if (!slowerThanBaseline || !baseline.lastWindowSlower) return null;
+      Phase grew = null;
+      double growth = 0;
+      StringBuilder phases = new StringBuilder();
+      for (Phase p : Phase.values()) {
+        double now = x.median(w -> meanUs(w, p), -1);
+        double was = baseline.phase(p);
+        phases.append(String.format(Locale.ROOT, " %s %.1f/%.1f", p.fieldName(), now, was));
+        if (grew == null || now - was > growth) {
+          grew = p;
+          growth = now - was;
+        }
+      }
+      Cause cause = grew.blame() != null ? grew.blame() : Cause.LINK;
+      return new Finding(
+          FindingKind.UNIFORM_SLOWDOWN,
+          -1,
+          -1,
+          cause,
+          clamp(1 - Math.exp(-excess / needed)) * x.callsFactor(t),
+          excess,
+          String.format(
+              Locale.ROOT,
+              "the collective costs %.1fus/call, %.0f%% over its baseline of %.1fus, with no rank"
+                  + " or link later than the others; median phases now/baseline (us/call):%s",
+              x.cost,
+              100 * excess / baselineUs,
+              baselineUs,
+              phases));
+    }
+
+    /** Grows with how far the effect clears its bar and the share that sees it. */
+    private double confidence(double share, double effect, double bar) {
+      return clamp(share * (1 - Math.exp(-effect / Math.max(bar, 1e-9)))) * x.callsFactor(t);
+    }
+
+    /**
+     * Why a slow rank was slow: the cause whose phases exceed the peers' median the most, if they
+     * explain enough of the excess; otherwise it arrived late (the time went before the collective,
+     * in compute or launch).
+     */
+    private Cause cause(RankWindow w, double excessUs) {
+      Cause best = null;
+      double bestExcess = 0;
+      for (Phase p : Phase.values()) {
+        Cause c = p.blame();
+        if (c == null || c == best) continue;
+        double e = blamedUs(w, c) - x.median(o -> blamedUs(o, c), w.getRank());
+        if (best == null || e > bestExcess) {
+          best = c;
+          bestExcess = e;
+        }
+      }
+      if (best == null || bestExcess < t.causeShare() * excessUs || bestExcess < typicalBar() / 2) {
+        return Cause.ARRIVED_LATE;
+      }
+      return best;
+    }
+
+    private String causeEvidence(RankWindow w) {
+      StringBuilder sb = new StringBuilder("its phases vs its peers' median (us/call):");
+      for (Phase p : Phase.values()) {
+        if (p.blame() == null) continue;
+        sb.append(
+            String.format(
+                Locale.ROOT,
+                " %s %.1f/%.1f",
+                p.fieldName(),
+                meanUs(w, p),
+                x.median(o -> meanUs(o, p), w.getRank())));
+      }
+      return sb.toString();
     }
   }
 
@@ -704,484 +1575,6 @@ public final class Attributor {
     }
   }
 
-  /** The rule's tests over one {@link Matrix} at one threshold. */
-  private static final class Judge {
-    final Matrix x;
-    final Thresholds t;
-    final double threshold;
-    final Cells excess; // of the means over the floor
-    final Cells tailExcess; // of the tails over theirs
-    final Cells high; // 1 where a mean cell is high
-    final Cells tailHigh; // 1 where a tail cell is high
-    boolean[] passes;
-    int[] passing; // the columns that pass, ascending
-
-    Judge(Matrix x, Thresholds t, double threshold) {
-      this.x = x;
-      this.t = t;
-      this.threshold = threshold;
-      excess = x.mean.map(x::excess);
-      tailExcess = x.p99.map(x::tailExcess);
-      high = x.mean.map(m -> x.excess(m) >= threshold && m >= t.cellFactor() * x.base ? 1.0 : 0.0);
-      // A p99 is one collective's worth of evidence, a mean a thousand's: a tail must clear
-      // twice the threshold.
-      tailHigh =
-          x.p99.map(
-              p ->
-                  x.tails
-                          && x.tailExcess(p) >= TAIL_MARGIN * threshold
-                          && p >= t.cellFactor() * x.tailBase
-                      ? 1.0
-                      : 0.0);
-    }
-
-    /** A quantity's value at cell (i, j). */
-    double at(Cells q, int i, int j) {
-      int c = x.cellOf(i, j);
-      return c >= 0 ? q.listed[i][c] : q.other[i];
-    }
-
-    /**
-     * The missing ranks that the present ranks wait on: column test of the slow rank, without the
-     * row test, over each present rank's lateness of the missing rank plus, if it timed out, its
-     * share of its guard time.
-     */
-    List<Finding> silentRanks() {
-      List<Finding> found = new ArrayList<>();
-      if (x.k == 0) return found;
-      for (int s : x.missing) {
-        int highCount = 0;
-        double colExcess = 0;
-        long timeouts = 0;
-        long calls = 0;
-        for (int i = 0; i < x.k; i++) {
-          RankWindow w = x.rows[i];
-          double cell = x.late(i, s);
-          // A timed-out guard waited for an ack nobody billed to a peer: see the class comment.
-          if (w.getTimeouts() > 0) cell += meanUs(w, Phase.GUARD) / x.missing.size();
-          double excess = Math.max(0, cell - x.base);
-          colExcess += excess;
-          if (excess >= threshold && cell >= t.cellFactor() * x.base) {
-            highCount++;
-            timeouts += w.getTimeouts();
-            calls += w.getCalls();
-          }
-        }
-        colExcess /= x.k;
-        double highFrac = (double) highCount / x.k;
-        if (highFrac < t.columnFraction() || colExcess < threshold) continue;
-        found.add(
-            new Finding(
-                FindingKind.SILENT_RANK,
-                s,
-                -1,
-                timeouts > 0 ? Cause.TIMED_OUT : Cause.NOT_REPORTING,
-                confidence(highFrac, colExcess),
-                colExcess,
-                String.format(
-                    Locale.ROOT,
-                    "%d of %d present ranks waited on rank %d, which sent no data, %.1fus/call over the %.1fus floor; %s",
-                    highCount,
-                    x.k,
-                    s,
-                    colExcess,
-                    x.base,
-                    timeouts > 0
-                        ? String.format(
-                            Locale.ROOT, "they timed out in %d of their %d calls", timeouts, calls)
-                        : "none of them timed out: it runs, but does not report")));
-      }
-      return found;
-    }
-
-    /** Column sums of the column tests over one set of rows. */
-    private final class Columns {
-      final boolean[] rows;
-      final double[] count;
-      final double[] highCount;
-      final double[] excessSum;
-      final double[] tailHighCount;
-      final double[] tailExcessSum;
-      final double[] lastShareSum;
-
-      Columns(boolean[] rows, boolean withTails) {
-        this.rows = rows;
-        int in = 0;
-        for (boolean r : rows) if (r) in++;
-        count = new double[x.k];
-        for (int j = 0; j < x.k; j++) count[j] = in - (rows[j] ? 1 : 0);
-        highCount = x.columnSums(high, rows);
-        excessSum = x.columnSums(excess, rows);
-        lastShareSum = x.columnSums(x.lastShare, rows);
-        tailHighCount = withTails ? x.columnSums(tailHigh, rows) : null;
-        tailExcessSum = withTails ? x.columnSums(tailExcess, rows) : null;
-      }
-
-      /** Whether column j is high in a share {@code fraction} of the rows (j's own excluded). */
-      boolean passes(int j, double fraction) {
-        return count[j] > 0
-            && Math.round(highCount[j]) / count[j] >= fraction
-            && excessSum[j] / count[j] >= threshold;
-      }
-    }
-
-    /** Slow ranks (steadily or intermittently) and slow links among the present ranks. */
-    List<Finding> slowRanksAndLinks() {
-      int k = x.k;
-      List<Finding> findings = new ArrayList<>();
-      boolean[] slow = new boolean[k];
-      boolean[] all = new boolean[k];
-      Arrays.fill(all, true);
-      boolean[] early = new boolean[k];
-      for (int i = 0; i < k; i++) {
-        for (double h : high.listed[i]) early[i] |= h > 0;
-        early[i] |= x.otherCount[i] > 0 && high.other[i] > 0;
-      }
-      // Most ranks late by the same amount (3 of 4): each late rank's column is high only in the
-      // rows of the few early ranks. Judge columns over those rows when they and the late ranks
-      // make up the whole communicator, and then only columns high in every early row: a slow
-      // link's sender waits on a slow rank too, but its receiver is the only one that waits on it.
-      // A late rank's own waits on ranks later still are not waiting as a victim: its row counts
-      // only cells on columns that do not pass the column test themselves.
-      Columns overAll = new Columns(all, x.tails && k >= 3);
-      Columns overEarly = new Columns(early, false);
-      passes = new boolean[k];
-      List<Integer> pass = new ArrayList<>();
-      for (int j = 0; j < k; j++) {
-        passes[j] = overAll.passes(j, t.columnFraction());
-        if (passes[j]) pass.add(j);
-      }
-      passing = pass.stream().mapToInt(Integer::intValue).toArray();
-      boolean[] lateOfEarly = new boolean[k];
-      boolean partition = false;
-      for (int j = 0; j < k; j++) lateOfEarly[j] = overEarly.passes(j, t.columnFraction());
-      for (int j = 0; j < k; j++) partition |= lateOfEarly[j];
-      for (int j = 0; j < k; j++) partition &= early[j] || lateOfEarly[j];
-      for (int j = 0; j < k; j++) {
-        Finding f = slowRank(j, false, overAll);
-        if (f == null && partition && overEarly.passes(j, 1.0)) f = slowRank(j, false, overEarly);
-        // Tails need a column: with two ranks one cell's p99 is one peer's hiccup, not a pattern.
-        if (f == null && x.tails && k >= 3) f = slowRank(j, true, overAll);
-        if (f != null) {
-          slow[j] = true;
-          findings.add(f);
-        }
-      }
-
-      List<Finding> links = new ArrayList<>();
-      ColumnMedians medians = null;
-      List<Integer> highOtherRows = new ArrayList<>();
-      for (int i = 0; i < k; i++)
-        if (x.otherCount[i] > 0 && high.other[i] > 0) highOtherRows.add(i);
-      for (int j = 0; j < k; j++) {
-        if (slow[j]) continue;
-        ColumnMedian column = null;
-        for (int i : highRows(j, highOtherRows)) {
-          // The other ranks' view of j, from ranks that are not late themselves: a late rank sees
-          // everyone early. With no such rank left there is nothing to compare the cell with.
-          if (column == null) {
-            if (medians == null) medians = new ColumnMedians(slow);
-            column = medians.of(j);
-          }
-          int others = column.size() - (column.holds(i) ? 1 : 0);
-          if (others == 0 && k > 2) continue;
-          double med = others == 0 ? 0 : column.medianWithout(i);
-          double e = at(excess, i, j);
-          boolean standsOut = e - med >= threshold && e >= t.cellFactor() * med;
-          if (!standsOut) continue;
-          links.add(
-              new Finding(
-                  FindingKind.SLOW_LINK,
-                  x.present.get(i),
-                  x.present.get(j),
-                  Cause.LINK,
-                  confidence(1.0, e - med) * (k == 2 ? 0.5 : 1.0),
-                  e,
-                  String.format(
-                      Locale.ROOT,
-                      "rank %d saw rank %d %.1fus/call late over the %.1fus floor while the other ranks saw it %.1fus late%s",
-                      x.present.get(i),
-                      x.present.get(j),
-                      e,
-                      x.base,
-                      med,
-                      k == 2
-                          ? "; with 2 ranks the link's direction cannot be told from waits alone"
-                          : "")));
-        }
-      }
-      if (k == 2 && links.size() == 2) {
-        // Both directions of the only link look alike: report it once, larger cell first.
-        links.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
-        links = links.subList(0, 1);
-      }
-      findings.addAll(links);
-      return findings;
-    }
-
-    /**
-     * The rows whose cell on column j is high, ascending: rows listing it, rows whose common is.
-     */
-    private List<Integer> highRows(int j, List<Integer> highOtherRows) {
-      List<Integer> rowsOf = new ArrayList<>();
-      int[] listers = x.listers[j];
-      int[] at = x.listerAt[j];
-      int a = 0;
-      int b = 0;
-      while (a < listers.length || b < highOtherRows.size()) {
-        int next;
-        if (b >= highOtherRows.size()
-            || (a < listers.length && listers[a] < highOtherRows.get(b))) {
-          int i = listers[a];
-          if (high.listed[i][at[a]] > 0) rowsOf.add(i);
-          a++;
-          continue;
-        }
-        next = highOtherRows.get(b++);
-        if (next != j && x.cellOf(next, j) < 0) rowsOf.add(next);
-      }
-      return rowsOf;
-    }
-
-    /**
-     * The excess of each column over the rows of ranks that are neither its own nor slow: one
-     * sorted array of the rows' common values, corrected per column by the rows that list it.
-     */
-    private final class ColumnMedians {
-      final boolean[] slow;
-      final double[] common; // ascending
-      final int[] position; // by row: where its common value is in it, -1 when it has none
-      int notSlow; // rows
-
-      ColumnMedians(boolean[] slow) {
-        this.slow = slow;
-        for (boolean s : slow) if (!s) notSlow++;
-        List<Integer> rowsWith = new ArrayList<>();
-        for (int q = 0; q < x.k; q++) if (!slow[q] && x.otherCount[q] > 0) rowsWith.add(q);
-        Integer[] order = rowsWith.toArray(Integer[]::new);
-        Arrays.sort(order, Comparator.comparingDouble(q -> excess.other[q]));
-        common = new double[order.length];
-        position = new int[x.k];
-        Arrays.fill(position, -1);
-        for (int p = 0; p < order.length; p++) {
-          common[p] = excess.other[order[p]];
-          position[order[p]] = p;
-        }
-      }
-
-      ColumnMedian of(int j) {
-        List<Integer> removed = new ArrayList<>();
-        List<Double> added = new ArrayList<>();
-        if (position[j] >= 0) removed.add(position[j]);
-        int[] listers = x.listers[j];
-        int[] at = x.listerAt[j];
-        int[] addedRow = new int[listers.length];
-        int na = 0;
-        for (int a = 0; a < listers.length; a++) {
-          int q = listers[a];
-          if (slow[q]) continue;
-          if (position[q] >= 0) removed.add(position[q]);
-          added.add(excess.listed[q][at[a]]);
-          addedRow[na++] = q;
-        }
-        return new ColumnMedian(this, j, removed, added, Arrays.copyOf(addedRow, na));
-      }
-    }
-
-    /** Column j's excess over the rows of ranks that are neither j nor slow. */
-    private final class ColumnMedian {
-      private final ColumnMedians all;
-      private final int j;
-      private final List<Integer> removed;
-      private final List<Double> added;
-      private final int[] addedRow;
-
-      ColumnMedian(
-          ColumnMedians all, int j, List<Integer> removed, List<Double> added, int[] addedRow) {
-        this.all = all;
-        this.j = j;
-        this.removed = removed;
-        this.added = added;
-        this.addedRow = addedRow;
-      }
-
-      int size() {
-        return all.notSlow - (all.slow[j] ? 0 : 1);
-      }
-
-      boolean holds(int i) {
-        return i != j && !all.slow[i];
-      }
-
-      /** The median of the column's values without row i's (if it is one). */
-      double medianWithout(int i) {
-        List<Integer> r = new ArrayList<>(removed);
-        List<Double> a = new ArrayList<>(added);
-        if (holds(i)) {
-          int listedAt = -1;
-          for (int q = 0; q < addedRow.length; q++) if (addedRow[q] == i) listedAt = q;
-          if (listedAt >= 0) a.remove(listedAt);
-          else r.add(all.position[i]);
-        }
-        return new CorrectedSorted(
-                all.common,
-                r.stream().mapToInt(Integer::intValue).toArray(),
-                a.stream().mapToDouble(Double::doubleValue).toArray())
-            .median();
-      }
-    }
-
-    /**
-     * The column test for present rank j over the means or the tails and the given rows, or null
-     * when it does not pass.
-     */
-    private Finding slowRank(int j, boolean intermittent, Columns over) {
-      int k = x.k;
-      double count = over.count[j];
-      if (count == 0) return null;
-      Cells hi = intermittent ? tailHigh : high;
-      Cells ex = intermittent ? tailExcess : excess;
-      long highCount = Math.round(intermittent ? over.tailHighCount[j] : over.highCount[j]);
-      double colExcess = (intermittent ? over.tailExcessSum[j] : over.excessSum[j]) / count;
-      double lastShare = over.lastShareSum[j] / count;
-      double highFrac = highCount / count;
-      // Only its high cells count: summed noise over many small cells is not waiting.
-      // ... unless q waits on j as well: then neither is simply later than the other.
-      double rowExcess = 0;
-      int[] cols = x.listed[j];
-      for (int c = 0; c < cols.length; c++) {
-        int q = cols[c];
-        if (hi.listed[j][c] > 0 && (!passes[q] || at(hi, q, j) > 0)) rowExcess += ex.listed[j][c];
-      }
-      if (x.otherCount[j] > 0 && hi.other[j] > 0) {
-        int excluded = 0;
-        for (int q : passing) {
-          if (q != j && x.cellOf(j, q) < 0 && at(hi, q, j) == 0) excluded++;
-        }
-        rowExcess += ex.other[j] * (x.otherCount[j] - excluded);
-      }
-      if (highFrac < t.columnFraction()
-          || colExcess < (intermittent ? TAIL_MARGIN : 1) * threshold
-          || rowExcess > t.rowRatio() * colExcess
-          || (intermittent
-              && (lastShare < t.minGatedShare() || lastShare > INTERMITTENT_MAX_GATED))) {
-        return null;
-      }
-      int rank = x.present.get(j);
-      RankWindow w = x.byRank.get(rank);
-      double meanExcess = over.excessSum[j] / count;
-      Cause cause = intermittent ? Cause.ARRIVED_LATE : cause(w, colExcess);
-      return new Finding(
-          FindingKind.SLOW_RANK,
-          rank,
-          -1,
-          cause,
-          confidence(highFrac, colExcess) * (rowExcess > 0 ? 1 - rowExcess / colExcess / 2 : 1),
-          meanExcess,
-          String.format(
-              Locale.ROOT,
-              "%d of %d %s saw rank %d %s %.1fus/call over the %.1fus floor (threshold %.1fus); it saw its peers %.1fus late itself and gated %.0f%% of their collectives; %s",
-              highCount,
-              (long) count,
-              count == k - 1 ? "peers" : "early peers",
-              rank,
-              intermittent ? "late in a few collectives: p99 lateness" : "late by",
-              colExcess,
-              intermittent ? x.tailBase : x.base,
-              threshold,
-              rowExcess,
-              100 * lastShare,
-              causeEvidence(w)));
-    }
-
-    /** The collective got slower than its baseline with no culprit that explains it. */
-    Finding uniformSlowdown(WindowBaseline baseline, double baselineUs) {
-      // Judged against the baseline's own spread, not the window's matrix noise: a slowdown that
-      // reaches every rank makes every cell's tail wider too, which says nothing about the cost.
-      double excess = x.cost - baselineUs;
-      // No absolute floor (a GPU collective of a few microseconds regresses by fractions of one),
-      // but the noise its clean windows showed: a finding about one window must clear the jitter
-      // of the host, which a baseline of a few windows' costs can understate. Not this window's
-      // noise: a slowdown that reaches every path widens every tail. Smaller regressions are the
-      // alerts' to find, over several windows.
-      double needed =
-          Math.max(
-              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread()),
-              t.noiseFactor() * baseline.noise());
-      if (excess < needed) return null;
-      Phase grew = null;
-      double growth = 0;
-      StringBuilder phases = new StringBuilder();
-      for (Phase p : Phase.values()) {
-        double now = x.median(w -> meanUs(w, p), -1);
-        double was = baseline.phase(p);
-        phases.append(String.format(Locale.ROOT, " %s %.1f/%.1f", p.fieldName(), now, was));
-        if (grew == null || now - was > growth) {
-          grew = p;
-          growth = now - was;
-        }
-      }
-      Cause cause = grew.blame() != null ? grew.blame() : Cause.LINK;
-      return new Finding(
-          FindingKind.UNIFORM_SLOWDOWN,
-          -1,
-          -1,
-          cause,
-          clamp(1 - Math.exp(-excess / needed)) * x.callsFactor(t),
-          excess,
-          String.format(
-              Locale.ROOT,
-              "the collective costs %.1fus/call, %.0f%% over its baseline of %.1fus, with no rank or link later than the others; median phases now/baseline (us/call):%s",
-              x.cost,
-              100 * excess / baselineUs,
-              baselineUs,
-              phases));
-    }
-
-    /** Grows with how far the excess stands above the threshold and the share that sees it. */
-    private double confidence(double share, double excess) {
-      return clamp(share * (1 - Math.exp(-excess / Math.max(threshold, 1e-9)))) * x.callsFactor(t);
-    }
-
-    /**
-     * Why a slow rank was slow: the cause whose phases exceed the peers' median the most, if they
-     * explain enough of the excess; otherwise it arrived late (the time went before the collective,
-     * in compute or launch).
-     */
-    private Cause cause(RankWindow w, double excess) {
-      Cause best = null;
-      double bestExcess = 0;
-      for (Phase p : Phase.values()) {
-        Cause c = p.blame();
-        if (c == null || c == best) continue;
-        double e = blamedUs(w, c) - x.median(o -> blamedUs(o, c), w.getRank());
-        if (best == null || e > bestExcess) {
-          best = c;
-          bestExcess = e;
-        }
-      }
-      if (best == null || bestExcess < t.causeShare() * excess || bestExcess < threshold / 2) {
-        return Cause.ARRIVED_LATE;
-      }
-      return best;
-    }
-
-    private String causeEvidence(RankWindow w) {
-      StringBuilder sb = new StringBuilder("its phases vs its peers' median (us/call):");
-      for (Phase p : Phase.values()) {
-        if (p.blame() == null) continue;
-        sb.append(
-            String.format(
-                Locale.ROOT,
-                " %s %.1f/%.1f",
-                p.fieldName(),
-                meanUs(w, p),
-                x.median(o -> meanUs(o, p), w.getRank())));
-      }
-      return sb.toString();
-    }
-  }
-
   /** NONE, the kind of a single finding, or MULTIPLE. */
   static Verdict verdict(List<Finding> findings) {
     if (findings.isEmpty()) return Verdict.NONE;
@@ -1195,7 +1588,6 @@ public final class Attributor {
     };
   }
 
-  /** A phase's mean microseconds per collective in a rank window. */
   /**
    * The divisor of w's arrived-last shares: the collectives its accounted counts stand for, at
    * least 1 (a window with no sampled collective has no arrivals counted: every share 0).
@@ -1204,6 +1596,7 @@ public final class Attributor {
     return Math.max(1, SampledCalls.accounted(w));
   }
 
+  /** A phase's mean microseconds per collective in a rank window. */
   static double meanUs(RankWindow w, Phase p) {
     return (Double) w.get(p.meanUsField());
   }
@@ -1221,28 +1614,11 @@ public final class Attributor {
     return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
   }
 
-  /** Nearest-rank 25th percentile. */
-  static double lowerQuartile(List<Double> v) {
-    double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    return a[Math.max(0, (int) Math.ceil(0.25 * a.length) - 1)];
-  }
-
-  /** Nearest-rank 25th percentile of the first n values (reordered). */
-  static double lowerQuartile(double[] a, int n) {
-    return select(a, n, Math.max(0, (int) Math.ceil(0.25 * n) - 1));
-  }
-
   /** The median of the first n values (reordered). */
   static double median(double[] a, int n) {
     if (n == 0) return 0;
     double hi = select(a, n, n / 2);
     return n % 2 == 1 ? hi : (select(a, n / 2, n / 2 - 1) + hi) / 2;
-  }
-
-  private static double min(double[] a, int n) {
-    double m = Double.POSITIVE_INFINITY;
-    for (int i = 0; i < n; i++) m = Math.min(m, a[i]);
-    return n == 0 ? 0 : m;
   }
 
   /**
@@ -1282,8 +1658,25 @@ public final class Attributor {
     a[j] = t;
   }
 
-  private static double min(List<Double> v) {
-    return v.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+  /**
+   * The centre (median) and spread (1.4826 × median absolute deviation) of the lowest two thirds of
+   * the values (reordered): culprits only ever raise an effect, so up to a third of them — and, in
+   * small worlds, as many as half — leave both where the clean peers put them. Trimming the top
+   * third of clean values lowers both a little, which the bar's z (about 5) more than covers.
+   */
+  static double[] trimmedCenterAndSpread(double[] v) {
+    int kept = v.length - v.length / 3;
+    if (kept == 0) return new double[] {0, 0};
+    Arrays.sort(v);
+    double center = median(Arrays.copyOf(v, kept), kept);
+    double[] dev = new double[kept];
+    for (int i = 0; i < kept; i++) dev[i] = Math.abs(v[i] - center);
+    return new double[] {center, MAD_TO_SD * median(dev, kept)};
+  }
+
+  /** A list field of a record built without its builder (tests, older code) may be null. */
+  private static <T> List<T> orEmpty(List<T> list) {
+    return list == null ? List.of() : list;
   }
 
   private static double clamp(double x) {

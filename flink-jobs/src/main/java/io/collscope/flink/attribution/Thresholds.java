@@ -3,25 +3,27 @@ package io.collscope.flink.attribution;
 import java.io.Serializable;
 
 /**
- * Knobs of the attribution rule. A delay-matrix cell counts as high when its excess over the noise
- * floor reaches the window's threshold, the largest of:
+ * Knobs of the attribution rule ({@link Attributor}). A peer's effect on the delay matrix must
+ * clear a bar, the largest of:
  *
  * <ul>
- *   <li>{@code absFloorUs} — an absolute floor, for windows whose counters carry per-peer tails
- *       (snapshot version 4); the noise term below does the work, this only stops a perfectly quiet
- *       GPU window from flagging nanoseconds;
+ *   <li>{@code absFloorUs} — an absolute floor: a perfectly quiet GPU window does not flag
+ *       nanoseconds;
  *   <li>{@code relExcess} × the collective's own cost — a 4 KB GPU collective that doubles from 10
  *       to 20 µs is flagged, a 10 ms one is not flagged for 20 µs;
- *   <li>{@code noiseFactor} × the measured noise — how far a typical peer's p99 lateness lies above
- *       its mean in this very window, so a loaded CPU host needs more than an idle GPU;
- *   <li>{@code minExcessUs} — only for counters without per-peer tails (older emitters), where no
- *       noise can be measured: the fixed floor of earlier versions.
+ *   <li>z × the effect's noise — the between-peer spread of the window's column effects and the
+ *       standard error of the effect's own mean, added in quadrature; z is the normal quantile that
+ *       keeps the chance of any false finding in a window of k peers at {@code falseFindingRate}
+ *       (Bonferroni: 1 − rate / k). The noise shrinks as a window holds more collectives, so a
+ *       steady shift smaller than a host's jitter is found once the evidence piles up;
+ *   <li>{@code minExcessUs} — only for counters without per-peer lateness (older emitters), where
+ *       no standard error exists: the fixed floor of earlier versions.
  * </ul>
  *
- * @param minExcessUs floor for counters without per-peer tails (mean microseconds per collective)
- * @param cellFactor a high cell must also be at least this many times the noise floor
- * @param columnFraction share of a column's cells that must be high to call its rank slow (or, for
- *     a rank missing from the window, silent)
+ * @param minExcessUs floor for counters without per-peer lateness (mean microseconds per
+ *     collective)
+ * @param columnFraction share of a column's cells that must clear their own bar to call its rank
+ *     slow (or, for a rank missing from the window, silent)
  * @param rowRatio a slow rank's own excess wait must stay below this share of what its peers wait
  *     on it ("arrives last and waits least"); a rank that itself waits as much as it is waited on
  *     is a victim, not a culprit
@@ -30,70 +32,82 @@ import java.io.Serializable;
  * @param abortShare in a window where a silent rank made its peers time out, a finding against a
  *     present rank must have at least this share of the silent rank's excess wait: the aborts throw
  *     the present ranks out of step, and the waits that leaves are a small share of the timeouts
- * @param absFloorUs absolute floor when per-peer tails are present
- * @param relExcess share of the collective's own cost a cell's excess must reach
- * @param noiseFactor multiple of the measured noise a cell's excess must reach
+ * @param absFloorUs absolute floor when per-peer lateness is present
+ * @param relExcess share of the collective's own cost an effect must reach
+ * @param falseFindingRate the chance, per window, that noise alone clears the statistical bar of
+ *     some peer (family-wise over the window's peers; links over its cells)
  * @param uniformRel the collective's own cost must exceed its baseline by this share (and by four
  *     of the baseline's window-to-window deviations) to be a UNIFORM_SLOWDOWN; 5 %, the regression
  *     alerts' minimum effect
- * @param baselineWindows clean windows needed before the baseline judges a uniform slowdown
+ * @param baselineWindows clean windows needed before the baseline judges a uniform slowdown (and,
+ *     with two ranks, before their learned asymmetry spread is used)
  * @param minCalls ranks that measured fewer collectives in the window (their sample, {@code
  *     SampledCalls}) lower the confidence proportionally
- * @param minGatedShare a rank named from its tails alone (late in a few collectives) must have been
+ * @param minGatedShare a rank named from its tail alone (late in a few collectives) must have been
  *     the last arrival in at least this share of its peers' collectives: a rank slow now and then
  *     gates the ones it is slow in, while a rank that is merely last to launch in a shared device's
  *     queue has a tail without gating anything
+ * @param minTailShare a rank named from its tail must be late beyond the window's tail edge in at
+ *     least this share of the collectives more than a typical peer
  */
 public record Thresholds(
     double minExcessUs,
-    double cellFactor,
     double columnFraction,
     double rowRatio,
     double causeShare,
     double abortShare,
     double absFloorUs,
     double relExcess,
-    double noiseFactor,
+    double falseFindingRate,
     double uniformRel,
     int baselineWindows,
     long minCalls,
-    double minGatedShare)
+    double minGatedShare,
+    double minTailShare)
     implements Serializable {
 
   public static final Thresholds DEFAULT =
-      new Thresholds(20.0, 3.0, 0.5, 0.5, 0.3, 0.1, 5.0, 0.25, 1.0, 0.05, 5, 20, 0.01);
+      new Thresholds(20.0, 0.5, 0.5, 0.3, 0.1, 5.0, 0.25, 1e-6, 0.05, 5, 20, 0.01, 0.02);
 
   public Thresholds withMinExcessUs(double us) {
     return new Thresholds(
         us,
-        cellFactor,
         columnFraction,
         rowRatio,
         causeShare,
         abortShare,
         absFloorUs,
         relExcess,
-        noiseFactor,
+        falseFindingRate,
         uniformRel,
         baselineWindows,
         minCalls,
-        minGatedShare);
+        minGatedShare,
+        minTailShare);
   }
 
   public Thresholds withAbsFloorUs(double us) {
     return new Thresholds(
         minExcessUs,
-        cellFactor,
         columnFraction,
         rowRatio,
         causeShare,
         abortShare,
         us,
         relExcess,
-        noiseFactor,
+        falseFindingRate,
         uniformRel,
         baselineWindows,
         minCalls,
-        minGatedShare);
+        minGatedShare,
+        minTailShare);
+  }
+
+  /**
+   * The standard normal quantile that one of {@code tests} independent tests clears by chance with
+   * probability {@link #falseFindingRate} at most: Φ⁻¹(1 − rate / tests), one-sided.
+   */
+  public double z(long tests) {
+    return Normal.quantile(1 - falseFindingRate / Math.max(1, tests));
   }
 }

@@ -24,6 +24,22 @@ public class WindowBaseline {
   /** Ring of a noise measure of each window (the attribution's matrix noise; else 0). */
   public double[] noise = new double[0];
 
+  /**
+   * Two-rank communicators: a ring of the asymmetry of clean windows (rank 1's lateness as rank 0
+   * saw it less rank 0's as rank 1 saw it, µs), the spread a two-rank finding must clear. Empty in
+   * a baseline restored from a job before it; {@link #asymmetries} of them are held.
+   */
+  public double[] asymmetry = new double[0];
+
+  public int asymmetries;
+  public int nextAsymmetry;
+
+  /**
+   * Whether the last window attributed cost more than this baseline's band: a uniform slowdown is
+   * named in the second such window in a row (Attributor.uniformSlowdown).
+   */
+  public boolean lastWindowSlower;
+
   public WindowBaseline() {}
 
   /** An empty baseline that remembers the last {@code capacity} good windows. */
@@ -80,6 +96,36 @@ public class WindowBaseline {
     System.arraycopy(phaseMedians, 0, phases, next * Phase.COUNT, Phase.COUNT);
     next = (next + 1) % capacity();
     size = Math.min(size + 1, capacity());
+  }
+
+  /** Remembers one clean two-rank window's asymmetry (a ring as long as the baseline's). */
+  public void addAsymmetry(double us) {
+    if (Double.isNaN(us)) return;
+    if (asymmetry.length != capacity()) {
+      asymmetry = new double[capacity()];
+      asymmetries = nextAsymmetry = 0;
+    }
+    asymmetry[nextAsymmetry] = us;
+    nextAsymmetry = (nextAsymmetry + 1) % asymmetry.length;
+    asymmetries = Math.min(asymmetries + 1, asymmetry.length);
+  }
+
+  /** Whether enough clean two-rank windows were seen to judge an asymmetry by their spread. */
+  public boolean asymmetryReady(int minWindows) {
+    return asymmetries >= Math.max(1, minWindows);
+  }
+
+  /**
+   * The clean windows' asymmetry as a standard deviation: 1.4826 × the median of its absolute
+   * values — around 0, not its own median, so a lasting lean of one rank's host counts as spread.
+   */
+  public double asymmetrySpread() {
+    if (asymmetries == 0) return 0;
+    double[] v = new double[asymmetries];
+    for (int i = 0; i < asymmetries; i++) v[i] = Math.abs(asymmetry[i]);
+    Arrays.sort(v);
+    int m = asymmetries;
+    return 1.4826 * (m % 2 == 1 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2);
   }
 
   public double median() {

@@ -53,6 +53,65 @@ public final class Histograms {
     return 0; // not reached: the last bucket returns
   }
 
+  /**
+   * The variance of one peer's lateness per collective, in µs², from its histogram's {@link
+   * RankTotals#LATE_BUCKETS} entries from {@code from}: each count at its bucket's middle (bucket 0
+   * at half its upper edge, the open last bucket at 1.5 × its lower edge). Exact to the buckets'
+   * factor of two, which is what a standard error needs; 0 when the peer has no counts.
+   */
+  public static double lateVarianceUs2(long[] hist, int from, double cyclesPerSecond) {
+    double n = 0, sum = 0, sq = 0;
+    for (int b = 0; b < RankTotals.LATE_BUCKETS; b++) {
+      long c = hist[from + b];
+      if (c == 0) continue;
+      double v = lateBucketMiddleUs(b, cyclesPerSecond);
+      n += c;
+      sum += c * v;
+      sq += c * v * v;
+    }
+    if (n == 0) return 0;
+    double mean = sum / n;
+    return Math.max(0, sq / n - mean * mean);
+  }
+
+  /** The middle of lateness bucket b in µs (see {@link #lateVarianceUs2}). */
+  static double lateBucketMiddleUs(int b, double cyclesPerSecond) {
+    double cycles =
+        b == 0
+            ? Math.scalb(1.0, RankTotals.LATE_SHIFT)
+            : 1.5 * Math.scalb(1.0, b + RankTotals.LATE_SHIFT);
+    return cycles / cyclesPerSecond * 1e6;
+  }
+
+  /** The lower edge of lateness bucket b in µs (0 for bucket 0). */
+  public static double lateBucketLowerUs(int b, double cyclesPerSecond) {
+    return b == 0 ? 0 : Math.scalb(1.0, b + RankTotals.LATE_SHIFT) / cyclesPerSecond * 1e6;
+  }
+
+  /** The bucket that holds quantile q of one peer's lateness histogram, -1 when it is empty. */
+  public static int lateQuantileBucket(long[] hist, int from, double q) {
+    long total = 0;
+    for (int b = 0; b < RankTotals.LATE_BUCKETS; b++) total += hist[from + b];
+    if (total == 0) return -1;
+    double rank = Math.max(1, q * total);
+    long seen = 0;
+    for (int b = 0; b < RankTotals.LATE_BUCKETS; b++) {
+      seen += hist[from + b];
+      if (seen >= rank) return b;
+    }
+    return RankTotals.LATE_BUCKETS - 1;
+  }
+
+  /** The share of one peer's counts in buckets {@code edge} and above; 0 when it has none. */
+  public static double lateShareFrom(long[] hist, int from, int edge) {
+    long total = 0, above = 0;
+    for (int b = 0; b < RankTotals.LATE_BUCKETS; b++) {
+      total += hist[from + b];
+      if (b >= edge) above += hist[from + b];
+    }
+    return total == 0 ? 0 : (double) above / total;
+  }
+
   /** Quarter-round buckets of the CTA lead histogram (CounterSnapshot.cta_lead_histogram). */
   public static final int LEAD_PER_ROUND = 4;
 

@@ -87,5 +87,23 @@ public class RankWindowAccumulator {
   /** The latest delta's sample_every (1: every collective accounted). */
   public int sampleEvery = 1;
 
+  /**
+   * Batch means of the lateness, for its standard error ({@link RankWindowFunction}): each delta of
+   * a dense window is one batch of {@code n} accounted collectives with lateness sum {@code L} (µs)
+   * per peer. By peer: the sum over the deltas of {@code L²} and of {@code L·n}. Empty in a compact
+   * window (its peers come and go between deltas: the histogram alone gives its error) and in an
+   * accumulator restored from a job before them.
+   */
+  public double[] peerLateSquares = new double[0];
+
+  /** By peer, as {@link #peerLateSquares}: the sum over the deltas of {@code L·n}. */
+  public double[] peerLateCross = new double[0];
+
+  /** The sum over the window's deltas of {@code n²} (their accounted collectives squared). */
+  public double batchCallsSquares;
+
+  /** The deltas that went into the batch sums (0: no batches, the histogram alone). */
+  public long batches;
+
   public RankWindowAccumulator() {}
 }

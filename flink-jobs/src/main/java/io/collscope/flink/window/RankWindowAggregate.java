@@ -130,7 +130,30 @@ public final class RankWindowAggregate
     a.totals.addAll(t);
     for (int p = 0; p < peerWait.length; p++) a.peerWaitUs[p] += peerWait[p] * usPerCycle;
     for (int p = 0; p < peerLate.length; p++) a.peerLateUs[p] += peerLate[p] * usPerCycle;
+    addBatch(a, peerLate, usPerCycle, d.accounted());
     return a;
+  }
+
+  /**
+   * One delta of a dense window as a batch of its lateness (see {@link
+   * RankWindowAccumulator#peerLateSquares}). A delta with no accounted collective is no batch.
+   */
+  private static void addBatch(
+      RankWindowAccumulator a, long[] peerLate, double usPerCycle, long accounted) {
+    if (accounted <= 0 || peerLate.length == 0) return;
+    if (a.peerLateSquares.length != peerLate.length) {
+      if (a.batches > 0) return; // restored from a job without batches: the histogram alone
+      a.peerLateSquares = new double[peerLate.length];
+      a.peerLateCross = new double[peerLate.length];
+    }
+    double n = accounted;
+    for (int p = 0; p < peerLate.length; p++) {
+      double us = peerLate[p] * usPerCycle;
+      a.peerLateSquares[p] += us * us;
+      a.peerLateCross[p] += us * n;
+    }
+    a.batchCallsSquares += n * n;
+    a.batches++;
   }
 
   static boolean compact(RankWindowAccumulator a) {
@@ -141,6 +164,9 @@ public final class RankWindowAggregate
     RankTotals t = d.totals;
     a.phaseUs = new double[Phase.COUNT];
     a.sampledCalls = a.accountedCalls = 0;
+    a.peerLateSquares = a.peerLateCross = new double[0];
+    a.batchCallsSquares = 0;
+    a.batches = 0;
     if (!d.compact()) {
       a.totals = t.minus(t);
       a.peerWaitUs = new double[t.worldSize()];
@@ -273,6 +299,10 @@ public final class RankWindowAggregate
     c.tiles = a.tiles;
     c.sampledCalls = a.sampledCalls;
     c.accountedCalls = a.accountedCalls;
+    c.peerLateSquares = a.peerLateSquares;
+    c.peerLateCross = a.peerLateCross;
+    c.batchCallsSquares = a.batchCallsSquares;
+    c.batches = a.batches;
     c.sampleEvery = a.sampleEvery;
     c.packedCounts = a.packedCounts;
     unpack(c);
@@ -482,6 +512,19 @@ public final class RankWindowAggregate
     a.totals.addAll(b.totals);
     for (int p = 0; p < a.peerWaitUs.length; p++) a.peerWaitUs[p] += b.peerWaitUs[p];
     for (int p = 0; p < a.peerLateUs.length; p++) a.peerLateUs[p] += b.peerLateUs[p];
+    if (a.peerLateSquares.length == b.peerLateSquares.length) {
+      for (int p = 0; p < a.peerLateSquares.length; p++) {
+        a.peerLateSquares[p] += b.peerLateSquares[p];
+        a.peerLateCross[p] += b.peerLateCross[p];
+      }
+      a.batchCallsSquares += b.batchCallsSquares;
+      a.batches += b.batches;
+    } else {
+      // One side has no batches (empty, or restored from a job before them): the histogram alone.
+      a.peerLateSquares = a.peerLateCross = new double[0];
+      a.batchCallsSquares = 0;
+      a.batches = 0;
+    }
     return a;
   }
 }

@@ -10,7 +10,9 @@ import java.util.List;
 /**
  * Builds one window's {@link RankWindow}s from a lateness matrix, as the job would produce them
  * from counters of snapshot version 4: {@code late[r][p]} is the mean lateness per collective of
- * peer p as rank r saw it (microseconds), {@code tail[r][p]} its p99, and each rank's wait is
+ * peer p as rank r saw it (microseconds), {@code tail[r][p]} its p99, {@code share[r][p]} the share
+ * of collectives in which p was beyond r's tail edge (RankWindow version 8; 1 % for a typical
+ * peer), its standard error the noise over the square root of the calls, and each rank's wait is
  * billed whole to the peer it saw latest. {@link #legacy()} drops the lateness and tails, as the
  * windows of older emitters lack them.
  */
@@ -23,6 +25,8 @@ final class Windows {
   private final int n;
   private final double[][] late;
   private final double[][] tail;
+  private final double[][] share;
+  private final double noiseUs;
   private final double[] guard;
   private final double[] publish;
   private final double[] copy;
@@ -40,6 +44,8 @@ final class Windows {
     this.n = n;
     late = new double[n][n];
     tail = new double[n][n];
+    share = new double[n][n];
+    this.noiseUs = noiseUs;
     guard = new double[n];
     publish = new double[n];
     copy = new double[n];
@@ -57,6 +63,7 @@ final class Windows {
         if (p == r) continue;
         late[r][p] = noiseUs * (0.5 + rnd.nextDouble());
         tail[r][p] = late[r][p] + 2 * noiseUs;
+        share[r][p] = 0.01;
       }
     }
   }
@@ -78,6 +85,7 @@ final class Windows {
       if (r == s) continue;
       late[r][s] += us * fraction;
       if (fraction >= 0.01) tail[r][s] += us;
+      if (us > tailEdge()) share[r][s] += fraction;
     }
     return this;
   }
@@ -89,6 +97,7 @@ final class Windows {
         double d = Math.max(0, arrival[p] - arrival[r]);
         late[r][p] += d;
         tail[r][p] += d;
+        if (d > tailEdge()) share[r][p] = 1;
       }
     }
   }
@@ -100,10 +109,12 @@ final class Windows {
   Windows slowLink(int from, int to, double d) {
     late[to][from] += d / 2;
     tail[to][from] += d;
+    if (d > tailEdge()) share[to][from] += 0.5;
     for (int q = 0; q < n; q++) {
       if (q == to) continue;
       late[q][to] += d / 2;
       tail[q][to] += d;
+      if (d > tailEdge()) share[q][to] += 0.5;
     }
     return this;
   }
@@ -167,6 +178,11 @@ final class Windows {
     return this;
   }
 
+  /** The rows' tail edge: a typical cell's p99 (its mean and twice the noise) and a little. */
+  private double tailEdge() {
+    return 3 * noiseUs;
+  }
+
   List<RankWindow> build() {
     applyArrivals();
     List<RankWindow> out = new ArrayList<>();
@@ -190,6 +206,8 @@ final class Windows {
     List<Long> pl = new ArrayList<>();
     List<Double> lm = new ArrayList<>();
     List<Double> lt = new ArrayList<>();
+    List<Double> se = new ArrayList<>();
+    List<Double> sh = new ArrayList<>();
     for (int p = 0; p < n; p++) {
       // Legacy counters billed waits per peer: their lateness stands in for it.
       pw.add(legacy ? late[r][p] : p == gater ? wait : 0.0);
@@ -202,6 +220,9 @@ final class Windows {
       pl.add(gated + Math.round(gatedShare[p] * calls));
       lm.add(late[r][p]);
       lt.add(tail[r][p]);
+      // One collective's lateness spreads about the noise: its mean's error over the calls.
+      se.add(p == r ? 0.0 : noiseUs / Math.sqrt(calls));
+      sh.add(p == r ? 0.0 : Math.min(1, share[r][p]));
     }
     RankWindow w = new RankWindow();
     w.setCluster(KEY.cluster());
@@ -227,6 +248,9 @@ final class Windows {
     w.setPeerArrivedLast(pl);
     w.setPeerLateMeanUs(legacy ? List.of() : lm);
     w.setPeerLateP99Us(legacy ? List.of() : lt);
+    w.setPeerLateSeUs(legacy ? List.of() : se);
+    w.setPeerLateTailShare(legacy ? List.of() : sh);
+    w.setLateTailEdgeUs(legacy ? 0 : tailEdge());
     return w;
   }
 }
