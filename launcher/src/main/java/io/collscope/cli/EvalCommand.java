@@ -220,6 +220,7 @@ final class EvalCommand implements Callable<Integer> {
     List<Cell> cells =
         FaultMatrix.cells(families, worlds, severities, floor.toNanos(), onset.toNanos());
     Path dir = out != null ? out : Files.createTempDirectory("collscope-eval");
+    if (out != null) writeFaultSet(dir, cells);
     err.printf(
         "collscope eval: %d cells on the %s backend, %ds each, recordings in %s%n",
         cells.size(), backend, seconds, dir);
@@ -239,6 +240,38 @@ final class EvalCommand implements Callable<Integer> {
     } finally {
       if (out == null) deleteTree(dir);
     }
+  }
+
+  /**
+   * The matrix's cells as a fault set beside their recordings ({@code DIR/fault-set.txt}): {@code
+   * eval --recorded DIR} scores the same runs again, e.g. with another version of the rule, so two
+   * rules are compared on the same recordings rather than on two runs of a noisy host.
+   */
+  private void writeFaultSet(Path dir, List<Cell> cells) throws java.io.IOException {
+    Files.createDirectories(dir);
+    StringBuilder sb = new StringBuilder();
+    sb.append("# The cells of `collscope eval")
+        .append(" --backend ")
+        .append(backend)
+        .append(" --floor ")
+        .append(floor.toNanos() / 1000)
+        .append("us --seconds ")
+        .append(seconds)
+        .append("`: score again with `collscope eval --recorded ")
+        .append(dir)
+        .append(" --interval ")
+        .append(interval.toMillis())
+        .append("ms`\n");
+    for (Cell c : cells) {
+      sb.append(c.id())
+          .append(' ')
+          .append(c.world())
+          .append(' ')
+          .append(seconds)
+          .append(c.inject().isEmpty() ? "" : " " + c.inject())
+          .append('\n');
+    }
+    Files.writeString(dir.resolve(FaultSet.FILE), sb.toString());
   }
 
   /**

@@ -94,6 +94,9 @@ public final class AccuracyEval {
     };
   }
 
+  /** The prefix of the matrix's recordings: {@code matrix-ID.snapshots}. */
+  public static final String RECORDING_PREFIX = "matrix-";
+
   /** Where simulated runs start in event time. */
   public static final Instant SIM_START = Instant.parse("2026-01-01T00:00:00Z");
 
@@ -106,7 +109,8 @@ public final class AccuracyEval {
     List<Instant> starts = new ArrayList<>();
     int i = 0;
     for (Cell c : cells) {
-      Path file = dir.resolve(c.id() + ".snapshots");
+      // Named as a fault set's recordings are (BACKEND-NAME), so --recorded can score them again.
+      Path file = dir.resolve(RECORDING_PREFIX + c.id() + ".snapshots");
       Files.deleteIfExists(file);
       log.printf("[%d/%d] %-28s %s%n", ++i, cells.size(), c.id(), c.inject());
       log.flush();

@@ -332,6 +332,10 @@ public final class CompactPeers {
     List<Double> late = new ArrayList<>(lateness ? n : 0);
     List<Double> p99 = new ArrayList<>(lateness ? n : 0);
     List<Long> last = new ArrayList<>(n);
+    boolean errors = w.getPeerLateSeUs() != null && !w.getPeerLateSeUs().isEmpty();
+    boolean tails = w.getPeerLateTailShare() != null && !w.getPeerLateTailShare().isEmpty();
+    List<Double> se = new ArrayList<>(errors ? n : 0);
+    List<Double> share = new ArrayList<>(tails ? n : 0);
     for (int p = 0, i = 0; p < n; p++) {
       boolean listed = i < index.size() && index.get(i) == p;
       wait.add(listed ? w.getPeerWaitMeanUs().get(i) : w.getOthersWaitMeanUs());
@@ -340,6 +344,8 @@ public final class CompactPeers {
         late.add(listed ? w.getPeerLateMeanUs().get(i) : w.getOthersLateMeanUs());
         p99.add(listed ? w.getPeerLateP99Us().get(i) : w.getOthersLateP99Us());
       }
+      if (errors) se.add(listed ? w.getPeerLateSeUs().get(i) : w.getOthersLateSeUs());
+      if (tails) share.add(listed ? w.getPeerLateTailShare().get(i) : w.getOthersLateTailShare());
       if (listed) i++;
     }
     RankWindow d = RankWindow.newBuilder(w).build();
@@ -352,6 +358,10 @@ public final class CompactPeers {
     d.setOthersLateMeanUs(0.0);
     d.setOthersLateP99Us(0.0);
     d.setOthersArrivedLast(0L);
+    d.setPeerLateSeUs(se);
+    d.setOthersLateSeUs(0.0);
+    d.setPeerLateTailShare(share);
+    d.setOthersLateTailShare(0.0);
     return d;
   }
 }
