@@ -6,8 +6,10 @@ import io.collscope.avro.Finding;
 import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankPhases;
 import io.collscope.avro.Verdict;
+import io.collscope.flink.attribution.Thresholds;
 import io.collscope.model.CommunicatorKey;
 import io.collscope.model.Phase;
+import io.collscope.model.SampledCalls;
 import io.collscope.schema.RecordJson;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -153,14 +155,21 @@ final class AttributionPrinter implements Consumer<Attribution> {
   }
 
   /**
-   * When the window's own noise set the excess a culprit needed (above the absolute floor and the
-   * collective's share), says how much: a NONE on a noisy host then reads as "nothing smaller than
-   * this could be seen", not "nothing is wrong". Empty otherwise.
+   * When the window had too few collectives to decide (a rank sampled fewer than the rule's {@link
+   * Thresholds#minCalls()}: a partial window, a rank that just started, a GPU rank between two
+   * timed collectives), says so and how big a culprit had to be: a NONE then reads as "nothing
+   * bigger than this", not "nothing is wrong". Elsewhere the bar shrinks with the evidence and a
+   * NONE means what it says. Empty otherwise.
    */
   static String noisy(Attribution a) {
-    double threshold = a.getThresholdUs();
-    if (a.getNoiseUs() <= 0 || a.getNoiseUs() < threshold - 1e-9) return "";
-    return String.format(Locale.ROOT, "  (noisy: a culprit needed > %.0fus)", threshold);
+    long fewest = Long.MAX_VALUE;
+    for (RankPhases r : a.getRanks()) fewest = Math.min(fewest, SampledCalls.of(r));
+    if (a.getRanks().isEmpty() || fewest >= Thresholds.DEFAULT.minCalls()) return "";
+    return String.format(
+        Locale.ROOT,
+        "  (noisy: %d collectives sampled, a culprit needed > %.0fus)",
+        fewest,
+        a.getThresholdUs());
   }
 
   /** The verdict line, then a row per present rank: calls, each phase's mean, p99. */
