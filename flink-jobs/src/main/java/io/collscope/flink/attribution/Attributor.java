@@ -950,7 +950,9 @@ public final class Attributor {
         }
       }
       if (findings.isEmpty() && k >= 3) findings.addAll(mostRanksLate(slow));
-      if (k >= 3 && x.lateness) {
+      // The tail test runs over the rows that have tails, whatever the others are: one emitter
+      // without lateness does not take it from the rest.
+      if (k >= 3) {
         for (int j = 0; j < k; j++) {
           if (slow[j] || passes[j]) continue;
           Finding f = intermittent(j);
@@ -1025,7 +1027,7 @@ public final class Attributor {
      * under half of them): how its lateness is spread, so the evidence says both.
      */
     private String tailNote(int j) {
-      if (!x.lateness || k < 3) return "";
+      if (k < 3) return "";
       boolean[] tailRows = x.hasTail.clone();
       int rowsOf = 0;
       for (int i = 0; i < k; i++) if (tailRows[i] && i != j) rowsOf++;
@@ -1232,7 +1234,8 @@ public final class Attributor {
         double binomial = Math.sqrt(p0 * (1 - p0) / Math.max(1, minSampled));
         bar =
             Math.max(
-                t.minTailShare(), z * Math.sqrt(spreadShare * spreadShare + binomial * binomial));
+                t.minTailShare(),
+                t.z(k) * Math.sqrt(spreadShare * spreadShare + binomial * binomial));
       }
     }
 

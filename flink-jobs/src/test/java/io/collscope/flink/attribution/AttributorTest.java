@@ -338,4 +338,108 @@ class AttributorTest {
     assertThat(a.getMissingRanks()).containsExactly(0, 1, 2);
     assertThat(a.getConfidence()).isZero();
   }
+
+  // The defects of the rule before the standard errors (issue 44), one test each.
+
+  @Test
+  void ranksThatSampledNothingAreNeitherZerosNorMissing() {
+    // Three GPU ranks between two timed collectives: calls, but no sampled call, so every mean
+    // they carry is 0. As rows and columns those zeros pulled the floor to 0 and made every clean
+    // cell look late.
+    List<RankWindow> windows = new Windows(8, 10).build();
+    for (int r : new int[] {1, 4, 6}) {
+      RankWindow w = windows.get(r);
+      w.setSampledCalls(0L);
+      w.setPeerLateMeanUs(java.util.Collections.nCopies(8, 0.0));
+      w.setPeerLateP99Us(java.util.Collections.nCopies(8, 0.0));
+    }
+    Attribution a =
+        Attributor.attribute(Windows.KEY, Windows.START, Windows.END, windows, Thresholds.DEFAULT);
+    assertThat(a.getFindings()).isEmpty();
+    assertThat(a.getMissingRanks()).isEmpty();
+    assertThat(a.getRanks()).hasSize(8);
+  }
+
+  @Test
+  void aMissingRankIsBilledOnlyTheGuardItsPeersTimeoutsStandFor() {
+    // Rank 5's window came late; its peers spent 200 us per call in guard (a full ring) and each
+    // had one unrelated timeout in 1000 calls. Billing rank 5 the whole guard named it
+    // SILENT_RANK(5,TIMED_OUT).
+    Windows w = new Windows(8, 10).silent(5, 0, 1);
+    for (int r = 0; r < 8; r++) w.guard(r, 200);
+    Attribution a = attribute(w);
+    assertThat(a.getMissingRanks()).containsExactly(5);
+    assertThat(a.getFindings()).isEmpty();
+  }
+
+  @Test
+  void aSlowRankIsSeenByItsPeersAtItsOwnLatenessNotAMeanWithTheOtherCulprit() {
+    // Rank 1 (300 us) sees rank 4 (200 us) early; the six others see it 200 us late.
+    Attribution a = attribute(new Windows(8, 10).slowRank(1, 300).slowRank(4, 200));
+    Finding four = a.getFindings().stream().filter(f -> f.getRank() == 4).findFirst().orElseThrow();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("6 of 7 peers saw rank 4 late by ([0-9.]+)us")
+            .matcher(four.getEvidence());
+    assertThat(m.find()).as(four.getEvidence()).isTrue();
+    assertThat(Double.parseDouble(m.group(1))).isBetween(185.0, 215.0);
+  }
+
+  @Test
+  void aSlowLinksEvidenceSaysHowOftenTheDelayHits() {
+    // The delay hits every other collective: the mean is half of it, the tail share says so.
+    Attribution a = attribute(new Windows(8, 10).slowLink(3, 6, 300));
+    assertThat(findings(a)).containsExactly("SLOW_LINK(3->6)");
+    assertThat(a.getFindings().get(0).getEvidence())
+        .contains("beyond the 30us tail edge in 51% of the collectives against 1% for the others");
+  }
+
+  @Test
+  void oneLegacyRankLeavesTheOthersTailTest() {
+    // One emitter without lateness among seven with it: the tail test still runs over the seven.
+    List<RankWindow> windows = new Windows(8, 10).intermittent(4, 100, 0.04).build();
+    RankWindow old = windows.get(0);
+    old.setPeerLateMeanUs(List.of());
+    old.setPeerLateP99Us(List.of());
+    old.setPeerLateSeUs(List.of());
+    old.setPeerLateTailShare(List.of());
+    Attribution a =
+        Attributor.attribute(Windows.KEY, Windows.START, Windows.END, windows, Thresholds.DEFAULT);
+    assertThat(findings(a)).containsExactly("SLOW_RANK(4,ARRIVED_LATE)");
+  }
+
+  @Test
+  void aLargeCellIsLateWhateverItsRatioToABusyFloor() {
+    // A warm-up window where everyone sees everyone 600 us late: a 1 ms straggler's cells are
+    // under three times that floor, which the old rule required of a high cell.
+    assertThat(findings(attribute(new Windows(8, 10).everyoneLate(600).slowRank(5, 1000))))
+        .containsExactly("SLOW_RANK(5,ARRIVED_LATE)");
+  }
+
+  @Test
+  void aLaunchSkewBelowTheFloorIsNoCulprit() {
+    // Ranks sharing one GPU: the last launched is 3 us late at every collective, under the 5 us
+    // absolute floor, however sure the statistics are of it.
+    assertThat(attribute(new Windows(8, 0.3).slowRank(7, 3)).getFindings()).isEmpty();
+  }
+
+  @Test
+  void onlyCleanCompleteWindowsWellUnderTheBarTeachTheBaseline() {
+    WindowBaseline b = WindowBaseline.of(AttributionFunction.BASELINE_WINDOWS);
+    assertThat(judge(new Windows(8, 10), b).teachesBaseline()).isTrue();
+    assertThat(judge(new Windows(8, 10).absent(3), b).teachesBaseline())
+        .as("a missing rank")
+        .isFalse();
+    assertThat(judge(new Windows(8, 10).slowRank(5, 300), b).teachesBaseline())
+        .as("a finding")
+        .isFalse();
+    // A straggler under the bar is not named, and not what the communicator costs either.
+    Attributor.Judged near = judge(new Windows(8, 10).slowRank(5, 4), b);
+    assertThat(near.attribution().getFindings()).isEmpty();
+    assertThat(near.teachesBaseline()).as("an effect near the bar").isFalse();
+  }
+
+  private static Attributor.Judged judge(Windows w, WindowBaseline b) {
+    return Attributor.judge(
+        Windows.KEY, Windows.START, Windows.END, w.build(), Thresholds.DEFAULT, b);
+  }
 }

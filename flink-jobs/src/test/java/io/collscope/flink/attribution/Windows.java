@@ -119,6 +119,18 @@ final class Windows {
     return this;
   }
 
+  /** Every rank sees every other {@code us} later (a warm-up window, a slow transport). */
+  Windows everyoneLate(double us) {
+    for (int r = 0; r < n; r++) {
+      for (int p = 0; p < n; p++) {
+        if (p == r) continue;
+        late[r][p] += us;
+        tail[r][p] += us;
+      }
+    }
+    return this;
+  }
+
   Windows guard(int r, double us) {
     guard[r] += us;
     return this;
