@@ -121,11 +121,11 @@ public final class AttributionFunction
             Attributor.phaseMedians(list),
             a.getNoiseUs());
         b.addAsymmetry(judged.asymmetryUs());
-        b.lastWindowSlower = judged.slowerThanBaseline();
+        b.slowerInARow = 0;
         baseline.update(b);
-      } else if (b.lastWindowSlower != judged.slowerThanBaseline()) {
-        // A window over the band (or the first back under it) is remembered for the next one.
-        b.lastWindowSlower = judged.slowerThanBaseline();
+      } else if (judged.slowerThanBaseline() || b.slowerInARow > 0) {
+        // Windows over the band are counted for the next one; the first back under it resets.
+        b.slowerInARow = judged.slowerThanBaseline() ? b.slowerInARow + 1 : 0;
         baseline.update(b);
       }
       out.collect(a);

@@ -117,6 +117,15 @@ public final class Attributor {
    */
   static final double INTERMITTENT_MAX_GATED = 0.9;
 
+  /**
+   * Windows in a row over the band that make a uniform slowdown (it is named in the last of them):
+   * a band learned from a few dozen clean windows understates a busy host's window-to-window swings
+   * — 1 s windows of CPU ranks on two cores cost twice their median for a second or two now and
+   * then (docs/ACCURACY.md) — while a slowdown of every path lasts. Two seconds of delay in 1 s
+   * windows; the regression alerts judge smaller and longer changes.
+   */
+  static final int UNIFORM_WINDOWS = 3;
+
   /** How many of its baseline's standard deviations a uniform slowdown's excess must reach. */
   static final double UNIFORM_SPREADS = 4.0;
 
@@ -1180,6 +1189,9 @@ public final class Attributor {
       for (int i = 0; i < k; i++) if (tailRows[i]) edges.add(x.rows[i].getLateTailEdgeUs());
       // ... and at least the tail edge it was beyond there.
       double whenLate = Math.max(meanExcess / Math.max(tau, t.minTailShare()), median(edges));
+      // Late in those by less than the floor is the placement's own skew (the last of several
+      // ranks one dispatcher launches on a shared GPU), not a culprit.
+      if (whenLate < floor) return null;
       return new Finding(
           FindingKind.SLOW_RANK,
           rank,
@@ -1352,10 +1364,7 @@ public final class Attributor {
       double excess = x.cost - baselineUs;
       double needed = Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread());
       slowerThanBaseline = excess >= needed;
-      // Two windows in a row: a band learned from a handful of clean windows understates a busy
-      // host's window-to-window swings (a 1 s window of CPU ranks can cost 15 % more for no
-      // reason), and a uniform slowdown lasts; one window later is still a verdict.
-      if (!slowerThanBaseline || !baseline.lastWindowSlower) return null;
+      if (!slowerThanBaseline || baseline.slowerInARow + 1 < UNIFORM_WINDOWS) return null;
       Phase grew = null;
       double growth = 0;
       StringBuilder phases = new StringBuilder();

@@ -35,10 +35,10 @@ public class WindowBaseline {
   public int nextAsymmetry;
 
   /**
-   * Whether the last window attributed cost more than this baseline's band: a uniform slowdown is
-   * named in the second such window in a row (Attributor.uniformSlowdown).
+   * How many windows in a row, up to the last one attributed, cost more than this baseline's band:
+   * a uniform slowdown is named once that many reach Attributor.UNIFORM_WINDOWS.
    */
-  public boolean lastWindowSlower;
+  public int slowerInARow;
 
   public WindowBaseline() {}
 

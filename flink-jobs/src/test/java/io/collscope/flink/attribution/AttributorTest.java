@@ -196,7 +196,7 @@ class AttributorTest {
     assertThat(quiet.getFindings()).isEmpty();
     assertThat(quiet.getBaselineUs()).isPositive();
 
-    // One window over the band is a candidate; the second in a row is the verdict.
+    // Windows over the band are candidates; the third in a row is the verdict.
     Attributor.Judged first =
         Attributor.judge(
             Windows.KEY,
@@ -207,7 +207,19 @@ class AttributorTest {
             b);
     assertThat(first.attribution().getFindings()).isEmpty();
     assertThat(first.slowerThanBaseline()).isTrue();
-    b.lastWindowSlower = true;
+    b.slowerInARow = Attributor.UNIFORM_WINDOWS - 2;
+    assertThat(
+            Attributor.attribute(
+                    Windows.KEY,
+                    Windows.START,
+                    Windows.END,
+                    new Windows(8, 2).everyCopyReduce(10).build(),
+                    Thresholds.DEFAULT,
+                    b)
+                .getFindings())
+        .as("one window short")
+        .isEmpty();
+    b.slowerInARow = Attributor.UNIFORM_WINDOWS - 1;
     Attribution a =
         Attributor.attribute(
             Windows.KEY,
