@@ -138,6 +138,12 @@ public final class Attributor {
    */
   static final double TEACHING_SHARE = 0.5;
 
+  /**
+   * How many floors an intermittent rank must be late by in the collectives it is late in: a tail
+   * is a few collectives' evidence, where a mean is all of them.
+   */
+  static final double TAIL_MARGIN = 2.0;
+
   /** Timeouts in at least this share of their collectives make a silent rank TIMED_OUT. */
   static final double TIMED_OUT_SHARE = 0.01;
 
@@ -343,6 +349,7 @@ public final class Attributor {
     int[][] listers; // column j: the rows that list it, ascending
     int[][] listerAt; // ... and where in their row
     double cost;
+    int costRow = -1; // the row whose rank paid the collective's own cost
     long bytesPerCall;
     long minCalls;
 
@@ -408,6 +415,7 @@ public final class Attributor {
         RankWindow w = x.byRank.get(r);
         double total = 0;
         for (Phase p : Phase.values()) total += meanUs(w, p);
+        if (total < x.cost) x.costRow = x.column[r];
         x.cost = Math.min(x.cost, total);
         calls += w.getCalls() - w.getTimeouts();
         bytes += w.getBytes();
@@ -557,6 +565,16 @@ public final class Attributor {
       List<Double> v = new ArrayList<>();
       for (int r : present) if (r != exceptRank) v.add(f.applyAsDouble(byRank.get(r)));
       return Attributor.median(v);
+    }
+
+    /**
+     * The standard error of the cost, as its rank's lateness errors show it: its wait is the last
+     * of its peers' arrivals, as uncertain as a typical one. A host that stalls the ranks widens
+     * every collective's spread, and this with it; a slowdown of every path moves the mean alone.
+     */
+    double costSe() {
+      if (costRow < 0 || !lateness) return 0;
+      return Math.sqrt(row(se.map((i, v) -> v * v), costRow).median());
     }
 
     /** Confidence scale: 1 once every present rank counted enough calls. */
@@ -714,6 +732,7 @@ public final class Attributor {
     final double floor; // the largest of the absolute and relative floors
     final double z; // over the columns
     final double zLink; // over the cells
+    final double z1; // one test
     final double[] colNoise; // what a column effect is weighed against
     final double[] colBar;
     final Cells excess; // centred less the centre
@@ -791,6 +810,7 @@ public final class Attributor {
       floor = Math.max(x.lateness ? t.absFloorUs() : t.minExcessUs(), t.relExcess() * x.cost);
       z = x.lateness ? t.z(k) : 0;
       zLink = x.lateness ? t.z((long) k * Math.max(1, k - 1)) : 0;
+      z1 = t.z(1);
       // A column effect is the median of its cells: besides the spread between columns and its
       // cells' own errors, it carries their residuals' error, π/2 × σ² / rows for a median. With
       // few peers the spread (a median of a handful of effects) can come out near 0 by chance;
@@ -1191,7 +1211,7 @@ public final class Attributor {
       double whenLate = Math.max(meanExcess / Math.max(tau, t.minTailShare()), median(edges));
       // Late in those by less than the floor is the placement's own skew (the last of several
       // ranks one dispatcher launches on a shared GPU), not a culprit.
-      if (whenLate < floor) return null;
+      if (whenLate < TAIL_MARGIN * floor) return null;
       return new Finding(
           FindingKind.SLOW_RANK,
           rank,
@@ -1362,7 +1382,10 @@ public final class Attributor {
       // every rank makes every cell wider too, which says nothing about the cost. Smaller
       // regressions are the alerts' to find, over several windows.
       double excess = x.cost - baselineUs;
-      double needed = Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.spread());
+      double needed =
+          Math.max(
+              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.upperSpread()),
+              z1 * x.costSe());
       slowerThanBaseline = excess >= needed;
       if (!slowerThanBaseline || baseline.slowerInARow + 1 < UNIFORM_WINDOWS) return null;
       Phase grew = null;

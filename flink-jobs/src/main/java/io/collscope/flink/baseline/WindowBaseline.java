@@ -137,6 +137,21 @@ public class WindowBaseline {
     return size == 0 ? 0 : 1.4826 * median(values, 0, 1, median());
   }
 
+  /**
+   * The spread above the median, as a standard deviation: the larger of {@link #spread()} and the
+   * distance from the median to the 90th percentile over its normal value (1.2816). Window costs of
+   * a busy host are skewed — calm for most windows, twice the median for a second or two now and
+   * then — and a slowdown is judged against that upper side, which a median absolute deviation
+   * alone understates.
+   */
+  public double upperSpread() {
+    if (size == 0) return 0;
+    double[] v = Arrays.copyOf(values, size);
+    Arrays.sort(v);
+    double p90 = v[Math.min(size - 1, (int) Math.ceil(0.9 * size) - 1)];
+    return Math.max(spread(), (p90 - median()) / 1.2816);
+  }
+
   /** The median noise of the remembered windows. */
   public double noise() {
     return median(noise, 0, 1, Double.NaN);
