@@ -10,11 +10,13 @@
 //                 host time and the collective's key.
 //   proxy thread  KernelCh start/stop (timed collectives only): atomic min of the channels' GPU
 //                 starts, max of their stops, one more channel done.
-//   publisher     one thread per process, every CSN_PERIOD_US: takes the completed slots in
-//                 order, writes each one's GPU start into this rank's arrival ring, joins it with
-//                 the node's other ranks' rings (their blocks in the same directory), accumulates
-//                 and publishes the block under its seqlock.
+//   publisher     one thread per process while it has communicators, every CSN_PERIOD_US: takes
+//                 the completed slots in order, writes each one's GPU start into this rank's
+//                 arrival ring, joins it with the node's other ranks' rings (their blocks in the
+//                 same directory), accumulates and publishes the block under its seqlock. Started
+//                 by the first init, stopped and joined by the last finalize (see stopPublisher).
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,6 +43,9 @@
 #define CSN_ORDER_GRACE_NS 20000000ull  // see drain: a later collective done, this one not
 #define CSN_HEARTBEAT_NS 1000000000ull  // publish at least this often (heartbeat, drop counts)
 #define CSN_STALE_NS 10000000000ull  // a slot whose channels stopped reporting is closed
+// How long the last finalize waits for the publisher thread to stop (it wakes at once: see
+// stopPublisher) before it pins the library instead.
+#define CSN_JOIN_TIMEOUT_S 2
 // Kernel-channel events for 1 collective in this many per communicator (the others: calls and
 // bytes only). KernelCh events are NCCL's own largest cost: for each collective that has them it
 // adds a profiler proxy operation per channel, wakes the proxy thread and polls host memory the
@@ -126,10 +131,20 @@ struct ctx {
   size_t lastTypeSize;
 };
 
+// The publisher thread. One per process while it has contexts: the first init starts it, the last
+// finalize stops and joins it (stopPublisher). Each thread has its own stop flag, so a thread
+// still stopping never takes a flag meant for the one a concurrent init started.
+struct publisher {
+  pthread_t thread;
+  pid_t pid;   // the process that started it (a forked child has no such thread)
+  int stop;    // under g_lock
+};
+
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_cvOnce = PTHREAD_ONCE_INIT;
+static pthread_cond_t g_cv;  // CLOCK_MONOTONIC: the publisher's period, and its stop
 static struct ctx* g_ctxs;
-static pthread_t g_thread;
-static int g_threadStarted;
+static struct publisher* g_pub;  // the running publisher (NULL: none)
 static int* g_mask;       // NCCL's event mask (one per process, read at each collective's enqueue)
 static int g_active = 1;
 static uint64_t g_periodUs = CSN_PERIOD_US;
@@ -492,10 +507,18 @@ static int drain(struct ctx* c, int force) {
   return changed;
 }
 
+static void initCv(void) {
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);  // a wall-clock step must not stall the passes
+  pthread_cond_init(&g_cv, &a);
+  pthread_condattr_destroy(&a);
+}
+
 static void* publisherMain(void* arg) {
-  (void)arg;
-  for (;;) {
-    pthread_mutex_lock(&g_lock);
+  struct publisher* me = arg;
+  pthread_mutex_lock(&g_lock);
+  while (!me->stop) {
     uint64_t now = nowNs(CLOCK_MONOTONIC);
     for (struct ctx* c = g_ctxs; c; c = c->next) {
       // Also when nothing was accounted: drops and refusals must show while the tail is stuck,
@@ -507,10 +530,77 @@ static void* publisherMain(void* arg) {
         c->lastPublishNs = now;
       }
     }
-    pthread_mutex_unlock(&g_lock);
-    usleep(g_periodUs);
+    // Sleeps a period, unless stopPublisher wakes it (g_lock is free meanwhile).
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + g_periodUs * 1000;
+    until.tv_sec += (time_t)(ns / 1000000000ull);
+    until.tv_nsec = (long)(ns % 1000000000ull);
+    while (!me->stop && pthread_cond_timedwait(&g_cv, &g_lock, &until) == 0) {
+    }
   }
+  pthread_mutex_unlock(&g_lock);
   return NULL;
+}
+
+// Under g_lock. Starts the publisher unless one runs in this process (or a test drives it:
+// COLLSCOPE_NCCL_NO_THREAD=1). A thread is started per process lifetime of the library: after
+// the last finalize stopped it, the next init (with or without a dlclose/dlopen in between)
+// starts a fresh one.
+static void startPublisher(struct ctx* c) {
+  if (g_pub && g_pub->pid != getpid()) g_pub = NULL;  // a forked child: the parent's thread
+  const char* t = getenv("COLLSCOPE_NCCL_NO_THREAD");  // tests drive the publisher themselves
+  if (g_pub || (t && *t == '1')) return;
+  pthread_once(&g_cvOnce, initCv);
+  struct publisher* p = calloc(1, sizeof *p);
+  if (!p) return;
+  p->pid = getpid();
+  if (pthread_create(&p->thread, NULL, publisherMain, p) != 0) {  // joinable
+    logf_(c, NCCL_LOG_WARN, "cannot start the publisher thread: %s; blocks are not published",
+          strerror(errno));
+    free(p);
+    return;
+  }
+  g_pub = p;
+}
+
+// Stops the publisher and waits for it: called with g_lock held, returns with it released.
+//
+// Why stop and join rather than leave the thread running: NCCL dlcloses the plugin when its last
+// communicator is destroyed (src/plugin/profiler.cc, ncclProfilerPluginUnload), and a thread left
+// running in the unmapped library faults the next time it wakes (SIGSEGV: the training process
+// dies after destroy_process_group()). Stopping it in the last finalize leaves nothing behind
+// after dlclose, and a later init (NCCL loads the library again for a new communicator) starts
+// from clean state. The alternative, RTLD_NODELETE with a thread that outlives every
+// communicator, would keep a thread and the library in every process that ever made a
+// communicator. Only if the thread does not stop in CSN_JOIN_TIMEOUT_S (it cannot be stuck: it
+// waits on g_cv or runs a pass under g_lock) does the plugin pin itself with RTLD_NODELETE, so
+// that the dlclose cannot pull the code from under it.
+static void stopPublisher(struct ctx* c) {
+  struct publisher* p = g_pub;
+  g_pub = NULL;
+  if (!p || p->pid != getpid()) {
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
+  p->stop = 1;
+  pthread_cond_broadcast(&g_cv);
+  pthread_mutex_unlock(&g_lock);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);  // pthread_timedjoin_np takes CLOCK_REALTIME
+  until.tv_sec += CSN_JOIN_TIMEOUT_S;
+  int e = pthread_timedjoin_np(p->thread, NULL, &until);
+  if (e == 0) {
+    free(p);
+    return;
+  }
+  Dl_info info;
+  void* self = NULL;
+  if (dladdr((void*)&stopPublisher, &info) && info.dli_fname) {
+    self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  }
+  logf_(c, NCCL_LOG_WARN, "the publisher thread did not stop (%s); library %s", strerror(e),
+        self ? "pinned (never unloaded)" : "could not be pinned");
 }
 
 // ---- kernel-channel sampling ----------------------------------------------------------------
@@ -705,18 +795,7 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   pthread_mutex_lock(&g_lock);
   c->next = g_ctxs;
   g_ctxs = c;
-  if (!g_threadStarted) {
-    const char* t = getenv("COLLSCOPE_NCCL_NO_THREAD");  // tests drive the publisher themselves
-    if (!(t && *t == '1')) {
-      pthread_attr_t a;
-      pthread_attr_init(&a);
-      pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-      if (pthread_create(&g_thread, &a, publisherMain, NULL) == 0) g_threadStarted = 1;
-      pthread_attr_destroy(&a);
-    } else {
-      g_threadStarted = 1;
-    }
-  }
+  startPublisher(c);
   g_mask = eActivationMask;
   *eActivationMask = 0;
   setWant(c, chosen(0));
@@ -854,13 +933,32 @@ static ncclResult_t csFinalize(void* context) {
       break;
     }
   }
-  pthread_mutex_unlock(&g_lock);
+  if (!g_ctxs) {
+    // The last one: NCCL dlcloses the library next (when no communicator of its own is left
+    // either). Nothing of the plugin may run after that: no events for communicators whose init
+    // failed, no thread.
+    if (g_mask) __atomic_store_n(g_mask, 0, __ATOMIC_RELAXED);
+    stopPublisher(c);  // releases g_lock
+  } else {
+    pthread_mutex_unlock(&g_lock);
+  }
   for (int p = 0; p < c->nranks; p++)
     if (c->peers[p].map) munmap(c->peers[p].map, c->peers[p].len);
   munmap(c->map, c->len);  // the file stays for the sidecar's last read; it removes it
   free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
   free(c);
   return ncclSuccess;
+}
+
+// At dlclose (or exit) with contexts NCCL never finalized (NCCL itself finalizes them all before
+// its dlclose): the thread must not outlive the code it runs. Not in a forked child, which has no
+// such thread, and whose copy of g_lock may be held forever by the parent's publisher: the pid is
+// looked at before the lock is taken, so a child's exit never waits on it.
+__attribute__((destructor)) static void unloading(void) {
+  struct publisher* p = __atomic_load_n(&g_pub, __ATOMIC_ACQUIRE);
+  if (!p || p->pid != getpid()) return;
+  pthread_mutex_lock(&g_lock);
+  stopPublisher(NULL);  // releases g_lock
 }
 
 // v5 descriptors are a prefix of v6's (the union only gained CE members): one implementation.
