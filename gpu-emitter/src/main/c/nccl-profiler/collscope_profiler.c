@@ -716,6 +716,46 @@ static uint64_t instanceId(void) {
   return r ^ nowNs(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
 }
 
+// Creates the block file under a temporary name, reserved, and maps it; -1 with errno set on
+// failure.
+// posix_fallocate, not ftruncate alone (as NCCL does for its own shared memory,
+// src/misc/shmutils.cc): a sparse file in a full /dev/shm maps fine, and the first store into a
+// page tmpfs cannot supply raises SIGBUS in the training process; a reserved file has every page,
+// so a short /dev/shm fails here, with an error, and NCCL goes on without the plugin.
+static int createBlock(struct ctx* c, const char* dir, const char* tmp) {
+  int fd = -1;
+  for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+    // twice: a sidecar may remove a finished communicator's empty directory in between
+    if (mkdirs(dir) != 0) return -1;
+    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != ENOENT) return -1;
+  }
+  if (fd < 0) return -1;
+  int e = posix_fallocate(fd, 0, (off_t)c->len);
+  if (e != 0) {
+    close(fd);
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  c->map = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (c->map == MAP_FAILED) {
+    e = errno;
+    c->map = NULL;
+    close(fd);
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+static void freeCtx(struct ctx* c) {
+  free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
+  free(c);
+}
+
 static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask,
                            const char* commName, int nNodes, int nranks, int rank,
                            ncclDebugLogger_t logfn) {
@@ -751,26 +791,23 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   c->peerLate = calloc(nranks, 8);
   c->peerLateHist = calloc((size_t)nranks * CB_LATE_BUCKETS, 8);
   c->peers = calloc(nranks, sizeof(struct peer));
+  if (!c->peerWait || !c->peerLast || !c->peerLate || !c->peerLateHist || !c->peers) {
+    freeCtx(c);
+    return ncclSystemError;
+  }
   char dir[512], tmp[600];
   snprintf(dir, sizeof dir, "%s/%016llx", shmDir(), (unsigned long long)commId);
   ringPath(c->path, sizeof c->path, commId, rank);
   snprintf(tmp, sizeof tmp, "%s.%d.tmp", c->path, (int)getpid());
-  int fd = -1;
-  if (!c->peerWait || !c->peerLast || !c->peerLate || !c->peerLateHist || !c->peers ||
-      mkdirs(dir) != 0 || (fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0666)) < 0 ||
-      ftruncate(fd, (off_t)c->len) != 0 ||
-      (c->map = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-    logf_(c, NCCL_LOG_WARN, "cannot create counter block %s: %s; profiler off for comm %016llx",
-          c->path, strerror(errno), (unsigned long long)commId);
-    if (fd >= 0) {
-      close(fd);
-      unlink(tmp);
-    }
-    free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
-    free(c);
+  if (createBlock(c, dir, tmp) != 0) {
+    // One warning, and NCCL continues without the plugin for this communicator (it logs the
+    // error and calls nothing else for it); the mask is left as it was.
+    logf_(c, NCCL_LOG_WARN, "cannot create counter block %s (%zu bytes): %s; profiler off for "
+          "comm %016llx", c->path, c->len, strerror(errno), (unsigned long long)commId);
+    rmdir(dir);  // only if empty: other ranks' blocks stay
+    freeCtx(c);
     return ncclSystemError;
   }
-  close(fd);
   uint8_t* m = c->map;
   put32(m, 0, CB_MAGIC);
   put32(m, 4, CB_LAYOUT_VERSION);
@@ -945,8 +982,7 @@ static ncclResult_t csFinalize(void* context) {
   for (int p = 0; p < c->nranks; p++)
     if (c->peers[p].map) munmap(c->peers[p].map, c->peers[p].len);
   munmap(c->map, c->len);  // the file stays for the sidecar's last read; it removes it
-  free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
-  free(c);
+  freeCtx(c);
   return ncclSuccess;
 }
 

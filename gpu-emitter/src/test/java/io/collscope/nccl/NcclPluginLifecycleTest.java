@@ -18,8 +18,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The committed plugin can never take the process that loaded it down: {@code
  * src/test/c/nccl_plugin_lifecycle.c} loads and unloads it as NCCL 2.28.9 does (dlopen at the first
  * communicator, dlclose after the last one's finalize), with its publisher thread running for real,
- * and goes on running afterwards. gcc is a test tool (dev/setup-test-tools.sh): missing, the tests
- * fail.
+ * and goes on running afterwards; and a {@code COLLSCOPE_SHM_DIR} on a full tmpfs (a tmpfs mounted
+ * in a private mount namespace by {@code unshare}, gone with the process) fails the plugin's init
+ * with one warning instead of a SIGBUS. gcc and unshare are test tools (dev/setup-test-tools.sh):
+ * missing, the tests fail.
  */
 class NcclPluginLifecycleTest {
 
@@ -117,5 +119,51 @@ class NcclPluginLifecycleTest {
             "300");
     assertThat(r.rc).as(r.out).isZero();
     assertThat(r.out).contains("forked 300 children, 0 hung at exit").contains("survived");
+  }
+
+  /** tmpfs of 256 KiB, filled up, or too small for a block (~0.5 MiB): init fails, no SIGBUS. */
+  @ParameterizedTest(name = "tmpfs {0}")
+  @ValueSource(strings = {"full", "small"})
+  void aFullShmFailsTheInitWithOneWarningAndTheProcessGoesOn(String kind, @TempDir Path tmp)
+      throws Exception {
+    Path mnt = Files.createDirectories(tmp.resolve("shm"));
+    String fill = kind.equals("full") ? "head -c 1M /dev/zero > \"$1/filler\" 2>/dev/null; " : "";
+    String script =
+        "mount -t tmpfs -o size="
+            + (kind.equals("full") ? "256k" : "300k")
+            + " none \"$1\" || exit 90; "
+            + fill
+            + "COLLSCOPE_SHM_DIR=\"$1/collscope\" \"$2\" \"$3\" 5 initfail; rc=$?; "
+            + "find \"$1/collscope\" -name '*.tmp'; exit $rc";
+    List<String> cmd = new ArrayList<>();
+    cmd.add(System.getenv().getOrDefault("COLLSCOPE_UNSHARE_BIN", "unshare"));
+    // root mounts in a mount namespace of its own; anyone else in a user namespace as well
+    if (!"root".equals(System.getProperty("user.name")))
+      cmd.addAll(List.of("--user", "--map-root-user"));
+    cmd.addAll(
+        List.of(
+            "--mount",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            mnt.toString(),
+            harness.toString(),
+            NcclProfilerPluginTest.LIB.toAbsolutePath().toString()));
+    Result r = run(null, cmd.toArray(String[]::new));
+    assertThat(r.rc).as("a private tmpfs could not be mounted:\n" + r.out).isNotEqualTo(90);
+    // 135 would be SIGBUS: a store into a page the full tmpfs could not supply
+    assertThat(r.rc).as(r.out).isZero();
+    assertThat(r.out)
+        .contains("init result 2 context null warnings 1 mask 0")
+        .contains("after dlclose: library mappings 0, threads 1")
+        .contains("survived");
+    assertThat(r.out.lines().filter(l -> l.contains("cannot create counter block")))
+        .singleElement()
+        .asString()
+        .contains("No space left on device");
+    assertThat(r.out.lines().filter(l -> l.contains(".tmp")))
+        .as("no temporary file left")
+        .isEmpty();
   }
 }
