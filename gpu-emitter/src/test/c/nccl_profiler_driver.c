@@ -2,9 +2,10 @@
 // profiler context of one communicator, then per collective the events NCCL sends (CollApi, Coll
 // on the user thread; KernelCh start and KernelChStop per channel) with made-up %globaltimer
 // values, so a test can check the counter blocks the plugin fills (NcclProfilerPluginTest).
-// As NCCL, it reads the plugin's event mask at each collective's enqueue and sends only the
-// events enabled in it (CollApi, Coll, KernelCh: the plugin times 1 collective in
-// COLLSCOPE_NCCL_KERNEL_SAMPLING).
+// As NCCL 2.28.9, it reads the plugin's event mask at each collective's enqueue and sends only the
+// events that mask enables: CollApi when it holds CollApi, Coll or KernelCh; Coll when it holds
+// Coll or KernelCh (ncclProfilerStartTaskEvents); channel events when it holds KernelCh (the
+// plugin times 1 collective in COLLSCOPE_NCCL_KERNEL_SAMPLING).
 //   nccl_profiler_driver LIB VERSION(5|6) RANKS COLLECTIVES LATE_RANK LATE_NS [CAPTURED [LOSE [AFTER]]]
 // Run with COLLSCOPE_SHM_DIR=dir and COLLSCOPE_NCCL_NO_THREAD=1: it polls the publisher itself.
 // The function and datatype names come at another address every other collective (the same
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
   printf("mask %d\n", mask);
   const char* mt = getenv("COLLSCOPE_DRIVER_MIXED_TYPES");
   int mixedTypes = mt && *mt == '1';
-  char* funcCopy = strdup("AllReduce");
+  const char* func = "AllReduce";
+  char* funcCopy = strdup(func);
   char* f32Copy = strdup("ncclFloat32");
   const char* mixed[4] = {"ncclFloat32", "ncclBfloat16", f32Copy, "ncclInt64"};
   unsigned long long t = 1700000000000000000ULL;
@@ -84,16 +86,21 @@ int main(int argc, char** argv) {
       memset(&d, 0, sizeof d);
       void* api = NULL;
       d.type = ncclProfileCollApi;
-      d.collApi.func = "AllReduce";
+      d.collApi.func = i % 2 ? funcCopy : func;
+      d.collApi.count = 1024;
+      d.collApi.datatype = mixedTypes ? mixed[i % 4] : i % 2 ? f32Copy : "ncclFloat32";
       d.collApi.graphCaptured = isCaptured;
       if (p6) p6->startEvent(ctx[r], &api, &d);
       else p5->startEvent(ctx[r], &api, (ncclProfilerEventDescr_v5_t*)&d);
+      if (api && p6) p6->stopEvent(api);
+      else if (api) p5->stopEvent(api);
+      if (!(m & (ncclProfileColl | ncclProfileKernelCh))) continue;  // no task event
       memset(&d, 0, sizeof d);
       d.type = ncclProfileColl;
       d.parentObj = api;
       d.rank = r;
       d.coll.seqNumber = (unsigned long long)i;
-      d.coll.func = i % 2 ? funcCopy : "AllReduce";
+      d.coll.func = i % 2 ? funcCopy : func;
       d.coll.count = 1024;
       d.coll.datatype = mixedTypes ? mixed[i % 4] : i % 2 ? f32Copy : "ncclFloat32";
       d.coll.nChannels = nch;

@@ -3,11 +3,12 @@
 // nccl`. Design and the meaning of every field: gpu-emitter/src/main/c/nccl-profiler/README.md.
 //
 // Threads and what they do (nothing but a few stores and atomics on NCCL's own threads):
-//   user thread   CollApi start: notes graph capture, decides whether the communicator's next
-//                 collective is timed (1 in COLLSCOPE_NCCL_KERNEL_SAMPLING) and sets NCCL's event
-//                 mask for it; Coll start: counts the call and its bytes, and for a timed
-//                 collective claims a slot of the in-flight pool (or counts a drop) and notes the
-//                 host time and the collective's key.
+//   user thread   CollApi start: counts the call and its bytes, notes graph capture, decides
+//                 whether the communicator's next collective is timed (1 in
+//                 COLLSCOPE_NCCL_KERNEL_SAMPLING) and sets NCCL's event mask for it; Coll start
+//                 (NCCL sends it only for collectives it gave KernelCh): for a timed collective,
+//                 claims a slot of the in-flight pool (or counts a drop) and notes the host time
+//                 and the collective's key.
 //   proxy thread  KernelCh start/stop (timed collectives only): atomic min of the channels' GPU
 //                 starts, max of their stops, one more channel done.
 //   publisher     one thread per process while it has communicators, every CSN_PERIOD_US: takes
@@ -156,7 +157,13 @@ enum { CAPTURE_NONE = 0, CAPTURE_WITH_KERNEL = 1, CAPTURE_WITHOUT_KERNEL = 2 };
 // CollApi handles: their address says whether the collective is graph-captured, timed or neither.
 static char g_eagerApi, g_capturedApi, g_timedApi;
 
-#define CSN_BASE_MASK (ncclProfileColl | ncclProfileCollApi)
+// The masks never hold ncclProfileColl. NCCL 2.28.9 sends a collective's Coll event when the mask
+// it latched for that collective (at its enqueue, ncclProfilerStartGroupApiEvent) holds Coll or
+// KernelCh (ncclProfilerStartTaskEvents), so without Coll in the mask the Coll event itself says
+// that NCCL latched KernelCh for the collective: its channel events will come. Nothing else the
+// plugin can see tells what NCCL latched (the mask may have changed since), and calls and bytes
+// are counted at the CollApi event, which NCCL sends for every collective either way.
+#define CSN_BASE_MASK ncclProfileCollApi
 #define CSN_MASK (CSN_BASE_MASK | ncclProfileKernelCh)
 
 static uint64_t nowNs(clockid_t c) {
@@ -624,8 +631,10 @@ static int chosen(uint64_t k) {
 }
 
 // NCCL's mask is one per process: KernelCh is in it while any communicator's next collective is
-// timed (another communicator's collective enqueued meanwhile gets KernelCh too; its channel
-// events are ignored). A second look repairs a store that raced with another thread's.
+// timed (another communicator's collective enqueued meanwhile gets KernelCh too; it sends a Coll
+// event, which gets no handle, and channel events the plugin ignores) and no communicator is
+// capturing collectives without it (g_veto). A second look repairs a store that raced with
+// another thread's.
 static void storeMask(void) {
   if (!g_mask) return;
   for (int i = 0; i < 2; i++) {
@@ -833,8 +842,12 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   c->next = g_ctxs;
   g_ctxs = c;
   startPublisher(c);
+  // NCCL's mask is one per process and read by other threads' enqueues at any time: it is only
+  // ever stored whole (storeMask), never cleared on the way. A second communicator's init must
+  // not make a concurrent collective of the first latch an empty mask (that collective would send
+  // no API event, and this rank's count of collectives, hence its choice of timed ones, would
+  // drift from the other ranks').
   g_mask = eActivationMask;
-  *eActivationMask = 0;
   setWant(c, chosen(0));
   storeMask();
   pthread_mutex_unlock(&g_lock);
@@ -849,44 +862,48 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
   struct ctx* c = context;
   if (!c || !d) return ncclSuccess;
   if (d->type == ncclProfileCollApi) {
-    // NCCL read the mask for this collective just before this call: KernelCh in it and this
-    // collective chosen means its channel events will come.
+    // Every collective of the communicator (NCCL sends it whatever else the mask it latched
+    // holds, as long as the plugin is active), in the same order on every rank: collective k.
     uint64_t k = c->apiCount++;
-    int kernel = (__atomic_load_n(g_mask, __ATOMIC_RELAXED) & ncclProfileKernelCh) != 0;
-    int captured = d->collApi.graphCaptured != 0;
-    if (captured || c->capture != CAPTURE_NONE) graphCapture(c, captured, kernel);
-    *eHandle = captured                              ? &g_capturedApi
-               : kernel && chosen(k) && !c->kernelOff ? &g_timedApi
-                                                      : &g_eagerApi;
-    if (!captured) setWant(c, chosen(k + 1));
-    return ncclSuccess;
-  }
-  if (d->type == ncclProfileColl) {
-    if (d->parentObj == &g_capturedApi) {
+    if (d->collApi.graphCaptured) {
       // Captured once, replayed any number of times with no host call per replay: counting it
       // would count the capture, not the replays. Refused, counted, said once.
+      int kernel = (__atomic_load_n(g_mask, __ATOMIC_RELAXED) & ncclProfileKernelCh) != 0;
+      graphCapture(c, 1, kernel);
       __atomic_fetch_add(&c->graphRefused, 1, __ATOMIC_RELAXED);
       if (!__atomic_exchange_n(&c->warnedGraph, 1, __ATOMIC_RELAXED)) {
         logf_(c, NCCL_LOG_WARN,
               "comm %016llx rank %d: graph-captured collectives are not counted (refused; "
               "counted in graph_refused)", (unsigned long long)c->commId, c->rank);
       }
+      *eHandle = &g_capturedApi;
       return ncclSuccess;
     }
-    if (d->coll.func != c->lastFunc) {
-      c->lastFuncIndex = funcIndex(d->coll.func);
-      c->lastFunc = d->coll.func;
+    if (c->capture != CAPTURE_NONE) graphCapture(c, 0, 0);  // the capture ended
+    if (d->collApi.func != c->lastFunc) {
+      c->lastFuncIndex = funcIndex(d->collApi.func);
+      c->lastFunc = d->collApi.func;
     }
-    if (d->coll.datatype != c->lastType) {
-      c->lastTypeSize = typeSize(d->coll.datatype);
-      c->lastType = d->coll.datatype;
+    if (d->collApi.datatype != c->lastType) {
+      c->lastTypeSize = typeSize(d->collApi.datatype);
+      c->lastType = d->collApi.datatype;
     }
     int f = c->lastFuncIndex;
     __atomic_fetch_add(&c->funcCalls[f], 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&c->funcBytes[f], (uint64_t)d->coll.count * c->lastTypeSize,
+    __atomic_fetch_add(&c->funcBytes[f], (uint64_t)d->collApi.count * c->lastTypeSize,
                        __ATOMIC_RELAXED);
-    // Untimed: counted, no handle, so NCCL sends no stop and no channel events for it.
+    // Chosen: timed if NCCL latched KernelCh for it, which its Coll event will say.
+    *eHandle = chosen(k) && !c->kernelOff ? &g_timedApi : &g_eagerApi;
+    setWant(c, chosen(k + 1));
+    return ncclSuccess;
+  }
+  if (d->type == ncclProfileColl) {
+    // NCCL sends it only for a collective whose latched mask holds KernelCh (see CSN_BASE_MASK):
+    // its channel events will come. Timed if this communicator chose it; another communicator's
+    // choice (the mask is one per process) or a captured collective's replay gets no handle, so
+    // its channel events are ignored.
     if (d->parentObj != &g_timedApi) return ncclSuccess;
+    int f = funcIndex(d->coll.func);
     uint64_t h = c->head;
     struct slot* s = &c->pool[h % CSN_POOL];
     if (LD(&s->state) != SLOT_FREE) {

@@ -29,8 +29,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The committed {@code libnccl-profiler-collscope.so}, driven the way NCCL drives it by {@code
  * src/test/c/nccl_profiler_driver.c} (no NCCL, no GPU: made-up %globaltimer values), fills counter
  * blocks that {@link NcclBlockFile} and {@link SnapshotReader} read back with the straggler in
- * them, and the sidecar publishes them. The driver is compiled with gcc (a test tool: see
- * dev/setup-test-tools.sh).
+ * them, and the sidecar publishes them. {@code src/test/c/nccl_comms_driver.c} drives one rank's
+ * process with several communicators and one event mask, as NCCL does. The drivers are compiled
+ * with gcc (a test tool: see dev/setup-test-tools.sh).
  */
 class NcclProfilerPluginTest {
 
@@ -39,6 +40,7 @@ class NcclProfilerPluginTest {
       Path.of("src/main/resources/collscope/nccl/libnccl-profiler-collscope.so");
   static final long COMM = 0xc0115c09eL;
   static Path driver;
+  static Path commsDriver;
 
   @BeforeAll
   static void compileTheDriver() throws Exception {
@@ -54,6 +56,18 @@ class NcclProfilerPluginTest {
         driver.toString(),
         "src/test/c/nccl_profiler_driver.c",
         "-ldl");
+    commsDriver = Path.of("target/nccl-comms-driver").toAbsolutePath();
+    run(
+        null,
+        System.getenv().getOrDefault("COLLSCOPE_GCC_BIN", "gcc"),
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-o",
+        commsDriver.toString(),
+        "src/test/c/nccl_comms_driver.c",
+        "-ldl",
+        "-lpthread");
   }
 
   static String run(Path shm, String... cmd) throws Exception {
@@ -368,6 +382,61 @@ class NcclProfilerPluginTest {
     assertThat(c1.calls()).isEqualTo(1000);
     assertThat(r1.readExtension(100).stat(NcclBlockFile.Stat.UNMATCHED)).isEqualTo(20);
     assertThat(r1.readExtension(100).finalized()).isFalse();
+  }
+
+  static String comms(Path shm, String mode) throws Exception {
+    return run(shm, false, 2, commsDriver.toString(), LIB.toAbsolutePath().toString(), mode);
+  }
+
+  static NcclBlockFile.Extension extension(Path shm, long comm) throws Exception {
+    return NcclBlockFile.open(shm.resolve(String.format("%016x", comm)).resolve("rank-0.blk"))
+        .readExtension(100);
+  }
+
+  /**
+   * The mask changes between NCCL's latch of a collective's mask and the plugin's CollApi event
+   * (another thread destroys a communicator that kept KernelCh out): the plugin takes a collective
+   * for timed only if NCCL sends its Coll event, which it does only for a latched KernelCh. Read
+   * again at CollApi, the mask said KernelCh for collectives that had none: timed slots that never
+   * completed, closed as stale (and on the other ranks, which timed them, unmatched).
+   */
+  @Test
+  void aCollectiveIsTimedOnlyWhenNcclLatchedKernelEventsForIt(@TempDir Path shm) throws Exception {
+    String out = comms(shm, "latch");
+    long timed =
+        Long.parseLong(
+            out.lines()
+                .filter(l -> l.startsWith("comm A "))
+                .findFirst()
+                .orElseThrow()
+                .replaceAll(".* timed (\\d+):.*", "$1"));
+    NcclBlockFile.Extension a = extension(shm, 0xa0a0a0L);
+    assertThat(a.stat(NcclBlockFile.Stat.STALE)).isZero();
+    assertThat(a.stat(NcclBlockFile.Stat.TIMED)).isEqualTo(timed).isPositive();
+  }
+
+  /**
+   * Communicators created and destroyed on another thread while A's collectives go on: every one of
+   * A's enqueues latches a mask that sends the plugin its CollApi event (an init that cleared the
+   * mask for a moment let collectives through unseen: this rank's count of A's collectives, and
+   * with it the choice of the timed ones, fell behind the other ranks').
+   */
+  @Test
+  void anotherCommunicatorsInitNeverHidesACollectiveFromThePlugin(@TempDir Path shm)
+      throws Exception {
+    String out = comms(shm, "initrace");
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("enqueued (\\d+) latched without CollApi (\\d+)")
+            .matcher(out);
+    assertThat(m.find()).as(out).isTrue();
+    assertThat(Long.parseLong(m.group(2))).isZero();
+    Counters a =
+        new SnapshotReader(
+                NcclBlockFile.open(
+                        shm.resolve(String.format("%016x", 0xa0a0a0L)).resolve("rank-0.blk"))
+                    .block())
+            .read();
+    assertThat(a.calls()).isEqualTo(Long.parseLong(m.group(1)));
   }
 
   @Test
