@@ -43,8 +43,9 @@
 #define CSN_S_TIMED 9            // collectives timed by their kernel-channel events (sampled)
 #define CSN_S_SAMPLING 10        // 1 collective in this many is timed; the timed ones' kernel
                                  // time, wait, lateness and histograms are weighted by it
-#define CSN_S_KERNEL_OFF 11       // 1: timing stopped for good (collectives were graph-captured
-                                 // without KernelCh under sampling; the plugin's README)
+#define CSN_S_KERNEL_OFF 11       // 1: timing stopped (collectives of this communicator, or of
+                                 // another live one of the process, were graph-captured without
+                                 // KernelCh under sampling; the plugin's README)
 #define CSN_S_GRAPH_MIXED 12     // captured collectives whose KernelCh differed from their
                                  // capture's first (NCCL may hang on that communicator)
 #define CSN_S_N 13

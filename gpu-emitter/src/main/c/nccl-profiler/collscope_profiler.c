@@ -99,7 +99,8 @@ struct ctx {
   uint64_t apiCount;       // collective API calls seen on this communicator (user thread)
   int wantKernel;          // the next API call is timed: g_wanting counts this one
   int capture;             // CAPTURE_*: the graph capture this communicator is in, if any
-  int kernelOff;           // no more KernelCh for this communicator (see graphCapture)
+  int kernelOff;           // it captured a collective without KernelCh: g_tainted counts this one,
+                           // and no collective of the process gets KernelCh while it lives
   // every collective's call and bytes, by type (user thread, relaxed atomics)
   uint64_t funcCalls[CSN_N_FUNCS], funcBytes[CSN_N_FUNCS];
   uint64_t tail;           // next slot to publish (publisher)
@@ -151,7 +152,8 @@ static int g_active = 1;
 static uint64_t g_periodUs = CSN_PERIOD_US;
 static uint64_t g_sampling = CSN_KERNEL_SAMPLING_DEFAULT;
 static int g_wanting;     // contexts whose next collective is timed: KernelCh in the mask while > 0
-static int g_veto;        // contexts capturing collectives without KernelCh: none in the mask
+static int g_tainted;     // live contexts that captured a collective without KernelCh: while > 0,
+                          // KernelCh is vetoed for the whole process (see graphCapture)
 
 enum { CAPTURE_NONE = 0, CAPTURE_WITH_KERNEL = 1, CAPTURE_WITHOUT_KERNEL = 2 };
 // CollApi handles: their address says whether the collective is graph-captured, timed or neither.
@@ -273,7 +275,8 @@ static void publish(struct ctx* c, int finalized) {
   c->stats[CSN_S_DROPPED] = LD(&c->dropped);
   c->stats[CSN_S_CLOCK_LAG_MIN] = (uint64_t)LD(&c->clockLagMin);
   c->stats[CSN_S_SAMPLING] = __atomic_load_n(&g_sampling, __ATOMIC_RELAXED);
-  c->stats[CSN_S_KERNEL_OFF] = (uint64_t)c->kernelOff;
+  // off for this communicator's captures, or for the whole process while another's last
+  c->stats[CSN_S_KERNEL_OFF] = c->kernelOff || __atomic_load_n(&g_tainted, __ATOMIC_RELAXED) > 0;
   c->stats[CSN_S_GRAPH_MIXED] = LD(&c->graphMixed);
   for (int i = 0; i < CSN_S_N; i++) put64(x, CSN_X_STATS + 8 * i, c->stats[i]);
   for (int f = 0; f < CSN_N_FUNCS; f++) {
@@ -632,15 +635,15 @@ static int chosen(uint64_t k) {
 
 // NCCL's mask is one per process: KernelCh is in it while any communicator's next collective is
 // timed (another communicator's collective enqueued meanwhile gets KernelCh too; it sends a Coll
-// event, which gets no handle, and channel events the plugin ignores) and no communicator is
-// capturing collectives without it (g_veto). A second look repairs a store that raced with
+// event, which gets no handle, and channel events the plugin ignores) and no live communicator
+// captured a collective without it (g_tainted). A second look repairs a store that raced with
 // another thread's.
 static void storeMask(void) {
   if (!g_mask) return;
   for (int i = 0; i < 2; i++) {
     int m = !__atomic_load_n(&g_active, __ATOMIC_RELAXED) ? 0
             : __atomic_load_n(&g_wanting, __ATOMIC_RELAXED) > 0 &&
-                    __atomic_load_n(&g_veto, __ATOMIC_RELAXED) == 0
+                    __atomic_load_n(&g_tainted, __ATOMIC_RELAXED) == 0
                 ? CSN_MASK
                 : CSN_BASE_MASK;
     if (__atomic_load_n(g_mask, __ATOMIC_RELAXED) == m) return;
@@ -656,11 +659,11 @@ static void setWant(struct ctx* c, int want) {
   storeMask();
 }
 
-static void setCapture(struct ctx* c, int state) {
-  if (state == c->capture) return;
-  if (c->capture == CAPTURE_WITHOUT_KERNEL) __atomic_fetch_sub(&g_veto, 1, __ATOMIC_RELAXED);
-  if (state == CAPTURE_WITHOUT_KERNEL) __atomic_fetch_add(&g_veto, 1, __ATOMIC_RELAXED);
-  c->capture = state;
+static void taint(struct ctx* c) {
+  if (c->kernelOff) return;
+  c->kernelOff = 1;
+  __atomic_fetch_add(&g_tainted, 1, __ATOMIC_RELAXED);
+  setWant(c, 0);
   storeMask();
 }
 
@@ -672,29 +675,37 @@ static void setCapture(struct ctx* c, int state) {
 // first, and from then on a KernelCh proxy operation of that communicator waits for a counter
 // that never comes: channel events stop and ncclCommDestroy hangs (run 60: one captured
 // collective of 20 had KernelCh). Counters stay together only if every captured collective of the
-// communicator has KernelCh, or none has and no KernelCh collective follows. The mask for a
-// collective is read before the plugin hears of it, so the first captured collective decides:
-// with KernelCh, the rest of the capture gets it too; without, KernelCh is vetoed for the whole
-// process while the capture lasts and never enabled again on this communicator (timing stops
-// there, calls and bytes go on; said once). COLLSCOPE_NCCL_KERNEL_SAMPLING=1 (every collective
-// has KernelCh) keeps timing jobs that capture collectives.
-static void graphCapture(struct ctx* c, int captured, int hadKernel) {
-  if (!captured) {
-    setCapture(c, CAPTURE_NONE);
-    return;
-  }
+// communicator has KernelCh, or none has and no KernelCh collective of it follows.
+//
+// The mask is one per process, so both rules are kept for the whole process:
+// - the first captured collective decides. With KernelCh, the communicator holds KernelCh in the
+//   mask while its capture lasts, so the rest of it (and any other communicator's capture
+//   meanwhile) gets it too.
+// - without KernelCh, the communicator is tainted: while it lives, no collective of the process
+//   gets KernelCh, whichever communicator wants it (a per-communicator veto that ended with the
+//   capture let another communicator's sampling put KernelCh on this one's later collectives, and
+//   ncclCommDestroy hung). Timing stops on every communicator, calls and bytes go on; said once.
+//   The veto ends when the last tainted communicator is finalized.
+// NCCL sends no event at capture that says whether it latched KernelCh for a captured collective
+// (its Coll event comes at replays, if at all), so `hadKernel` is the mask read again now: the one
+// place where the plugin still reads the mask rather than observing NCCL's latch. Another thread
+// changing the mask between NCCL's read and this one can make the first captured collective
+// differ from the rest of its capture: counted in graph_mixed.
+// COLLSCOPE_NCCL_KERNEL_SAMPLING=1 (every collective has KernelCh) keeps timing jobs that capture.
+static void graphCapture(struct ctx* c, int hadKernel) {
   if (c->capture == CAPTURE_NONE) {
-    setCapture(c, hadKernel ? CAPTURE_WITH_KERNEL : CAPTURE_WITHOUT_KERNEL);
+    c->capture = hadKernel ? CAPTURE_WITH_KERNEL : CAPTURE_WITHOUT_KERNEL;
   } else if ((c->capture == CAPTURE_WITH_KERNEL) != hadKernel) {
-    __atomic_fetch_add(&c->graphMixed, 1, __ATOMIC_RELAXED);  // another context's veto or want
-    setCapture(c, CAPTURE_WITHOUT_KERNEL);
+    __atomic_fetch_add(&c->graphMixed, 1, __ATOMIC_RELAXED);
+    c->capture = CAPTURE_WITHOUT_KERNEL;
   }
   if (c->capture == CAPTURE_WITHOUT_KERNEL && !c->kernelOff) {
-    c->kernelOff = 1;
+    taint(c);
     logf_(c, NCCL_LOG_WARN,
           "comm %016llx rank %d: collectives captured in a CUDA graph without kernel-channel "
-          "events: timing stops on this communicator (NCCL's profiler counters would disagree); "
-          "set COLLSCOPE_NCCL_KERNEL_SAMPLING=1 to time jobs that capture collectives",
+          "events: timing stops on every communicator of this process while this one lives "
+          "(NCCL's profiler counters would disagree); set COLLSCOPE_NCCL_KERNEL_SAMPLING=1 to "
+          "time jobs that capture collectives",
           (unsigned long long)c->commId, c->rank);
   }
   setWant(c, c->capture == CAPTURE_WITH_KERNEL);
@@ -869,7 +880,7 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
       // Captured once, replayed any number of times with no host call per replay: counting it
       // would count the capture, not the replays. Refused, counted, said once.
       int kernel = (__atomic_load_n(g_mask, __ATOMIC_RELAXED) & ncclProfileKernelCh) != 0;
-      graphCapture(c, 1, kernel);
+      graphCapture(c, kernel);
       __atomic_fetch_add(&c->graphRefused, 1, __ATOMIC_RELAXED);
       if (!__atomic_exchange_n(&c->warnedGraph, 1, __ATOMIC_RELAXED)) {
         logf_(c, NCCL_LOG_WARN,
@@ -879,7 +890,7 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
       *eHandle = &g_capturedApi;
       return ncclSuccess;
     }
-    if (c->capture != CAPTURE_NONE) graphCapture(c, 0, 0);  // the capture ended
+    c->capture = CAPTURE_NONE;  // a capture ends at the communicator's first eager collective
     if (d->collApi.func != c->lastFunc) {
       c->lastFuncIndex = funcIndex(d->collApi.func);
       c->lastFunc = d->collApi.func;
@@ -978,7 +989,11 @@ static ncclResult_t csFinalize(void* context) {
   if (!c) return ncclSuccess;
   pthread_mutex_lock(&g_lock);
   setWant(c, 0);
-  setCapture(c, CAPTURE_NONE);
+  c->capture = CAPTURE_NONE;
+  if (c->kernelOff) {  // its counters are gone with it: the process-wide veto may end
+    __atomic_fetch_sub(&g_tainted, 1, __ATOMIC_RELAXED);
+    storeMask();
+  }
   drain(c, 1);
   publish(c, 1);
   for (struct ctx** pp = &g_ctxs; *pp; pp = &(*pp)->next) {

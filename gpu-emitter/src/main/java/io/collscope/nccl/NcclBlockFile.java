@@ -68,8 +68,9 @@ public final class NcclBlockFile {
      */
     SAMPLING,
     /**
-     * 1 once timing stopped for good on this communicator: collectives were graph-captured without
-     * kernel-channel events while sampling (NCCL 2.28's profiler counters would disagree).
+     * 1 while timing is stopped on this communicator: collectives of it, or of another live
+     * communicator of the process, were graph-captured without kernel-channel events while sampling
+     * (NCCL 2.28's profiler counters would disagree; the mask is one per process).
      */
     KERNEL_OFF,
     /** Captured collectives whose kernel-channel events differed from their capture's first. */

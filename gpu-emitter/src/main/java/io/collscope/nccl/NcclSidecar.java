@@ -258,9 +258,10 @@ public final class NcclSidecar {
       }
       if (x.stat(NcclBlockFile.Stat.KERNEL_OFF) != 0 && !e.kernelOffLogged) {
         LOG.warn(
-            "comm {} rank {}: timing stopped for good (collectives were graph-captured without"
-                + " kernel-channel events while 1 in {} was timed); calls and bytes go on. Set"
-                + " COLLSCOPE_NCCL_KERNEL_SAMPLING=1 in the job to time graph-capturing jobs",
+            "comm {} rank {}: timing stopped (collectives of this or another communicator of the"
+                + " process were graph-captured without kernel-channel events while 1 in {} was"
+                + " timed; it resumes when that communicator is destroyed); calls and bytes go on."
+                + " Set COLLSCOPE_NCCL_KERNEL_SAMPLING=1 in the job to time graph-capturing jobs",
             e.file.header().commHex(),
             e.file.header().rank(),
             x.stat(NcclBlockFile.Stat.SAMPLING));

@@ -314,7 +314,7 @@ class NcclProfilerPluginTest {
     String out = driveCapture(shm, 101);
     assertThat(kernelChannelPairs(out)[1]).as("captured with KernelCh").isZero();
     assertThat(kernelChannelPairs(out)[2]).as("after the capture with KernelCh").isZero();
-    assertThat(out).contains("timing stops on this communicator");
+    assertThat(out).contains("timing stops on every communicator of this process");
     for (int r = 0; r < 2; r++) {
       NcclBlockFile b = NcclBlockFile.open(block(shm, r));
       assertThat(new SnapshotReader(b.block()).read().calls()).isEqualTo(201);
@@ -391,6 +391,37 @@ class NcclProfilerPluginTest {
   static NcclBlockFile.Extension extension(Path shm, long comm) throws Exception {
     return NcclBlockFile.open(shm.resolve(String.format("%016x", comm)).resolve("rank-0.blk"))
         .readExtension(100);
+  }
+
+  /**
+   * Communicator A captures collectives, the first without KernelCh, while B samples on (1 in 2
+   * timed). NCCL's profiler counters of A then disagree, and any later KernelCh collective of A
+   * would hang its ncclCommDestroy: the mask is one per process, so none of A's collectives may get
+   * KernelCh from B's choices while A lives. B is timed again once A is gone.
+   */
+  @Test
+  void aCommunicatorThatCapturedWithoutKernelEventsGetsNoneFromAnotherOnesSampling(
+      @TempDir Path shm) throws Exception {
+    String out = comms(shm, "veto");
+    assertThat(out)
+        .contains("comm A captured with 0 without 5, kernel-channel after 0")
+        .doesNotContain("would hang");
+    long afterA =
+        Long.parseLong(
+            out.lines()
+                .filter(l -> l.startsWith("B timed after A's finalize "))
+                .findFirst()
+                .orElseThrow()
+                .substring("B timed after A's finalize ".length()));
+    assertThat(afterA).as("B timed once A is gone").isBetween(100L, 200L);
+    assertThat(out).contains("timing stops on every communicator of this process");
+    NcclBlockFile.Extension a = extension(shm, 0xa0a0a0L);
+    assertThat(a.stat(NcclBlockFile.Stat.KERNEL_OFF)).isEqualTo(1);
+    assertThat(a.stat(NcclBlockFile.Stat.GRAPH_REFUSED)).isEqualTo(5);
+    assertThat(a.stat(NcclBlockFile.Stat.GRAPH_MIXED)).isZero();
+    NcclBlockFile.Extension b = extension(shm, 0xb0b0b0L);
+    assertThat(b.stat(NcclBlockFile.Stat.KERNEL_OFF)).as("B at its finalize, A gone").isZero();
+    assertThat(b.stat(NcclBlockFile.Stat.STALE)).isZero();
   }
 
   /**
