@@ -11,7 +11,8 @@
 // The function and datatype names come at another address every other collective (the same
 // text: the plugin remembers the last pointer it matched); COLLSCOPE_DRIVER_MIXED_TYPES=1 rotates
 // the datatype of 1024 elements through float32, bfloat16, float32 (a copy), int64: 18 KiB per
-// 4 collectives.
+// 4 collectives. COLLSCOPE_DRIVER_COLLNET=1: the Coll event says nChannels 0, as NCCL 2.28.9's
+// CollNet path does (the channel events still come for its 2 channels).
 // Rank LATE_RANK's kernels start LATE_NS after the others' and take LATE_NS less (the others
 // wait for it inside their kernels); CAPTURED more collectives are graph-captured (refused).
 // LOSE > 0: rank 0 never gets the stop of channel 1 of one collective in LOSE (a lost event),
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
   const char* mt = getenv("COLLSCOPE_DRIVER_MIXED_TYPES");
   int mixedTypes = mt && *mt == '1';
   const char* func = "AllReduce";
+  const char* cn = getenv("COLLSCOPE_DRIVER_COLLNET");
+  int collnet = cn && *cn == '1';
   char* funcCopy = strdup(func);
   char* f32Copy = strdup("ncclFloat32");
   const char* mixed[4] = {"ncclFloat32", "ncclBfloat16", f32Copy, "ncclInt64"};
@@ -103,7 +106,7 @@ int main(int argc, char** argv) {
       d.coll.func = i % 2 ? funcCopy : func;
       d.coll.count = 1024;
       d.coll.datatype = mixedTypes ? mixed[i % 4] : i % 2 ? f32Copy : "ncclFloat32";
-      d.coll.nChannels = nch;
+      d.coll.nChannels = collnet ? 0 : nch;
       d.coll.algo = "RING";
       d.coll.proto = "LL";
       void* coll = NULL;
@@ -142,7 +145,8 @@ int main(int argc, char** argv) {
     if (i % 64 == 63) poll(0);
   }
   poll(0);
-  if (lose > 0) usleep(30000);  // past the plugin's grace for a slot a later one overtook
+  // past the plugin's grace for a slot a later one overtook, and a CollNet collective's settling
+  if (lose > 0 || collnet) usleep(30000);
   poll(0);
   poll(0);  // a rank drained before its peer in a pass finds the peer's arrival in the next
   // COLLSCOPE_DRIVER_NO_FINALIZE=1: leave the blocks as the publisher left them (finalize closes

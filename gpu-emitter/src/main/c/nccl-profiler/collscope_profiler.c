@@ -44,6 +44,12 @@
 #define CSN_ORDER_GRACE_NS 20000000ull  // see drain: a later collective done, this one not
 #define CSN_HEARTBEAT_NS 1000000000ull  // publish at least this often (heartbeat, drop counts)
 #define CSN_STALE_NS 10000000000ull  // a slot whose channels stopped reporting is closed
+// A CollNet collective's Coll event says nChannels 0 (NCCL 2.28.9's scheduleCollTasksToPlan never
+// sets the task's nChannels on its CollNet path), so how many channel events will come is unknown:
+// it is complete once every channel that started has stopped and no other channel started for
+// this long. NCCL's proxy starts all the channels whose kernel start it sees in one progress pass
+// (src/transport/profiler.cc) and a kernel's blocks start within microseconds of each other.
+#define CSN_SETTLE_NS 1000000ull
 // How long the last finalize waits for the publisher thread to stop (it wakes at once: see
 // stopPublisher) before it pins the library instead.
 #define CSN_JOIN_TIMEOUT_S 2
@@ -76,6 +82,8 @@ struct slot {
   uint64_t doneSeenAt;    // CLOCK_MONOTONIC ns when the publisher first saw it complete while an
                           // earlier slot was still open (0: not seen so)
   uint64_t weight;        // collectives this timed one stands for (the sampling period)
+  uint64_t settledAt;     // nChannels 0 (CollNet): CLOCK_MONOTONIC ns when the publisher first saw
+  uint32_t settledN;      // settledN channels started and all of them stopped (0: not yet)
   int func;
 };
 
@@ -449,9 +457,26 @@ static void writeArrival(struct ctx* c, struct slot* s) {
   ringWrite(c->map + c->blockSize, s->key, s->hostAlignedStart, kernel);
 }
 
-static int slotComplete(struct slot* s) {
+// Publisher only (it alone writes settledN/settledAt). force (finalize): a CollNet collective whose
+// started channels all stopped is complete without waiting for the settling time.
+static int slotComplete(struct slot* s, uint64_t now, int force) {
+  if (LD(&s->state) != SLOT_OPEN) return 0;
   uint32_t n = LD(&s->nChannels);
-  return LD(&s->state) == SLOT_OPEN && n > 0 && LD(&s->done) >= n;
+  if (n > 0) return LD(&s->done) >= n;
+  // nChannels 0 (CollNet: see CSN_SETTLE_NS): every started channel stopped, and nothing new
+  // for a while.
+  uint32_t started = LD(&s->started), done = LD(&s->done);
+  if (started == 0 || done != started) {
+    s->settledN = 0;
+    return 0;
+  }
+  if (force) return 1;
+  if (s->settledN != started) {
+    s->settledN = started;
+    s->settledAt = now;
+    return 0;
+  }
+  return now - s->settledAt >= CSN_SETTLE_NS;
 }
 
 // One pass over a context. First every completed collective's arrival goes into this rank's
@@ -466,7 +491,7 @@ static int drain(struct ctx* c, int force) {
   if (c->written < c->tail) c->written = c->tail;
   while (c->written < head) {
     struct slot* s = &c->pool[c->written % CSN_POOL];
-    if (!slotComplete(s)) break;
+    if (!slotComplete(s, now, force)) break;
     s->completedAt = now;
     writeArrival(c, s);
     c->written++;
@@ -474,7 +499,7 @@ static int drain(struct ctx* c, int force) {
   while (c->tail < head) {
     struct slot* s = &c->pool[c->tail % CSN_POOL];
     if (LD(&s->state) != SLOT_OPEN) break;  // claimed but not yet filled in
-    if (c->tail >= c->written && slotComplete(s)) {  // after a lost slot was closed
+    if (c->tail >= c->written && slotComplete(s, now, force)) {  // after a lost slot was closed
       s->completedAt = now;
       writeArrival(c, s);
       c->written = c->tail + 1;
@@ -493,7 +518,7 @@ static int drain(struct ctx* c, int force) {
       int lost = 0;
       for (uint64_t j = c->tail + 1; j < head; j++) {
         struct slot* t = &c->pool[j % CSN_POOL];  // slots are timed collectives only
-        if (!slotComplete(t)) continue;
+        if (!slotComplete(t, now, 0)) continue;
         if (!t->doneSeenAt) t->doneSeenAt = now;
         if (now - t->doneSeenAt > CSN_ORDER_GRACE_NS) lost = 1;
       }
@@ -932,8 +957,10 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
     s->seenAt = 0;
     s->completedAt = 0;
     s->doneSeenAt = 0;
+    s->settledN = 0;
     s->started = 0;
     s->done = 0;
+    // 0 on NCCL 2.28.9's CollNet path: completion then waits for the channels to settle
     __atomic_store_n(&s->nChannels, d->coll.nChannels, __ATOMIC_RELAXED);
     ST(&s->state, SLOT_OPEN);
     ST(&c->head, h + 1);

@@ -384,6 +384,38 @@ class NcclProfilerPluginTest {
     assertThat(r1.readExtension(100).finalized()).isFalse();
   }
 
+  /**
+   * NCCL 2.28.9's CollNet path leaves the Coll event's nChannels at 0 while the channel events
+   * come: each collective is complete once its channels have all stopped, not closed as stale (no
+   * finalize here, which would close every open collective).
+   */
+  @Test
+  void aCollNetCollectiveWithoutAChannelCountIsTimedNotClosedAsStale(@TempDir Path shm)
+      throws Exception {
+    run(
+        shm,
+        true,
+        1,
+        java.util.Map.of("COLLSCOPE_DRIVER_COLLNET", "1"),
+        driver.toString(),
+        LIB.toAbsolutePath().toString(),
+        "6",
+        "2",
+        "200",
+        "1",
+        "1000000",
+        "0");
+    for (int r = 0; r < 2; r++) {
+      NcclBlockFile b = NcclBlockFile.open(block(shm, r));
+      NcclBlockFile.Extension x = b.readExtension(100);
+      assertThat(x.stat(NcclBlockFile.Stat.TIMED)).as("rank %d timed", r).isEqualTo(200);
+      assertThat(x.stat(NcclBlockFile.Stat.STALE)).as("rank %d stale", r).isZero();
+    }
+    Counters c0 = new SnapshotReader(NcclBlockFile.open(block(shm, 0)).block()).read();
+    assertThat(c0.peerArrivedLast()).containsExactly(0, 200);
+    assertThat(c0.totals().peerLateCycles()).containsExactly(0, 1_000_000L * 200);
+  }
+
   static String comms(Path shm, String mode) throws Exception {
     return run(shm, false, 2, commsDriver.toString(), LIB.toAbsolutePath().toString(), mode);
   }
