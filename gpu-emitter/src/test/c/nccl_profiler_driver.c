@@ -11,8 +11,9 @@
 // The function and datatype names come at another address every other collective (the same
 // text: the plugin remembers the last pointer it matched); COLLSCOPE_DRIVER_MIXED_TYPES=1 rotates
 // the datatype of 1024 elements through float32, bfloat16, float32 (a copy), int64: 18 KiB per
-// 4 collectives. COLLSCOPE_DRIVER_COLLNET=1: the Coll event says nChannels 0, as NCCL 2.28.9's
-// CollNet path does (the channel events still come for its 2 channels).
+// 4 collectives. COLLSCOPE_DRIVER_FUNC=NAME: the collectives' function name (NCCL's own strings,
+// "AllReduce" by default). COLLSCOPE_DRIVER_COLLNET=1: the Coll event says nChannels 0, as NCCL
+// 2.28.9's CollNet path does (the channel events still come for its 2 channels).
 // Rank LATE_RANK's kernels start LATE_NS after the others' and take LATE_NS less (the others
 // wait for it inside their kernels); CAPTURED more collectives are graph-captured (refused).
 // LOSE > 0: rank 0 never gets the stop of channel 1 of one collective in LOSE (a lost event),
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
   printf("mask %d\n", mask);
   const char* mt = getenv("COLLSCOPE_DRIVER_MIXED_TYPES");
   int mixedTypes = mt && *mt == '1';
-  const char* func = "AllReduce";
+  const char* fn = getenv("COLLSCOPE_DRIVER_FUNC");
+  const char* func = fn && *fn ? fn : "AllReduce";
   const char* cn = getenv("COLLSCOPE_DRIVER_COLLNET");
   int collnet = cn && *cn == '1';
   char* funcCopy = strdup(func);

@@ -195,6 +195,10 @@ static void logf_(struct ctx* c, ncclDebugLogLevel lvl, const char* fmt, ...) {
 }
 
 // AllReduce 0, AllGather 1, ReduceScatter 2, Broadcast 3, Reduce 4, AllToAll 5, Gather/Scatter 6.
+// The names are NCCL's own, ncclFuncToString (src/collectives.cc, 2.28.9 and later): "AlltoAll"
+// with a small t. (NCCL 2.28.9 enqueues AlltoAll, Gather and Scatter as Send/Recv tasks, so their
+// API events are P2p ones, which the plugin does not enable; the names are here for an NCCL that
+// sends them as collectives.)
 static int funcIndex(const char* f) {
   if (!f) return 7;
   if (!strcmp(f, "AllReduce")) return 0;
@@ -202,7 +206,7 @@ static int funcIndex(const char* f) {
   if (!strcmp(f, "ReduceScatter")) return 2;
   if (!strcmp(f, "Broadcast")) return 3;
   if (!strcmp(f, "Reduce")) return 4;
-  if (!strcmp(f, "AllToAll")) return 5;
+  if (!strcmp(f, "AlltoAll")) return 5;
   if (!strcmp(f, "Gather") || !strcmp(f, "Scatter")) return 6;
   return 7;
 }

@@ -416,6 +416,46 @@ class NcclProfilerPluginTest {
     assertThat(c0.totals().peerLateCycles()).containsExactly(0, 1_000_000L * 200);
   }
 
+  /** ncclFuncToString's names (NCCL 2.28.9, src/collectives.cc) land in their type's counters. */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {
+        "AllReduce=0",
+        "AllGather=1",
+        "ReduceScatter=2",
+        "Broadcast=3",
+        "Reduce=4",
+        "AlltoAll=5",
+        "Gather=6",
+        "Scatter=6",
+        "SendRecv=7"
+      })
+  void ncclsFunctionNamesCountUnderTheirCollectiveType(String nameAndIndex, @TempDir Path shm)
+      throws Exception {
+    String name = nameAndIndex.split("=")[0];
+    int index = Integer.parseInt(nameAndIndex.split("=")[1]);
+    run(
+        shm,
+        false,
+        1,
+        java.util.Map.of("COLLSCOPE_DRIVER_FUNC", name),
+        driver.toString(),
+        LIB.toAbsolutePath().toString(),
+        "5",
+        "2",
+        "30",
+        "-1",
+        "0",
+        "0");
+    NcclBlockFile.Extension x = NcclBlockFile.open(block(shm, 0)).readExtension(100);
+    for (int f = 0; f < NcclBlockFile.FUNCS.length; f++) {
+      assertThat(x.funcs()[f][0])
+          .as("%s calls counted as %s", name, NcclBlockFile.FUNCS[f])
+          .isEqualTo(f == index ? 30 : 0);
+    }
+    assertThat(x.stat(NcclBlockFile.Stat.TIMED)).isEqualTo(30);
+  }
+
   static String comms(Path shm, String mode) throws Exception {
     return run(shm, false, 2, commsDriver.toString(), LIB.toAbsolutePath().toString(), mode);
   }
