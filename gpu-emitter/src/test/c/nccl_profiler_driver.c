@@ -14,6 +14,8 @@
 // 4 collectives. COLLSCOPE_DRIVER_FUNC=NAME: the collectives' function name (NCCL's own strings,
 // "AllReduce" by default). COLLSCOPE_DRIVER_COLLNET=1: the Coll event says nChannels 0, as NCCL
 // 2.28.9's CollNet path does (the channel events still come for its 2 channels).
+// COLLSCOPE_DRIVER_HOLD=1: at the end, print "holding" and stay alive, with the contexts (and their
+// files' locks) as they are, until stdin closes or the process is killed: a live writer.
 // Rank LATE_RANK's kernels start LATE_NS after the others' and take LATE_NS less (the others
 // wait for it inside their kernels); CAPTURED more collectives are graph-captured (refused).
 // LOSE > 0: rank 0 never gets the stop of channel 1 of one collective in LOSE (a lost event),
@@ -161,5 +163,12 @@ int main(int argc, char** argv) {
   printf("kernel-channel collectives %d\n", kernelColls);
   printf("kernel-channel captured %d after %d\n", kernelCaptured, kernelAfter);
   printf("done %d collectives on %d ranks\n", n, ranks);
+  const char* hold = getenv("COLLSCOPE_DRIVER_HOLD");
+  if (hold && *hold == '1') {
+    printf("holding\n");
+    fflush(stdout);
+    while (getchar() != EOF) {
+    }
+  }
   return 0;
 }

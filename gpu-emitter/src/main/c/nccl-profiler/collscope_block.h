@@ -26,6 +26,9 @@
 #define CSN_X_FINALIZED 44       // u32 1 once NCCL finalized the context (last publication done)
 #define CSN_X_HEARTBEAT_NS 48    // u64 CLOCK_REALTIME ns of the last publication
 #define CSN_X_COMM_NAME 56       // char[64], NUL-terminated, the user's commName or ""
+#define CSN_X_FLAGS 120          // u32 CSN_FLAG_*; 0 in blocks of plugins from before it
+#define CSN_FLAG_WRITER_LOCK 1   // the writer holds a write lock (F_OFD_SETLK, whole file) on the
+                                 // file while it lives: the lock free means the writer is gone
 // Statistics (u64, cumulative), from CSN_X_STATS:
 #define CSN_X_STATS 128
 #define CSN_S_LAUNCH_NS 0        // host enqueue (Coll start) -> first channel start, summed

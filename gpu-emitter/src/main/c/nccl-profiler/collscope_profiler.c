@@ -98,6 +98,7 @@ struct ctx {
   uint64_t commId;
   int rank, nranks, nNodes;
   char path[512];
+  int fd;                  // the block file, held open for its write lock while this context lives
   uint8_t* map;
   size_t len;
   size_t blockSize;
@@ -765,13 +766,15 @@ static uint64_t instanceId(void) {
   return r ^ nowNs(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
 }
 
-// Creates the block file under a temporary name, reserved, and maps it; -1 with errno set on
-// failure.
+// Creates the block file under a temporary name, reserved and locked; -1 with errno set on failure.
 // posix_fallocate, not ftruncate alone (as NCCL does for its own shared memory,
 // src/misc/shmutils.cc): a sparse file in a full /dev/shm maps fine, and the first store into a
 // page tmpfs cannot supply raises SIGBUS in the training process; a reserved file has every page,
 // so a short /dev/shm fails here, with an error, and NCCL goes on without the plugin.
-static int createBlock(struct ctx* c, const char* dir, const char* tmp) {
+// The write lock (an open-file-description lock, held through c->fd until finalize, released by
+// the kernel however the process ends) tells the sidecar that the writer is alive, across PID
+// namespaces and whatever became of the pid: it removes a block only once the lock is free.
+static int createBlock(struct ctx* c, const char* dir, const char* tmp, uint32_t* flags) {
   int fd = -1;
   for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
     // twice: a sidecar may remove a finished communicator's empty directory in between
@@ -780,6 +783,8 @@ static int createBlock(struct ctx* c, const char* dir, const char* tmp) {
     if (fd < 0 && errno != ENOENT) return -1;
   }
   if (fd < 0) return -1;
+  struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+  *flags = fcntl(fd, F_OFD_SETLK, &lk) == 0 ? CSN_FLAG_WRITER_LOCK : 0;
   int e = posix_fallocate(fd, 0, (off_t)c->len);
   if (e != 0) {
     close(fd);
@@ -796,8 +801,7 @@ static int createBlock(struct ctx* c, const char* dir, const char* tmp) {
     errno = e;
     return -1;
   }
-  close(fd);
-  return 0;
+  return fd;
 }
 
 static void freeCtx(struct ctx* c) {
@@ -825,6 +829,7 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   }
   struct ctx* c = calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
+  c->fd = -1;
   c->lastFuncIndex = funcIndex(NULL);  // what a NULL name (the remembered pointer at first) maps to
   c->lastTypeSize = typeSize(NULL);
   c->commId = commId;
@@ -848,7 +853,9 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   snprintf(dir, sizeof dir, "%s/%016llx", shmDir(), (unsigned long long)commId);
   ringPath(c->path, sizeof c->path, commId, rank);
   snprintf(tmp, sizeof tmp, "%s.%d.tmp", c->path, (int)getpid());
-  if (createBlock(c, dir, tmp) != 0) {
+  uint32_t flags = 0;
+  c->fd = createBlock(c, dir, tmp, &flags);
+  if (c->fd < 0) {
     // One warning, and NCCL continues without the plugin for this communicator (it logs the
     // error and calls nothing else for it); the mask is left as it was.
     logf_(c, NCCL_LOG_WARN, "cannot create counter block %s (%zu bytes): %s; profiler off for "
@@ -871,6 +878,7 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   put64(x, CSN_X_INSTANCE, instanceId());
   put64(x, CSN_X_PID, (uint64_t)getpid());
   put32(x, CSN_X_NNODES, (uint32_t)nNodes);
+  put32(x, CSN_X_FLAGS, flags);
   snprintf((char*)x + CSN_X_COMM_NAME, 64, "%s", commName ? commName : "");
   __atomic_thread_fence(__ATOMIC_RELEASE);
   put32(x, CSN_X_MAGIC, CSN_EXT_MAGIC);
@@ -1045,6 +1053,7 @@ static ncclResult_t csFinalize(void* context) {
   for (int p = 0; p < c->nranks; p++)
     if (c->peers[p].map) munmap(c->peers[p].map, c->peers[p].len);
   munmap(c->map, c->len);  // the file stays for the sidecar's last read; it removes it
+  close(c->fd);            // and the write lock goes: the sidecar may remove the file
   freeCtx(c);
   return ncclSuccess;
 }
