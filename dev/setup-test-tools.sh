@@ -15,6 +15,7 @@ TOOLS=(
   "chromium-headless-shell chromium-headless-shell COLLSCOPE_CHROMIUM_BIN"    # ReportChromiumITCase
   "gcc                     gcc                     COLLSCOPE_GCC_BIN"          # NcclProfilerPluginTest, NcclOverheadDirectTest (NCCL stand-ins)
   "python3                 python3                 COLLSCOPE_PYTHON_BIN"       # KernelVariantsTest (dev/gpu-bisect/make-variants.py)
+  "unshare                 util-linux              COLLSCOPE_UNSHARE_BIN"      # NcclPluginLifecycleTest (a full tmpfs in a private mount namespace)
 )
 
 have() {  # BINARY VARIABLE

@@ -3,7 +3,8 @@
 // memory, an all-reduce sums the ranks' send buffers, a CUDA event is a host clock reading. Like
 // NCCL it loads the profiler plugin NCCL_PROFILER_PLUGIN names (its ncclProfiler_v5), gives it one
 // context per communicator and one event mask for the process, reads the mask at each
-// collective's enqueue and sends the events enabled in it (CollApi, Coll, and KernelCh start,
+// collective's enqueue and sends the events enabled in it as NCCL 2.28.9 does (CollApi when it
+// holds CollApi, Coll or KernelCh; Coll when it holds Coll or KernelCh; KernelCh start,
 // KernelChStop, stop for 2 channels, with made-up %globaltimer values). At the last
 // ncclCommDestroy it prints how many (collective, rank) pairs it enqueued with KernelCh.
 // Ungrouped collectives may come from several threads at once (the harness's --threads 1), one
@@ -131,7 +132,11 @@ static void profile(struct comm* c, size_t count) {
   void* api = NULL;
   d.type = ncclProfileCollApi;
   d.collApi.func = "AllReduce";
+  d.collApi.count = count;
+  d.collApi.datatype = "ncclFloat32";
   g_prof->startEvent(c->ctx, &api, &d);
+  if (api) g_prof->stopEvent(api);
+  if (!(m & (ncclProfileColl | ncclProfileKernelCh))) return;
   memset(&d, 0, sizeof d);
   d.type = ncclProfileColl;
   d.parentObj = api;
@@ -146,7 +151,6 @@ static void profile(struct comm* c, size_t count) {
   void* coll = NULL;
   g_prof->startEvent(c->ctx, &coll, &d);
   if (coll) g_prof->stopEvent(coll);
-  if (api) g_prof->stopEvent(api);
   if (!(m & ncclProfileKernelCh)) return;
   __atomic_fetch_add(&g_kernelColls, 1, __ATOMIC_RELAXED);
   uint64_t t = nowNs();

@@ -2,15 +2,20 @@
 // profiler context of one communicator, then per collective the events NCCL sends (CollApi, Coll
 // on the user thread; KernelCh start and KernelChStop per channel) with made-up %globaltimer
 // values, so a test can check the counter blocks the plugin fills (NcclProfilerPluginTest).
-// As NCCL, it reads the plugin's event mask at each collective's enqueue and sends only the
-// events enabled in it (CollApi, Coll, KernelCh: the plugin times 1 collective in
-// COLLSCOPE_NCCL_KERNEL_SAMPLING).
+// As NCCL 2.28.9, it reads the plugin's event mask at each collective's enqueue and sends only the
+// events that mask enables: CollApi when it holds CollApi, Coll or KernelCh; Coll when it holds
+// Coll or KernelCh (ncclProfilerStartTaskEvents); channel events when it holds KernelCh (the
+// plugin times 1 collective in COLLSCOPE_NCCL_KERNEL_SAMPLING).
 //   nccl_profiler_driver LIB VERSION(5|6) RANKS COLLECTIVES LATE_RANK LATE_NS [CAPTURED [LOSE [AFTER]]]
 // Run with COLLSCOPE_SHM_DIR=dir and COLLSCOPE_NCCL_NO_THREAD=1: it polls the publisher itself.
 // The function and datatype names come at another address every other collective (the same
 // text: the plugin remembers the last pointer it matched); COLLSCOPE_DRIVER_MIXED_TYPES=1 rotates
 // the datatype of 1024 elements through float32, bfloat16, float32 (a copy), int64: 18 KiB per
-// 4 collectives.
+// 4 collectives. COLLSCOPE_DRIVER_FUNC=NAME: the collectives' function name (NCCL's own strings,
+// "AllReduce" by default). COLLSCOPE_DRIVER_COLLNET=1: the Coll event says nChannels 0, as NCCL
+// 2.28.9's CollNet path does (the channel events still come for its 2 channels).
+// COLLSCOPE_DRIVER_HOLD=1: at the end, print "holding" and stay alive, with the contexts (and their
+// files' locks) as they are, until stdin closes or the process is killed: a live writer.
 // Rank LATE_RANK's kernels start LATE_NS after the others' and take LATE_NS less (the others
 // wait for it inside their kernels); CAPTURED more collectives are graph-captured (refused).
 // LOSE > 0: rank 0 never gets the stop of channel 1 of one collective in LOSE (a lost event),
@@ -68,7 +73,11 @@ int main(int argc, char** argv) {
   printf("mask %d\n", mask);
   const char* mt = getenv("COLLSCOPE_DRIVER_MIXED_TYPES");
   int mixedTypes = mt && *mt == '1';
-  char* funcCopy = strdup("AllReduce");
+  const char* fn = getenv("COLLSCOPE_DRIVER_FUNC");
+  const char* func = fn && *fn ? fn : "AllReduce";
+  const char* cn = getenv("COLLSCOPE_DRIVER_COLLNET");
+  int collnet = cn && *cn == '1';
+  char* funcCopy = strdup(func);
   char* f32Copy = strdup("ncclFloat32");
   const char* mixed[4] = {"ncclFloat32", "ncclBfloat16", f32Copy, "ncclInt64"};
   unsigned long long t = 1700000000000000000ULL;
@@ -84,19 +93,24 @@ int main(int argc, char** argv) {
       memset(&d, 0, sizeof d);
       void* api = NULL;
       d.type = ncclProfileCollApi;
-      d.collApi.func = "AllReduce";
+      d.collApi.func = i % 2 ? funcCopy : func;
+      d.collApi.count = 1024;
+      d.collApi.datatype = mixedTypes ? mixed[i % 4] : i % 2 ? f32Copy : "ncclFloat32";
       d.collApi.graphCaptured = isCaptured;
       if (p6) p6->startEvent(ctx[r], &api, &d);
       else p5->startEvent(ctx[r], &api, (ncclProfilerEventDescr_v5_t*)&d);
+      if (api && p6) p6->stopEvent(api);
+      else if (api) p5->stopEvent(api);
+      if (!(m & (ncclProfileColl | ncclProfileKernelCh))) continue;  // no task event
       memset(&d, 0, sizeof d);
       d.type = ncclProfileColl;
       d.parentObj = api;
       d.rank = r;
       d.coll.seqNumber = (unsigned long long)i;
-      d.coll.func = i % 2 ? funcCopy : "AllReduce";
+      d.coll.func = i % 2 ? funcCopy : func;
       d.coll.count = 1024;
       d.coll.datatype = mixedTypes ? mixed[i % 4] : i % 2 ? f32Copy : "ncclFloat32";
-      d.coll.nChannels = nch;
+      d.coll.nChannels = collnet ? 0 : nch;
       d.coll.algo = "RING";
       d.coll.proto = "LL";
       void* coll = NULL;
@@ -135,7 +149,8 @@ int main(int argc, char** argv) {
     if (i % 64 == 63) poll(0);
   }
   poll(0);
-  if (lose > 0) usleep(30000);  // past the plugin's grace for a slot a later one overtook
+  // past the plugin's grace for a slot a later one overtook, and a CollNet collective's settling
+  if (lose > 0 || collnet) usleep(30000);
   poll(0);
   poll(0);  // a rank drained before its peer in a pass finds the peer's arrival in the next
   // COLLSCOPE_DRIVER_NO_FINALIZE=1: leave the blocks as the publisher left them (finalize closes
@@ -148,5 +163,12 @@ int main(int argc, char** argv) {
   printf("kernel-channel collectives %d\n", kernelColls);
   printf("kernel-channel captured %d after %d\n", kernelCaptured, kernelAfter);
   printf("done %d collectives on %d ranks\n", n, ranks);
+  const char* hold = getenv("COLLSCOPE_DRIVER_HOLD");
+  if (hold && *hold == '1') {
+    printf("holding\n");
+    fflush(stdout);
+    while (getchar() != EOF) {
+    }
+  }
   return 0;
 }

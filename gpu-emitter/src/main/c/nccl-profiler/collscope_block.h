@@ -26,6 +26,9 @@
 #define CSN_X_FINALIZED 44       // u32 1 once NCCL finalized the context (last publication done)
 #define CSN_X_HEARTBEAT_NS 48    // u64 CLOCK_REALTIME ns of the last publication
 #define CSN_X_COMM_NAME 56       // char[64], NUL-terminated, the user's commName or ""
+#define CSN_X_FLAGS 120          // u32 CSN_FLAG_*; 0 in blocks of plugins from before it
+#define CSN_FLAG_WRITER_LOCK 1   // the writer holds a write lock (F_OFD_SETLK, whole file) on the
+                                 // file while it lives: the lock free means the writer is gone
 // Statistics (u64, cumulative), from CSN_X_STATS:
 #define CSN_X_STATS 128
 #define CSN_S_LAUNCH_NS 0        // host enqueue (Coll start) -> first channel start, summed
@@ -43,8 +46,9 @@
 #define CSN_S_TIMED 9            // collectives timed by their kernel-channel events (sampled)
 #define CSN_S_SAMPLING 10        // 1 collective in this many is timed; the timed ones' kernel
                                  // time, wait, lateness and histograms are weighted by it
-#define CSN_S_KERNEL_OFF 11       // 1: timing stopped for good (collectives were graph-captured
-                                 // without KernelCh under sampling; the plugin's README)
+#define CSN_S_KERNEL_OFF 11       // 1: timing stopped (collectives of this communicator, or of
+                                 // another live one of the process, were graph-captured without
+                                 // KernelCh under sampling; the plugin's README)
 #define CSN_S_GRAPH_MIXED 12     // captured collectives whose KernelCh differed from their
                                  // capture's first (NCCL may hang on that communicator)
 #define CSN_S_N 13

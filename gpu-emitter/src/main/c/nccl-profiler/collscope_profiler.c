@@ -3,18 +3,21 @@
 // nccl`. Design and the meaning of every field: gpu-emitter/src/main/c/nccl-profiler/README.md.
 //
 // Threads and what they do (nothing but a few stores and atomics on NCCL's own threads):
-//   user thread   CollApi start: notes graph capture, decides whether the communicator's next
-//                 collective is timed (1 in COLLSCOPE_NCCL_KERNEL_SAMPLING) and sets NCCL's event
-//                 mask for it; Coll start: counts the call and its bytes, and for a timed
-//                 collective claims a slot of the in-flight pool (or counts a drop) and notes the
-//                 host time and the collective's key.
+//   user thread   CollApi start: counts the call and its bytes, notes graph capture, decides
+//                 whether the communicator's next collective is timed (1 in
+//                 COLLSCOPE_NCCL_KERNEL_SAMPLING) and sets NCCL's event mask for it; Coll start
+//                 (NCCL sends it only for collectives it gave KernelCh): for a timed collective,
+//                 claims a slot of the in-flight pool (or counts a drop) and notes the host time
+//                 and the collective's key.
 //   proxy thread  KernelCh start/stop (timed collectives only): atomic min of the channels' GPU
 //                 starts, max of their stops, one more channel done.
-//   publisher     one thread per process, every CSN_PERIOD_US: takes the completed slots in
-//                 order, writes each one's GPU start into this rank's arrival ring, joins it with
-//                 the node's other ranks' rings (their blocks in the same directory), accumulates
-//                 and publishes the block under its seqlock.
+//   publisher     one thread per process while it has communicators, every CSN_PERIOD_US: takes
+//                 the completed slots in order, writes each one's GPU start into this rank's
+//                 arrival ring, joins it with the node's other ranks' rings (their blocks in the
+//                 same directory), accumulates and publishes the block under its seqlock. Started
+//                 by the first init, stopped and joined by the last finalize (see stopPublisher).
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,6 +44,15 @@
 #define CSN_ORDER_GRACE_NS 20000000ull  // see drain: a later collective done, this one not
 #define CSN_HEARTBEAT_NS 1000000000ull  // publish at least this often (heartbeat, drop counts)
 #define CSN_STALE_NS 10000000000ull  // a slot whose channels stopped reporting is closed
+// A CollNet collective's Coll event says nChannels 0 (NCCL 2.28.9's scheduleCollTasksToPlan never
+// sets the task's nChannels on its CollNet path), so how many channel events will come is unknown:
+// it is complete once every channel that started has stopped and no other channel started for
+// this long. NCCL's proxy starts all the channels whose kernel start it sees in one progress pass
+// (src/transport/profiler.cc) and a kernel's blocks start within microseconds of each other.
+#define CSN_SETTLE_NS 1000000ull
+// How long the last finalize waits for the publisher thread to stop (it wakes at once: see
+// stopPublisher) before it pins the library instead.
+#define CSN_JOIN_TIMEOUT_S 2
 // Kernel-channel events for 1 collective in this many per communicator (the others: calls and
 // bytes only). KernelCh events are NCCL's own largest cost: for each collective that has them it
 // adds a profiler proxy operation per channel, wakes the proxy thread and polls host memory the
@@ -70,6 +82,8 @@ struct slot {
   uint64_t doneSeenAt;    // CLOCK_MONOTONIC ns when the publisher first saw it complete while an
                           // earlier slot was still open (0: not seen so)
   uint64_t weight;        // collectives this timed one stands for (the sampling period)
+  uint64_t settledAt;     // nChannels 0 (CollNet): CLOCK_MONOTONIC ns when the publisher first saw
+  uint32_t settledN;      // settledN channels started and all of them stopped (0: not yet)
   int func;
 };
 
@@ -84,6 +98,7 @@ struct ctx {
   uint64_t commId;
   int rank, nranks, nNodes;
   char path[512];
+  int fd;                  // the block file, held open for its write lock while this context lives
   uint8_t* map;
   size_t len;
   size_t blockSize;
@@ -93,7 +108,8 @@ struct ctx {
   uint64_t apiCount;       // collective API calls seen on this communicator (user thread)
   int wantKernel;          // the next API call is timed: g_wanting counts this one
   int capture;             // CAPTURE_*: the graph capture this communicator is in, if any
-  int kernelOff;           // no more KernelCh for this communicator (see graphCapture)
+  int kernelOff;           // it captured a collective without KernelCh: g_tainted counts this one,
+                           // and no collective of the process gets KernelCh while it lives
   // every collective's call and bytes, by type (user thread, relaxed atomics)
   uint64_t funcCalls[CSN_N_FUNCS], funcBytes[CSN_N_FUNCS];
   uint64_t tail;           // next slot to publish (publisher)
@@ -126,22 +142,39 @@ struct ctx {
   size_t lastTypeSize;
 };
 
+// The publisher thread. One per process while it has contexts: the first init starts it, the last
+// finalize stops and joins it (stopPublisher). Each thread has its own stop flag, so a thread
+// still stopping never takes a flag meant for the one a concurrent init started.
+struct publisher {
+  pthread_t thread;
+  pid_t pid;   // the process that started it (a forked child has no such thread)
+  int stop;    // under g_lock
+};
+
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_cvOnce = PTHREAD_ONCE_INIT;
+static pthread_cond_t g_cv;  // CLOCK_MONOTONIC: the publisher's period, and its stop
 static struct ctx* g_ctxs;
-static pthread_t g_thread;
-static int g_threadStarted;
+static struct publisher* g_pub;  // the running publisher (NULL: none)
 static int* g_mask;       // NCCL's event mask (one per process, read at each collective's enqueue)
 static int g_active = 1;
 static uint64_t g_periodUs = CSN_PERIOD_US;
 static uint64_t g_sampling = CSN_KERNEL_SAMPLING_DEFAULT;
 static int g_wanting;     // contexts whose next collective is timed: KernelCh in the mask while > 0
-static int g_veto;        // contexts capturing collectives without KernelCh: none in the mask
+static int g_tainted;     // live contexts that captured a collective without KernelCh: while > 0,
+                          // KernelCh is vetoed for the whole process (see graphCapture)
 
 enum { CAPTURE_NONE = 0, CAPTURE_WITH_KERNEL = 1, CAPTURE_WITHOUT_KERNEL = 2 };
 // CollApi handles: their address says whether the collective is graph-captured, timed or neither.
 static char g_eagerApi, g_capturedApi, g_timedApi;
 
-#define CSN_BASE_MASK (ncclProfileColl | ncclProfileCollApi)
+// The masks never hold ncclProfileColl. NCCL 2.28.9 sends a collective's Coll event when the mask
+// it latched for that collective (at its enqueue, ncclProfilerStartGroupApiEvent) holds Coll or
+// KernelCh (ncclProfilerStartTaskEvents), so without Coll in the mask the Coll event itself says
+// that NCCL latched KernelCh for the collective: its channel events will come. Nothing else the
+// plugin can see tells what NCCL latched (the mask may have changed since), and calls and bytes
+// are counted at the CollApi event, which NCCL sends for every collective either way.
+#define CSN_BASE_MASK ncclProfileCollApi
 #define CSN_MASK (CSN_BASE_MASK | ncclProfileKernelCh)
 
 static uint64_t nowNs(clockid_t c) {
@@ -163,6 +196,10 @@ static void logf_(struct ctx* c, ncclDebugLogLevel lvl, const char* fmt, ...) {
 }
 
 // AllReduce 0, AllGather 1, ReduceScatter 2, Broadcast 3, Reduce 4, AllToAll 5, Gather/Scatter 6.
+// The names are NCCL's own, ncclFuncToString (src/collectives.cc, 2.28.9 and later): "AlltoAll"
+// with a small t. (NCCL 2.28.9 enqueues AlltoAll, Gather and Scatter as Send/Recv tasks, so their
+// API events are P2p ones, which the plugin does not enable; the names are here for an NCCL that
+// sends them as collectives.)
 static int funcIndex(const char* f) {
   if (!f) return 7;
   if (!strcmp(f, "AllReduce")) return 0;
@@ -170,7 +207,7 @@ static int funcIndex(const char* f) {
   if (!strcmp(f, "ReduceScatter")) return 2;
   if (!strcmp(f, "Broadcast")) return 3;
   if (!strcmp(f, "Reduce")) return 4;
-  if (!strcmp(f, "AllToAll")) return 5;
+  if (!strcmp(f, "AlltoAll")) return 5;
   if (!strcmp(f, "Gather") || !strcmp(f, "Scatter")) return 6;
   return 7;
 }
@@ -251,7 +288,8 @@ static void publish(struct ctx* c, int finalized) {
   c->stats[CSN_S_DROPPED] = LD(&c->dropped);
   c->stats[CSN_S_CLOCK_LAG_MIN] = (uint64_t)LD(&c->clockLagMin);
   c->stats[CSN_S_SAMPLING] = __atomic_load_n(&g_sampling, __ATOMIC_RELAXED);
-  c->stats[CSN_S_KERNEL_OFF] = (uint64_t)c->kernelOff;
+  // off for this communicator's captures, or for the whole process while another's last
+  c->stats[CSN_S_KERNEL_OFF] = c->kernelOff || __atomic_load_n(&g_tainted, __ATOMIC_RELAXED) > 0;
   c->stats[CSN_S_GRAPH_MIXED] = LD(&c->graphMixed);
   for (int i = 0; i < CSN_S_N; i++) put64(x, CSN_X_STATS + 8 * i, c->stats[i]);
   for (int f = 0; f < CSN_N_FUNCS; f++) {
@@ -424,9 +462,26 @@ static void writeArrival(struct ctx* c, struct slot* s) {
   ringWrite(c->map + c->blockSize, s->key, s->hostAlignedStart, kernel);
 }
 
-static int slotComplete(struct slot* s) {
+// Publisher only (it alone writes settledN/settledAt). force (finalize): a CollNet collective whose
+// started channels all stopped is complete without waiting for the settling time.
+static int slotComplete(struct slot* s, uint64_t now, int force) {
+  if (LD(&s->state) != SLOT_OPEN) return 0;
   uint32_t n = LD(&s->nChannels);
-  return LD(&s->state) == SLOT_OPEN && n > 0 && LD(&s->done) >= n;
+  if (n > 0) return LD(&s->done) >= n;
+  // nChannels 0 (CollNet: see CSN_SETTLE_NS): every started channel stopped, and nothing new
+  // for a while.
+  uint32_t started = LD(&s->started), done = LD(&s->done);
+  if (started == 0 || done != started) {
+    s->settledN = 0;
+    return 0;
+  }
+  if (force) return 1;
+  if (s->settledN != started) {
+    s->settledN = started;
+    s->settledAt = now;
+    return 0;
+  }
+  return now - s->settledAt >= CSN_SETTLE_NS;
 }
 
 // One pass over a context. First every completed collective's arrival goes into this rank's
@@ -441,7 +496,7 @@ static int drain(struct ctx* c, int force) {
   if (c->written < c->tail) c->written = c->tail;
   while (c->written < head) {
     struct slot* s = &c->pool[c->written % CSN_POOL];
-    if (!slotComplete(s)) break;
+    if (!slotComplete(s, now, force)) break;
     s->completedAt = now;
     writeArrival(c, s);
     c->written++;
@@ -449,7 +504,7 @@ static int drain(struct ctx* c, int force) {
   while (c->tail < head) {
     struct slot* s = &c->pool[c->tail % CSN_POOL];
     if (LD(&s->state) != SLOT_OPEN) break;  // claimed but not yet filled in
-    if (c->tail >= c->written && slotComplete(s)) {  // after a lost slot was closed
+    if (c->tail >= c->written && slotComplete(s, now, force)) {  // after a lost slot was closed
       s->completedAt = now;
       writeArrival(c, s);
       c->written = c->tail + 1;
@@ -468,7 +523,7 @@ static int drain(struct ctx* c, int force) {
       int lost = 0;
       for (uint64_t j = c->tail + 1; j < head; j++) {
         struct slot* t = &c->pool[j % CSN_POOL];  // slots are timed collectives only
-        if (!slotComplete(t)) continue;
+        if (!slotComplete(t, now, 0)) continue;
         if (!t->doneSeenAt) t->doneSeenAt = now;
         if (now - t->doneSeenAt > CSN_ORDER_GRACE_NS) lost = 1;
       }
@@ -492,10 +547,18 @@ static int drain(struct ctx* c, int force) {
   return changed;
 }
 
+static void initCv(void) {
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);  // a wall-clock step must not stall the passes
+  pthread_cond_init(&g_cv, &a);
+  pthread_condattr_destroy(&a);
+}
+
 static void* publisherMain(void* arg) {
-  (void)arg;
-  for (;;) {
-    pthread_mutex_lock(&g_lock);
+  struct publisher* me = arg;
+  pthread_mutex_lock(&g_lock);
+  while (!me->stop) {
     uint64_t now = nowNs(CLOCK_MONOTONIC);
     for (struct ctx* c = g_ctxs; c; c = c->next) {
       // Also when nothing was accounted: drops and refusals must show while the tail is stuck,
@@ -507,10 +570,77 @@ static void* publisherMain(void* arg) {
         c->lastPublishNs = now;
       }
     }
-    pthread_mutex_unlock(&g_lock);
-    usleep(g_periodUs);
+    // Sleeps a period, unless stopPublisher wakes it (g_lock is free meanwhile).
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + g_periodUs * 1000;
+    until.tv_sec += (time_t)(ns / 1000000000ull);
+    until.tv_nsec = (long)(ns % 1000000000ull);
+    while (!me->stop && pthread_cond_timedwait(&g_cv, &g_lock, &until) == 0) {
+    }
   }
+  pthread_mutex_unlock(&g_lock);
   return NULL;
+}
+
+// Under g_lock. Starts the publisher unless one runs in this process (or a test drives it:
+// COLLSCOPE_NCCL_NO_THREAD=1). A thread is started per process lifetime of the library: after
+// the last finalize stopped it, the next init (with or without a dlclose/dlopen in between)
+// starts a fresh one.
+static void startPublisher(struct ctx* c) {
+  if (g_pub && g_pub->pid != getpid()) g_pub = NULL;  // a forked child: the parent's thread
+  const char* t = getenv("COLLSCOPE_NCCL_NO_THREAD");  // tests drive the publisher themselves
+  if (g_pub || (t && *t == '1')) return;
+  pthread_once(&g_cvOnce, initCv);
+  struct publisher* p = calloc(1, sizeof *p);
+  if (!p) return;
+  p->pid = getpid();
+  if (pthread_create(&p->thread, NULL, publisherMain, p) != 0) {  // joinable
+    logf_(c, NCCL_LOG_WARN, "cannot start the publisher thread: %s; blocks are not published",
+          strerror(errno));
+    free(p);
+    return;
+  }
+  g_pub = p;
+}
+
+// Stops the publisher and waits for it: called with g_lock held, returns with it released.
+//
+// Why stop and join rather than leave the thread running: NCCL dlcloses the plugin when its last
+// communicator is destroyed (src/plugin/profiler.cc, ncclProfilerPluginUnload), and a thread left
+// running in the unmapped library faults the next time it wakes (SIGSEGV: the training process
+// dies after destroy_process_group()). Stopping it in the last finalize leaves nothing behind
+// after dlclose, and a later init (NCCL loads the library again for a new communicator) starts
+// from clean state. The alternative, RTLD_NODELETE with a thread that outlives every
+// communicator, would keep a thread and the library in every process that ever made a
+// communicator. Only if the thread does not stop in CSN_JOIN_TIMEOUT_S (it cannot be stuck: it
+// waits on g_cv or runs a pass under g_lock) does the plugin pin itself with RTLD_NODELETE, so
+// that the dlclose cannot pull the code from under it.
+static void stopPublisher(struct ctx* c) {
+  struct publisher* p = g_pub;
+  g_pub = NULL;
+  if (!p || p->pid != getpid()) {
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
+  p->stop = 1;
+  pthread_cond_broadcast(&g_cv);
+  pthread_mutex_unlock(&g_lock);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);  // pthread_timedjoin_np takes CLOCK_REALTIME
+  until.tv_sec += CSN_JOIN_TIMEOUT_S;
+  int e = pthread_timedjoin_np(p->thread, NULL, &until);
+  if (e == 0) {
+    free(p);
+    return;
+  }
+  Dl_info info;
+  void* self = NULL;
+  if (dladdr((void*)&stopPublisher, &info) && info.dli_fname) {
+    self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  }
+  logf_(c, NCCL_LOG_WARN, "the publisher thread did not stop (%s); library %s", strerror(e),
+        self ? "pinned (never unloaded)" : "could not be pinned");
 }
 
 // ---- kernel-channel sampling ----------------------------------------------------------------
@@ -534,14 +664,16 @@ static int chosen(uint64_t k) {
 }
 
 // NCCL's mask is one per process: KernelCh is in it while any communicator's next collective is
-// timed (another communicator's collective enqueued meanwhile gets KernelCh too; its channel
-// events are ignored). A second look repairs a store that raced with another thread's.
+// timed (another communicator's collective enqueued meanwhile gets KernelCh too; it sends a Coll
+// event, which gets no handle, and channel events the plugin ignores) and no live communicator
+// captured a collective without it (g_tainted). A second look repairs a store that raced with
+// another thread's.
 static void storeMask(void) {
   if (!g_mask) return;
   for (int i = 0; i < 2; i++) {
     int m = !__atomic_load_n(&g_active, __ATOMIC_RELAXED) ? 0
             : __atomic_load_n(&g_wanting, __ATOMIC_RELAXED) > 0 &&
-                    __atomic_load_n(&g_veto, __ATOMIC_RELAXED) == 0
+                    __atomic_load_n(&g_tainted, __ATOMIC_RELAXED) == 0
                 ? CSN_MASK
                 : CSN_BASE_MASK;
     if (__atomic_load_n(g_mask, __ATOMIC_RELAXED) == m) return;
@@ -557,11 +689,11 @@ static void setWant(struct ctx* c, int want) {
   storeMask();
 }
 
-static void setCapture(struct ctx* c, int state) {
-  if (state == c->capture) return;
-  if (c->capture == CAPTURE_WITHOUT_KERNEL) __atomic_fetch_sub(&g_veto, 1, __ATOMIC_RELAXED);
-  if (state == CAPTURE_WITHOUT_KERNEL) __atomic_fetch_add(&g_veto, 1, __ATOMIC_RELAXED);
-  c->capture = state;
+static void taint(struct ctx* c) {
+  if (c->kernelOff) return;
+  c->kernelOff = 1;
+  __atomic_fetch_add(&g_tainted, 1, __ATOMIC_RELAXED);
+  setWant(c, 0);
   storeMask();
 }
 
@@ -573,29 +705,37 @@ static void setCapture(struct ctx* c, int state) {
 // first, and from then on a KernelCh proxy operation of that communicator waits for a counter
 // that never comes: channel events stop and ncclCommDestroy hangs (run 60: one captured
 // collective of 20 had KernelCh). Counters stay together only if every captured collective of the
-// communicator has KernelCh, or none has and no KernelCh collective follows. The mask for a
-// collective is read before the plugin hears of it, so the first captured collective decides:
-// with KernelCh, the rest of the capture gets it too; without, KernelCh is vetoed for the whole
-// process while the capture lasts and never enabled again on this communicator (timing stops
-// there, calls and bytes go on; said once). COLLSCOPE_NCCL_KERNEL_SAMPLING=1 (every collective
-// has KernelCh) keeps timing jobs that capture collectives.
-static void graphCapture(struct ctx* c, int captured, int hadKernel) {
-  if (!captured) {
-    setCapture(c, CAPTURE_NONE);
-    return;
-  }
+// communicator has KernelCh, or none has and no KernelCh collective of it follows.
+//
+// The mask is one per process, so both rules are kept for the whole process:
+// - the first captured collective decides. With KernelCh, the communicator holds KernelCh in the
+//   mask while its capture lasts, so the rest of it (and any other communicator's capture
+//   meanwhile) gets it too.
+// - without KernelCh, the communicator is tainted: while it lives, no collective of the process
+//   gets KernelCh, whichever communicator wants it (a per-communicator veto that ended with the
+//   capture let another communicator's sampling put KernelCh on this one's later collectives, and
+//   ncclCommDestroy hung). Timing stops on every communicator, calls and bytes go on; said once.
+//   The veto ends when the last tainted communicator is finalized.
+// NCCL sends no event at capture that says whether it latched KernelCh for a captured collective
+// (its Coll event comes at replays, if at all), so `hadKernel` is the mask read again now: the one
+// place where the plugin still reads the mask rather than observing NCCL's latch. Another thread
+// changing the mask between NCCL's read and this one can make the first captured collective
+// differ from the rest of its capture: counted in graph_mixed.
+// COLLSCOPE_NCCL_KERNEL_SAMPLING=1 (every collective has KernelCh) keeps timing jobs that capture.
+static void graphCapture(struct ctx* c, int hadKernel) {
   if (c->capture == CAPTURE_NONE) {
-    setCapture(c, hadKernel ? CAPTURE_WITH_KERNEL : CAPTURE_WITHOUT_KERNEL);
+    c->capture = hadKernel ? CAPTURE_WITH_KERNEL : CAPTURE_WITHOUT_KERNEL;
   } else if ((c->capture == CAPTURE_WITH_KERNEL) != hadKernel) {
-    __atomic_fetch_add(&c->graphMixed, 1, __ATOMIC_RELAXED);  // another context's veto or want
-    setCapture(c, CAPTURE_WITHOUT_KERNEL);
+    __atomic_fetch_add(&c->graphMixed, 1, __ATOMIC_RELAXED);
+    c->capture = CAPTURE_WITHOUT_KERNEL;
   }
   if (c->capture == CAPTURE_WITHOUT_KERNEL && !c->kernelOff) {
-    c->kernelOff = 1;
+    taint(c);
     logf_(c, NCCL_LOG_WARN,
           "comm %016llx rank %d: collectives captured in a CUDA graph without kernel-channel "
-          "events: timing stops on this communicator (NCCL's profiler counters would disagree); "
-          "set COLLSCOPE_NCCL_KERNEL_SAMPLING=1 to time jobs that capture collectives",
+          "events: timing stops on every communicator of this process while this one lives "
+          "(NCCL's profiler counters would disagree); set COLLSCOPE_NCCL_KERNEL_SAMPLING=1 to "
+          "time jobs that capture collectives",
           (unsigned long long)c->commId, c->rank);
   }
   setWant(c, c->capture == CAPTURE_WITH_KERNEL);
@@ -626,6 +766,49 @@ static uint64_t instanceId(void) {
   return r ^ nowNs(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
 }
 
+// Creates the block file under a temporary name, reserved and locked; -1 with errno set on failure.
+// posix_fallocate, not ftruncate alone (as NCCL does for its own shared memory,
+// src/misc/shmutils.cc): a sparse file in a full /dev/shm maps fine, and the first store into a
+// page tmpfs cannot supply raises SIGBUS in the training process; a reserved file has every page,
+// so a short /dev/shm fails here, with an error, and NCCL goes on without the plugin.
+// The write lock (an open-file-description lock, held through c->fd until finalize, released by
+// the kernel however the process ends) tells the sidecar that the writer is alive, across PID
+// namespaces and whatever became of the pid: it removes a block only once the lock is free.
+static int createBlock(struct ctx* c, const char* dir, const char* tmp, uint32_t* flags) {
+  int fd = -1;
+  for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+    // twice: a sidecar may remove a finished communicator's empty directory in between
+    if (mkdirs(dir) != 0) return -1;
+    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != ENOENT) return -1;
+  }
+  if (fd < 0) return -1;
+  struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+  *flags = fcntl(fd, F_OFD_SETLK, &lk) == 0 ? CSN_FLAG_WRITER_LOCK : 0;
+  int e = posix_fallocate(fd, 0, (off_t)c->len);
+  if (e != 0) {
+    close(fd);
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  c->map = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (c->map == MAP_FAILED) {
+    e = errno;
+    c->map = NULL;
+    close(fd);
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+static void freeCtx(struct ctx* c) {
+  free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
+  free(c);
+}
+
 static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask,
                            const char* commName, int nNodes, int nranks, int rank,
                            ncclDebugLogger_t logfn) {
@@ -646,6 +829,7 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   }
   struct ctx* c = calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
+  c->fd = -1;
   c->lastFuncIndex = funcIndex(NULL);  // what a NULL name (the remembered pointer at first) maps to
   c->lastTypeSize = typeSize(NULL);
   c->commId = commId;
@@ -661,26 +845,25 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   c->peerLate = calloc(nranks, 8);
   c->peerLateHist = calloc((size_t)nranks * CB_LATE_BUCKETS, 8);
   c->peers = calloc(nranks, sizeof(struct peer));
+  if (!c->peerWait || !c->peerLast || !c->peerLate || !c->peerLateHist || !c->peers) {
+    freeCtx(c);
+    return ncclSystemError;
+  }
   char dir[512], tmp[600];
   snprintf(dir, sizeof dir, "%s/%016llx", shmDir(), (unsigned long long)commId);
   ringPath(c->path, sizeof c->path, commId, rank);
   snprintf(tmp, sizeof tmp, "%s.%d.tmp", c->path, (int)getpid());
-  int fd = -1;
-  if (!c->peerWait || !c->peerLast || !c->peerLate || !c->peerLateHist || !c->peers ||
-      mkdirs(dir) != 0 || (fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0666)) < 0 ||
-      ftruncate(fd, (off_t)c->len) != 0 ||
-      (c->map = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-    logf_(c, NCCL_LOG_WARN, "cannot create counter block %s: %s; profiler off for comm %016llx",
-          c->path, strerror(errno), (unsigned long long)commId);
-    if (fd >= 0) {
-      close(fd);
-      unlink(tmp);
-    }
-    free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
-    free(c);
+  uint32_t flags = 0;
+  c->fd = createBlock(c, dir, tmp, &flags);
+  if (c->fd < 0) {
+    // One warning, and NCCL continues without the plugin for this communicator (it logs the
+    // error and calls nothing else for it); the mask is left as it was.
+    logf_(c, NCCL_LOG_WARN, "cannot create counter block %s (%zu bytes): %s; profiler off for "
+          "comm %016llx", c->path, c->len, strerror(errno), (unsigned long long)commId);
+    rmdir(dir);  // only if empty: other ranks' blocks stay
+    freeCtx(c);
     return ncclSystemError;
   }
-  close(fd);
   uint8_t* m = c->map;
   put32(m, 0, CB_MAGIC);
   put32(m, 4, CB_LAYOUT_VERSION);
@@ -695,6 +878,7 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   put64(x, CSN_X_INSTANCE, instanceId());
   put64(x, CSN_X_PID, (uint64_t)getpid());
   put32(x, CSN_X_NNODES, (uint32_t)nNodes);
+  put32(x, CSN_X_FLAGS, flags);
   snprintf((char*)x + CSN_X_COMM_NAME, 64, "%s", commName ? commName : "");
   __atomic_thread_fence(__ATOMIC_RELEASE);
   put32(x, CSN_X_MAGIC, CSN_EXT_MAGIC);
@@ -705,20 +889,13 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   pthread_mutex_lock(&g_lock);
   c->next = g_ctxs;
   g_ctxs = c;
-  if (!g_threadStarted) {
-    const char* t = getenv("COLLSCOPE_NCCL_NO_THREAD");  // tests drive the publisher themselves
-    if (!(t && *t == '1')) {
-      pthread_attr_t a;
-      pthread_attr_init(&a);
-      pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-      if (pthread_create(&g_thread, &a, publisherMain, NULL) == 0) g_threadStarted = 1;
-      pthread_attr_destroy(&a);
-    } else {
-      g_threadStarted = 1;
-    }
-  }
+  startPublisher(c);
+  // NCCL's mask is one per process and read by other threads' enqueues at any time: it is only
+  // ever stored whole (storeMask), never cleared on the way. A second communicator's init must
+  // not make a concurrent collective of the first latch an empty mask (that collective would send
+  // no API event, and this rank's count of collectives, hence its choice of timed ones, would
+  // drift from the other ranks').
   g_mask = eActivationMask;
-  *eActivationMask = 0;
   setWant(c, chosen(0));
   storeMask();
   pthread_mutex_unlock(&g_lock);
@@ -733,44 +910,48 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
   struct ctx* c = context;
   if (!c || !d) return ncclSuccess;
   if (d->type == ncclProfileCollApi) {
-    // NCCL read the mask for this collective just before this call: KernelCh in it and this
-    // collective chosen means its channel events will come.
+    // Every collective of the communicator (NCCL sends it whatever else the mask it latched
+    // holds, as long as the plugin is active), in the same order on every rank: collective k.
     uint64_t k = c->apiCount++;
-    int kernel = (__atomic_load_n(g_mask, __ATOMIC_RELAXED) & ncclProfileKernelCh) != 0;
-    int captured = d->collApi.graphCaptured != 0;
-    if (captured || c->capture != CAPTURE_NONE) graphCapture(c, captured, kernel);
-    *eHandle = captured                              ? &g_capturedApi
-               : kernel && chosen(k) && !c->kernelOff ? &g_timedApi
-                                                      : &g_eagerApi;
-    if (!captured) setWant(c, chosen(k + 1));
-    return ncclSuccess;
-  }
-  if (d->type == ncclProfileColl) {
-    if (d->parentObj == &g_capturedApi) {
+    if (d->collApi.graphCaptured) {
       // Captured once, replayed any number of times with no host call per replay: counting it
       // would count the capture, not the replays. Refused, counted, said once.
+      int kernel = (__atomic_load_n(g_mask, __ATOMIC_RELAXED) & ncclProfileKernelCh) != 0;
+      graphCapture(c, kernel);
       __atomic_fetch_add(&c->graphRefused, 1, __ATOMIC_RELAXED);
       if (!__atomic_exchange_n(&c->warnedGraph, 1, __ATOMIC_RELAXED)) {
         logf_(c, NCCL_LOG_WARN,
               "comm %016llx rank %d: graph-captured collectives are not counted (refused; "
               "counted in graph_refused)", (unsigned long long)c->commId, c->rank);
       }
+      *eHandle = &g_capturedApi;
       return ncclSuccess;
     }
-    if (d->coll.func != c->lastFunc) {
-      c->lastFuncIndex = funcIndex(d->coll.func);
-      c->lastFunc = d->coll.func;
+    c->capture = CAPTURE_NONE;  // a capture ends at the communicator's first eager collective
+    if (d->collApi.func != c->lastFunc) {
+      c->lastFuncIndex = funcIndex(d->collApi.func);
+      c->lastFunc = d->collApi.func;
     }
-    if (d->coll.datatype != c->lastType) {
-      c->lastTypeSize = typeSize(d->coll.datatype);
-      c->lastType = d->coll.datatype;
+    if (d->collApi.datatype != c->lastType) {
+      c->lastTypeSize = typeSize(d->collApi.datatype);
+      c->lastType = d->collApi.datatype;
     }
     int f = c->lastFuncIndex;
     __atomic_fetch_add(&c->funcCalls[f], 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&c->funcBytes[f], (uint64_t)d->coll.count * c->lastTypeSize,
+    __atomic_fetch_add(&c->funcBytes[f], (uint64_t)d->collApi.count * c->lastTypeSize,
                        __ATOMIC_RELAXED);
-    // Untimed: counted, no handle, so NCCL sends no stop and no channel events for it.
+    // Chosen: timed if NCCL latched KernelCh for it, which its Coll event will say.
+    *eHandle = chosen(k) && !c->kernelOff ? &g_timedApi : &g_eagerApi;
+    setWant(c, chosen(k + 1));
+    return ncclSuccess;
+  }
+  if (d->type == ncclProfileColl) {
+    // NCCL sends it only for a collective whose latched mask holds KernelCh (see CSN_BASE_MASK):
+    // its channel events will come. Timed if this communicator chose it; another communicator's
+    // choice (the mask is one per process) or a captured collective's replay gets no handle, so
+    // its channel events are ignored.
     if (d->parentObj != &g_timedApi) return ncclSuccess;
+    int f = funcIndex(d->coll.func);
     uint64_t h = c->head;
     struct slot* s = &c->pool[h % CSN_POOL];
     if (LD(&s->state) != SLOT_FREE) {
@@ -788,8 +969,10 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
     s->seenAt = 0;
     s->completedAt = 0;
     s->doneSeenAt = 0;
+    s->settledN = 0;
     s->started = 0;
     s->done = 0;
+    // 0 on NCCL 2.28.9's CollNet path: completion then waits for the channels to settle
     __atomic_store_n(&s->nChannels, d->coll.nChannels, __ATOMIC_RELAXED);
     ST(&s->state, SLOT_OPEN);
     ST(&c->head, h + 1);
@@ -845,7 +1028,11 @@ static ncclResult_t csFinalize(void* context) {
   if (!c) return ncclSuccess;
   pthread_mutex_lock(&g_lock);
   setWant(c, 0);
-  setCapture(c, CAPTURE_NONE);
+  c->capture = CAPTURE_NONE;
+  if (c->kernelOff) {  // its counters are gone with it: the process-wide veto may end
+    __atomic_fetch_sub(&g_tainted, 1, __ATOMIC_RELAXED);
+    storeMask();
+  }
   drain(c, 1);
   publish(c, 1);
   for (struct ctx** pp = &g_ctxs; *pp; pp = &(*pp)->next) {
@@ -854,13 +1041,32 @@ static ncclResult_t csFinalize(void* context) {
       break;
     }
   }
-  pthread_mutex_unlock(&g_lock);
+  if (!g_ctxs) {
+    // The last one: NCCL dlcloses the library next (when no communicator of its own is left
+    // either). Nothing of the plugin may run after that: no events for communicators whose init
+    // failed, no thread.
+    if (g_mask) __atomic_store_n(g_mask, 0, __ATOMIC_RELAXED);
+    stopPublisher(c);  // releases g_lock
+  } else {
+    pthread_mutex_unlock(&g_lock);
+  }
   for (int p = 0; p < c->nranks; p++)
     if (c->peers[p].map) munmap(c->peers[p].map, c->peers[p].len);
   munmap(c->map, c->len);  // the file stays for the sidecar's last read; it removes it
-  free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
-  free(c);
+  close(c->fd);            // and the write lock goes: the sidecar may remove the file
+  freeCtx(c);
   return ncclSuccess;
+}
+
+// At dlclose (or exit) with contexts NCCL never finalized (NCCL itself finalizes them all before
+// its dlclose): the thread must not outlive the code it runs. Not in a forked child, which has no
+// such thread, and whose copy of g_lock may be held forever by the parent's publisher: the pid is
+// looked at before the lock is taken, so a child's exit never waits on it.
+__attribute__((destructor)) static void unloading(void) {
+  struct publisher* p = __atomic_load_n(&g_pub, __ATOMIC_ACQUIRE);
+  if (!p || p->pid != getpid()) return;
+  pthread_mutex_lock(&g_lock);
+  stopPublisher(NULL);  // releases g_lock
 }
 
 // v5 descriptors are a prefix of v6's (the union only gained CE members): one implementation.

@@ -39,6 +39,15 @@ public final class NcclBlockFile {
   static final int X_FINALIZED = 44;
   static final int X_HEARTBEAT_NS = 48;
   static final int X_COMM_NAME = 56;
+  static final int X_FLAGS = 120;
+
+  /**
+   * {@link Header#flags()}: the writer holds a write lock on the whole file while it lives (an
+   * open-file-description lock the kernel releases however the process ends), so a free lock means
+   * the writer is gone, whatever PID namespace it ran in.
+   */
+  public static final int FLAG_WRITER_LOCK = 1;
+
   static final int X_STATS = 128;
   static final int N_FUNCS = 8;
   static final int FUNC_STRIDE = 24;
@@ -68,8 +77,9 @@ public final class NcclBlockFile {
      */
     SAMPLING,
     /**
-     * 1 once timing stopped for good on this communicator: collectives were graph-captured without
-     * kernel-channel events while sampling (NCCL 2.28's profiler counters would disagree).
+     * 1 while timing is stopped on this communicator: collectives of it, or of another live
+     * communicator of the process, were graph-captured without kernel-channel events while sampling
+     * (NCCL 2.28's profiler counters would disagree; the mask is one per process).
      */
     KERNEL_OFF,
     /** Captured collectives whose kernel-channel events differed from their capture's first. */
@@ -113,6 +123,8 @@ public final class NcclBlockFile {
     m.put("CSN_X_FINALIZED", (long) X_FINALIZED);
     m.put("CSN_X_HEARTBEAT_NS", (long) X_HEARTBEAT_NS);
     m.put("CSN_X_COMM_NAME", (long) X_COMM_NAME);
+    m.put("CSN_X_FLAGS", (long) X_FLAGS);
+    m.put("CSN_FLAG_WRITER_LOCK", (long) FLAG_WRITER_LOCK);
     m.put("CSN_X_STATS", (long) X_STATS);
     for (Stat s : Stat.values()) m.put("CSN_S_" + s.name(), (long) s.ordinal());
     m.put("CSN_S_N", (long) Stat.COUNT);
@@ -123,9 +135,24 @@ public final class NcclBlockFile {
     return m;
   }
 
-  /** What a block says about its writer: fixed when the communicator instance was created. */
+  /**
+   * What a block says about its writer: fixed when the communicator instance was created. {@code
+   * flags}: {@code FLAG_*}, 0 in blocks of plugins from before them.
+   */
   public record Header(
-      long commId, long instance, int rank, int nranks, int nNodes, long pid, String commName) {
+      long commId,
+      long instance,
+      int rank,
+      int nranks,
+      int nNodes,
+      long pid,
+      String commName,
+      int flags) {
+    /** Whether a free lock on the file proves its writer gone ({@link #FLAG_WRITER_LOCK}). */
+    public boolean writerLocks() {
+      return (flags & FLAG_WRITER_LOCK) != 0;
+    }
+
     public String commHex() {
       return String.format("%016x", commId);
     }
@@ -176,7 +203,8 @@ public final class NcclBlockFile {
             map.getInt(extOffset + X_NRANKS),
             map.getInt(extOffset + X_NNODES),
             map.getLong(extOffset + X_PID),
-            new String(name, 0, len, StandardCharsets.UTF_8));
+            new String(name, 0, len, StandardCharsets.UTF_8),
+            map.getInt(extOffset + X_FLAGS));
   }
 
   /**

@@ -10,10 +10,17 @@ import io.collscope.model.RankTotals;
 import io.collscope.schema.Snapshots;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +30,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,9 +46,19 @@ import org.slf4j.LoggerFactory;
  * {@code init} of the plugin) gets its own boot_id: this sidecar's boot plus the instance id the
  * plugin drew, so a restarted job — or a restarted sidecar — starts a fresh baseline and never
  * looks like counters going backwards. A block is read one last time and then dropped when its
- * communicator was finalized (the file is then removed: the sidecar is its last reader), when it
- * was replaced by a new instance under the same name, when it disappeared, or when its writer's
- * process is gone and the block has not moved for {@code staleAfter}.
+ * communicator was finalized, when it was replaced by a new instance under the same name, when it
+ * disappeared, or when its writer is gone and the block has not moved for {@code staleAfter}.
+ *
+ * <p>With {@code removeFinished}, the sidecar is the blocks' last reader and removes the files it
+ * is done with: a finalized block after its last read, and the block of a writer that died without
+ * finalizing (killed, crashed) once the writer is proven gone. Never a live writer's: the plugin
+ * holds a write lock on its file while it lives (the kernel releases it however the process ends),
+ * and a block whose lock is held is never removed, however long it has not moved and whatever its
+ * pid says (a writer in another PID namespace, a stopped one). Blocks of plugins from before the
+ * lock ({@link NcclBlockFile.Header#writerLocks()} false) are removed only when their pid is not a
+ * process here and their writer's last heartbeat is {@link #LEGACY_REMOVE_AFTER} old. Left-over
+ * temporary files of an init that never finished ({@code rank-R.blk.PID.tmp}) go once their lock is
+ * free, their pid is not a process here and they are {@code staleAfter} old.
  *
  * <p>Not thread-safe: one reporter thread calls {@link #reportOnce}.
  */
@@ -47,6 +66,14 @@ public final class NcclSidecar {
 
   private static final Logger LOG = LoggerFactory.getLogger(NcclSidecar.class);
   private static final Pattern BLOCK = Pattern.compile("rank-\\d+\\.blk");
+  private static final Pattern TMP = Pattern.compile("rank-\\d+\\.blk\\.(\\d+)\\.tmp");
+
+  /**
+   * How old a block of a plugin from before the writer's lock must be (its last heartbeat) before
+   * its file is removed, its pid being no process here: long enough that a writer stopped for a
+   * while in another PID namespace is not taken for gone.
+   */
+  public static final Duration LEGACY_REMOVE_AFTER = Duration.ofHours(1);
 
   /** What the sidecar stamps on every record besides what each block says. */
   public record Identity(String cluster, String job, String host, String bootId) {}
@@ -55,10 +82,13 @@ public final class NcclSidecar {
   private final Identity identity;
   private final SnapshotSink sink;
   private final Duration staleAfter;
-  private final boolean removeFinalized;
+  private final boolean removeFinished;
   private final int compactFrom;
   private final Map<Path, Entry> live = new LinkedHashMap<>();
   private final Set<Object> retired = new HashSet<>();
+  // Retired blocks not removed yet (writers not proven gone), checked again every interval.
+  private final Map<Path, Object> lingering = new LinkedHashMap<>();
+  private long removed;
   private long published;
   private long tornSkips;
   private long instances;
@@ -88,12 +118,8 @@ public final class NcclSidecar {
 
   /** Communicators from {@link CompactPeers#DEFAULT_COMPACT_FROM} ranks are published compact. */
   public NcclSidecar(
-      Path dir,
-      Identity identity,
-      SnapshotSink sink,
-      Duration staleAfter,
-      boolean removeFinalized) {
-    this(dir, identity, sink, staleAfter, removeFinalized, CompactPeers.DEFAULT_COMPACT_FROM);
+      Path dir, Identity identity, SnapshotSink sink, Duration staleAfter, boolean removeFinished) {
+    this(dir, identity, sink, staleAfter, removeFinished, CompactPeers.DEFAULT_COMPACT_FROM);
   }
 
   /**
@@ -107,7 +133,7 @@ public final class NcclSidecar {
       Identity identity,
       SnapshotSink sink,
       Duration staleAfter,
-      boolean removeFinalized,
+      boolean removeFinished,
       int compactFrom) {
     if (compactFrom < 1) throw new IllegalArgumentException("compactFrom must be >= 1");
     this.compactFrom = compactFrom;
@@ -115,7 +141,7 @@ public final class NcclSidecar {
     this.identity = identity;
     this.sink = sink;
     this.staleAfter = staleAfter;
-    this.removeFinalized = removeFinalized;
+    this.removeFinished = removeFinished;
   }
 
   /** The communicator a block reports as: its NCCL commHash, unique per communicator and job. */
@@ -141,9 +167,15 @@ public final class NcclSidecar {
     return tornSkips;
   }
 
+  /** Block and temporary files removed since start (finished communicators, dead writers). */
+  public long removed() {
+    return removed;
+  }
+
   /** Finds new blocks, reads every followed one, sends their snapshots, drops finished ones. */
   public List<CounterSnapshot> reportOnce() {
-    Map<Path, Object> found = scan();
+    Map<Path, Object> tmps = new LinkedHashMap<>();
+    Map<Path, Object> found = scan(tmps);
     List<CounterSnapshot> out = new ArrayList<>();
     // Replaced or vanished blocks: one last read of the old mapping, then drop it.
     for (var it = live.entrySet().iterator(); it.hasNext(); ) {
@@ -192,29 +224,144 @@ public final class NcclSidecar {
       if (why != null) {
         retire(e, why);
         it.remove();
-        if (removeFinalized && x != null && x.finalized()) {
-          try {
-            Files.deleteIfExists(e.file.path());
-            Files.deleteIfExists(e.file.path().getParent()); // the last rank's file of its comm
-          } catch (java.nio.file.DirectoryNotEmptyException others) {
-            // other ranks of the communicator still have blocks there
-          } catch (IOException ex) {
-            LOG.warn("cannot remove {}: {}", e.file.path(), ex.getMessage());
+        if (removeFinished) {
+          if ((x != null && x.finalized()) || writerGone(e.file, e.file.path(), x) != null) {
+            remove(e.file.path(), e.fileKey);
+          } else {
+            lingering.put(e.file.path(), e.fileKey);
           }
         }
       }
+    }
+    if (removeFinished) {
+      removeLingering(found);
+      removeDeadTemporaries(tmps);
     }
     return out;
   }
 
   private String finished(Entry e, NcclBlockFile.Extension x) {
     if (x != null && x.finalized()) return "its communicator was finalized";
-    long pid = e.file.header().pid();
-    boolean writerGone = ProcessHandle.of(pid).isEmpty();
-    if (writerGone && System.nanoTime() - e.unchangedSinceNs > staleAfter.toNanos()) {
-      return "its process " + pid + " is gone and it has not moved for " + staleAfter;
+    if (System.nanoTime() - e.unchangedSinceNs <= staleAfter.toNanos()) return null;
+    String gone = writerGone(e.file, e.file.path(), x);
+    if (gone != null) return gone + " and it has not moved for " + staleAfter;
+    NcclBlockFile.Header h = e.file.header();
+    if (!h.writerLocks() && ProcessHandle.of(h.pid()).isEmpty()) {
+      // an old plugin's block: stop following it; its file goes once it is old enough
+      return "its process " + h.pid() + " is gone and it has not moved for " + staleAfter;
     }
     return null;
+  }
+
+  /**
+   * Why the block's writer is known to be gone, or null while it may be alive. The writer's lock is
+   * the proof: it is held as long as the writer lives, in any PID namespace, and no other process
+   * can hold it under the writer's pid. Without it (an old plugin's block), the pid is no process
+   * here and the writer has not beaten for {@link #LEGACY_REMOVE_AFTER}.
+   */
+  static String writerGone(NcclBlockFile f, Path p, NcclBlockFile.Extension x) {
+    NcclBlockFile.Header h = f.header();
+    if (h.writerLocks()) {
+      return lockFree(p) ? "its writer (pid " + h.pid() + ") is gone: its lock is free" : null;
+    }
+    if (ProcessHandle.of(h.pid()).isPresent() || x == null) return null;
+    Duration quiet =
+        Duration.ofNanos(Math.max(0, System.currentTimeMillis() * 1_000_000L - x.heartbeatNs()));
+    if (quiet.compareTo(LEGACY_REMOVE_AFTER) < 0) return null;
+    return "its process " + h.pid() + " is gone and its last heartbeat was " + quiet + " ago";
+  }
+
+  /**
+   * Whether no process holds a lock on the file: a shared lock of our own (POSIX, what Java takes)
+   * is refused while the plugin holds its write lock. Any doubt reads as held.
+   */
+  static boolean lockFree(Path p) {
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ);
+        FileLock l = ch.tryLock(0, Long.MAX_VALUE, true)) {
+      return l != null;
+    } catch (OverlappingFileLockException | IOException e) {
+      return false;
+    }
+  }
+
+  /** Retired blocks whose writer was not proven gone then: removed once it is. */
+  private void removeLingering(Map<Path, Object> found) {
+    for (var it = lingering.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Path, Object> l = it.next();
+      if (!l.getValue().equals(found.get(l.getKey()))) {
+        it.remove(); // gone, or replaced by a new instance (which the scan follows)
+        continue;
+      }
+      try {
+        NcclBlockFile f = NcclBlockFile.open(l.getKey());
+        if (writerGone(f, l.getKey(), f.readExtension(SnapshotReader.DEFAULT_MAX_RETRIES))
+            != null) {
+          remove(l.getKey(), l.getValue());
+          it.remove();
+        }
+      } catch (IOException | IllegalArgumentException e) {
+        it.remove();
+      }
+    }
+  }
+
+  /** rank-R.blk.PID.tmp left by an init that died between creating and naming its block. */
+  private void removeDeadTemporaries(Map<Path, Object> tmps) {
+    for (Map.Entry<Path, Object> t : tmps.entrySet()) {
+      Matcher m = TMP.matcher(t.getKey().getFileName().toString());
+      try {
+        if (!m.matches()
+            || ProcessHandle.of(Long.parseLong(m.group(1))).isPresent()
+            || Files.getLastModifiedTime(t.getKey()).toMillis()
+                > System.currentTimeMillis() - staleAfter.toMillis()
+            || !lockFree(t.getKey())) {
+          continue;
+        }
+      } catch (IOException | NumberFormatException e) {
+        continue;
+      }
+      LOG.info("removing {}: an unfinished block of a process that is gone", t.getKey());
+      remove(t.getKey(), t.getValue());
+    }
+  }
+
+  /**
+   * Removes a file the sidecar is done with, and its communicator's directory once empty. The file
+   * is first renamed aside and checked to be the same file: a new instance of the same communicator
+   * and rank renamed into the name meanwhile is put back, never removed.
+   */
+  private void remove(Path p, Object fileKey) {
+    Path aside =
+        p.resolveSibling(
+            p.getFileName()
+                + ".removing-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+    try {
+      try {
+        Files.move(p, aside, StandardCopyOption.ATOMIC_MOVE);
+      } catch (NoSuchFileException gone) {
+        return;
+      }
+      if (!fileKey.equals(Files.readAttributes(aside, BasicFileAttributes.class).fileKey())) {
+        try {
+          Files.createLink(p, aside); // the new instance back under its name
+        } catch (FileAlreadyExistsException newer) {
+          LOG.warn("{} was replaced twice while being removed; left as {}", p, aside);
+          return;
+        }
+        Files.delete(aside);
+        return;
+      }
+      Files.delete(aside);
+      removed++;
+      try {
+        Files.deleteIfExists(p.getParent()); // the last rank's file of its comm
+      } catch (DirectoryNotEmptyException others) {
+        // other ranks of the communicator still have blocks there
+      }
+    } catch (IOException ex) {
+      LOG.warn("cannot remove {}: {}", p, ex.getMessage());
+    }
   }
 
   private void retire(Entry e, String why) {
@@ -258,9 +405,10 @@ public final class NcclSidecar {
       }
       if (x.stat(NcclBlockFile.Stat.KERNEL_OFF) != 0 && !e.kernelOffLogged) {
         LOG.warn(
-            "comm {} rank {}: timing stopped for good (collectives were graph-captured without"
-                + " kernel-channel events while 1 in {} was timed); calls and bytes go on. Set"
-                + " COLLSCOPE_NCCL_KERNEL_SAMPLING=1 in the job to time graph-capturing jobs",
+            "comm {} rank {}: timing stopped (collectives of this or another communicator of the"
+                + " process were graph-captured without kernel-channel events while 1 in {} was"
+                + " timed; it resumes when that communicator is destroyed); calls and bytes go on."
+                + " Set COLLSCOPE_NCCL_KERNEL_SAMPLING=1 in the job to time graph-capturing jobs",
             e.file.header().commHex(),
             e.file.header().rank(),
             x.stat(NcclBlockFile.Stat.SAMPLING));
@@ -313,17 +461,23 @@ public final class NcclSidecar {
     s.setSampledCalls(Math.min(x.stat(NcclBlockFile.Stat.TIMED), s.getCalls()));
   }
 
-  /** Block files under DIR/&lt;comm&gt;/, with their file keys (inode: a replaced file differs). */
-  private Map<Path, Object> scan() {
+  /**
+   * Block files under DIR/&lt;comm&gt;/, with their file keys (inode: a replaced file differs); the
+   * temporary files of blocks being created go into {@code tmps}.
+   */
+  private Map<Path, Object> scan(Map<Path, Object> tmps) {
     Map<Path, Object> found = new LinkedHashMap<>();
     if (!Files.isDirectory(dir)) return found;
     try (DirectoryStream<Path> comms = Files.newDirectoryStream(dir, Files::isDirectory)) {
       for (Path comm : comms) {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(comm)) {
           for (Path f : files) {
-            if (!BLOCK.matcher(f.getFileName().toString()).matches()) continue;
+            String name = f.getFileName().toString();
+            boolean block = BLOCK.matcher(name).matches();
+            if (!block && !TMP.matcher(name).matches()) continue;
             try {
-              found.put(f, Files.readAttributes(f, BasicFileAttributes.class).fileKey());
+              (block ? found : tmps)
+                  .put(f, Files.readAttributes(f, BasicFileAttributes.class).fileKey());
             } catch (NoSuchFileException gone) {
               // removed between the listing and the stat
             }

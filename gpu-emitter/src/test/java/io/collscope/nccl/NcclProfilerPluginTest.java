@@ -29,8 +29,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The committed {@code libnccl-profiler-collscope.so}, driven the way NCCL drives it by {@code
  * src/test/c/nccl_profiler_driver.c} (no NCCL, no GPU: made-up %globaltimer values), fills counter
  * blocks that {@link NcclBlockFile} and {@link SnapshotReader} read back with the straggler in
- * them, and the sidecar publishes them. The driver is compiled with gcc (a test tool: see
- * dev/setup-test-tools.sh).
+ * them, and the sidecar publishes them. {@code src/test/c/nccl_comms_driver.c} drives one rank's
+ * process with several communicators and one event mask, as NCCL does. The drivers are compiled
+ * with gcc (a test tool: see dev/setup-test-tools.sh).
  */
 class NcclProfilerPluginTest {
 
@@ -39,6 +40,7 @@ class NcclProfilerPluginTest {
       Path.of("src/main/resources/collscope/nccl/libnccl-profiler-collscope.so");
   static final long COMM = 0xc0115c09eL;
   static Path driver;
+  static Path commsDriver;
 
   @BeforeAll
   static void compileTheDriver() throws Exception {
@@ -54,6 +56,18 @@ class NcclProfilerPluginTest {
         driver.toString(),
         "src/test/c/nccl_profiler_driver.c",
         "-ldl");
+    commsDriver = Path.of("target/nccl-comms-driver").toAbsolutePath();
+    run(
+        null,
+        System.getenv().getOrDefault("COLLSCOPE_GCC_BIN", "gcc"),
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-o",
+        commsDriver.toString(),
+        "src/test/c/nccl_comms_driver.c",
+        "-ldl",
+        "-lpthread");
   }
 
   static String run(Path shm, String... cmd) throws Exception {
@@ -300,7 +314,7 @@ class NcclProfilerPluginTest {
     String out = driveCapture(shm, 101);
     assertThat(kernelChannelPairs(out)[1]).as("captured with KernelCh").isZero();
     assertThat(kernelChannelPairs(out)[2]).as("after the capture with KernelCh").isZero();
-    assertThat(out).contains("timing stops on this communicator");
+    assertThat(out).contains("timing stops on every communicator of this process");
     for (int r = 0; r < 2; r++) {
       NcclBlockFile b = NcclBlockFile.open(block(shm, r));
       assertThat(new SnapshotReader(b.block()).read().calls()).isEqualTo(201);
@@ -368,6 +382,164 @@ class NcclProfilerPluginTest {
     assertThat(c1.calls()).isEqualTo(1000);
     assertThat(r1.readExtension(100).stat(NcclBlockFile.Stat.UNMATCHED)).isEqualTo(20);
     assertThat(r1.readExtension(100).finalized()).isFalse();
+  }
+
+  /**
+   * NCCL 2.28.9's CollNet path leaves the Coll event's nChannels at 0 while the channel events
+   * come: each collective is complete once its channels have all stopped, not closed as stale (no
+   * finalize here, which would close every open collective).
+   */
+  @Test
+  void aCollNetCollectiveWithoutAChannelCountIsTimedNotClosedAsStale(@TempDir Path shm)
+      throws Exception {
+    run(
+        shm,
+        true,
+        1,
+        java.util.Map.of("COLLSCOPE_DRIVER_COLLNET", "1"),
+        driver.toString(),
+        LIB.toAbsolutePath().toString(),
+        "6",
+        "2",
+        "200",
+        "1",
+        "1000000",
+        "0");
+    for (int r = 0; r < 2; r++) {
+      NcclBlockFile b = NcclBlockFile.open(block(shm, r));
+      NcclBlockFile.Extension x = b.readExtension(100);
+      assertThat(x.stat(NcclBlockFile.Stat.TIMED)).as("rank %d timed", r).isEqualTo(200);
+      assertThat(x.stat(NcclBlockFile.Stat.STALE)).as("rank %d stale", r).isZero();
+    }
+    Counters c0 = new SnapshotReader(NcclBlockFile.open(block(shm, 0)).block()).read();
+    assertThat(c0.peerArrivedLast()).containsExactly(0, 200);
+    assertThat(c0.totals().peerLateCycles()).containsExactly(0, 1_000_000L * 200);
+  }
+
+  /** ncclFuncToString's names (NCCL 2.28.9, src/collectives.cc) land in their type's counters. */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {
+        "AllReduce=0",
+        "AllGather=1",
+        "ReduceScatter=2",
+        "Broadcast=3",
+        "Reduce=4",
+        "AlltoAll=5",
+        "Gather=6",
+        "Scatter=6",
+        "SendRecv=7"
+      })
+  void ncclsFunctionNamesCountUnderTheirCollectiveType(String nameAndIndex, @TempDir Path shm)
+      throws Exception {
+    String name = nameAndIndex.split("=")[0];
+    int index = Integer.parseInt(nameAndIndex.split("=")[1]);
+    run(
+        shm,
+        false,
+        1,
+        java.util.Map.of("COLLSCOPE_DRIVER_FUNC", name),
+        driver.toString(),
+        LIB.toAbsolutePath().toString(),
+        "5",
+        "2",
+        "30",
+        "-1",
+        "0",
+        "0");
+    NcclBlockFile.Extension x = NcclBlockFile.open(block(shm, 0)).readExtension(100);
+    for (int f = 0; f < NcclBlockFile.FUNCS.length; f++) {
+      assertThat(x.funcs()[f][0])
+          .as("%s calls counted as %s", name, NcclBlockFile.FUNCS[f])
+          .isEqualTo(f == index ? 30 : 0);
+    }
+    assertThat(x.stat(NcclBlockFile.Stat.TIMED)).isEqualTo(30);
+  }
+
+  static String comms(Path shm, String mode) throws Exception {
+    return run(shm, false, 2, commsDriver.toString(), LIB.toAbsolutePath().toString(), mode);
+  }
+
+  static NcclBlockFile.Extension extension(Path shm, long comm) throws Exception {
+    return NcclBlockFile.open(shm.resolve(String.format("%016x", comm)).resolve("rank-0.blk"))
+        .readExtension(100);
+  }
+
+  /**
+   * Communicator A captures collectives, the first without KernelCh, while B samples on (1 in 2
+   * timed). NCCL's profiler counters of A then disagree, and any later KernelCh collective of A
+   * would hang its ncclCommDestroy: the mask is one per process, so none of A's collectives may get
+   * KernelCh from B's choices while A lives. B is timed again once A is gone.
+   */
+  @Test
+  void aCommunicatorThatCapturedWithoutKernelEventsGetsNoneFromAnotherOnesSampling(
+      @TempDir Path shm) throws Exception {
+    String out = comms(shm, "veto");
+    assertThat(out)
+        .contains("comm A captured with 0 without 5, kernel-channel after 0")
+        .doesNotContain("would hang");
+    long afterA =
+        Long.parseLong(
+            out.lines()
+                .filter(l -> l.startsWith("B timed after A's finalize "))
+                .findFirst()
+                .orElseThrow()
+                .substring("B timed after A's finalize ".length()));
+    assertThat(afterA).as("B timed once A is gone").isBetween(100L, 200L);
+    assertThat(out).contains("timing stops on every communicator of this process");
+    NcclBlockFile.Extension a = extension(shm, 0xa0a0a0L);
+    assertThat(a.stat(NcclBlockFile.Stat.KERNEL_OFF)).isEqualTo(1);
+    assertThat(a.stat(NcclBlockFile.Stat.GRAPH_REFUSED)).isEqualTo(5);
+    assertThat(a.stat(NcclBlockFile.Stat.GRAPH_MIXED)).isZero();
+    NcclBlockFile.Extension b = extension(shm, 0xb0b0b0L);
+    assertThat(b.stat(NcclBlockFile.Stat.KERNEL_OFF)).as("B at its finalize, A gone").isZero();
+    assertThat(b.stat(NcclBlockFile.Stat.STALE)).isZero();
+  }
+
+  /**
+   * The mask changes between NCCL's latch of a collective's mask and the plugin's CollApi event
+   * (another thread destroys a communicator that kept KernelCh out): the plugin takes a collective
+   * for timed only if NCCL sends its Coll event, which it does only for a latched KernelCh. Read
+   * again at CollApi, the mask said KernelCh for collectives that had none: timed slots that never
+   * completed, closed as stale (and on the other ranks, which timed them, unmatched).
+   */
+  @Test
+  void aCollectiveIsTimedOnlyWhenNcclLatchedKernelEventsForIt(@TempDir Path shm) throws Exception {
+    String out = comms(shm, "latch");
+    long timed =
+        Long.parseLong(
+            out.lines()
+                .filter(l -> l.startsWith("comm A "))
+                .findFirst()
+                .orElseThrow()
+                .replaceAll(".* timed (\\d+):.*", "$1"));
+    NcclBlockFile.Extension a = extension(shm, 0xa0a0a0L);
+    assertThat(a.stat(NcclBlockFile.Stat.STALE)).isZero();
+    assertThat(a.stat(NcclBlockFile.Stat.TIMED)).isEqualTo(timed).isPositive();
+  }
+
+  /**
+   * Communicators created and destroyed on another thread while A's collectives go on: every one of
+   * A's enqueues latches a mask that sends the plugin its CollApi event (an init that cleared the
+   * mask for a moment let collectives through unseen: this rank's count of A's collectives, and
+   * with it the choice of the timed ones, fell behind the other ranks').
+   */
+  @Test
+  void anotherCommunicatorsInitNeverHidesACollectiveFromThePlugin(@TempDir Path shm)
+      throws Exception {
+    String out = comms(shm, "initrace");
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("enqueued (\\d+) latched without CollApi (\\d+)")
+            .matcher(out);
+    assertThat(m.find()).as(out).isTrue();
+    assertThat(Long.parseLong(m.group(2))).isZero();
+    Counters a =
+        new SnapshotReader(
+                NcclBlockFile.open(
+                        shm.resolve(String.format("%016x", 0xa0a0a0L)).resolve("rank-0.blk"))
+                    .block())
+            .read();
+    assertThat(a.calls()).isEqualTo(Long.parseLong(m.group(1)));
   }
 
   @Test
