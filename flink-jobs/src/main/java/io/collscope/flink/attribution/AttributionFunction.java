@@ -128,6 +128,8 @@ public final class AttributionFunction
         b.slowerInARow = judged.slowerThanBaseline() ? b.slowerInARow + 1 : 0;
         baseline.update(b);
       }
+      // The ranks this window leaned towards naming support a close finding in the next one.
+      if (b.lean(judged.leaning())) baseline.update(b);
       out.collect(a);
     }
     Long cleanup = cleanupAt.value();

@@ -144,6 +144,12 @@ public final class Attributor {
    */
   static final double TAIL_MARGIN = 2.0;
 
+  /** A finding that clears its bar this many times is named without the last window's support. */
+  static final double STRONG = 2.0;
+
+  /** A rank whose effect reached this share of its bar leans towards a finding. */
+  static final double LEANING = 0.5;
+
   /** Timeouts in at least this share of their collectives make a silent rank TIMED_OUT. */
   static final double TIMED_OUT_SHARE = 0.01;
 
@@ -158,22 +164,30 @@ public final class Attributor {
       Attribution attribution,
       boolean teachesBaseline,
       double asymmetryUs,
-      boolean slowerThanBaseline) {}
+      boolean slowerThanBaseline,
+      java.util.Map<Integer, Double> leaning) {}
 
-  /** Attributes without a baseline: no uniform slowdown can be told. */
+  /**
+   * Attributes one window alone, without a baseline: no uniform slowdown can be told, and a finding
+   * needs no earlier window's support (there is none to ask).
+   */
   public static Attribution attribute(
       CommunicatorKey communicator,
       long startMs,
       long endMs,
       List<RankWindow> windows,
       Thresholds t) {
-    return attribute(
-        communicator,
-        startMs,
-        endMs,
-        windows,
-        t,
-        WindowBaseline.of(AttributionFunction.BASELINE_WINDOWS));
+    Matrix x = Matrix.of(windows);
+    return judge(
+            communicator,
+            startMs,
+            endMs,
+            x,
+            windows,
+            t,
+            WindowBaseline.of(AttributionFunction.BASELINE_WINDOWS),
+            null)
+        .attribution();
   }
 
   public static Attribution attribute(
@@ -186,6 +200,10 @@ public final class Attributor {
     return judge(communicator, startMs, endMs, windows, t, baseline).attribution();
   }
 
+  /**
+   * Attributes one window of a communicator whose earlier windows taught {@code baseline} (its
+   * clean cost and, from the last window, which ranks leaned towards a finding).
+   */
   public static Judged judge(
       CommunicatorKey communicator,
       long startMs,
@@ -193,7 +211,19 @@ public final class Attributor {
       List<RankWindow> windows,
       Thresholds t,
       WindowBaseline baseline) {
-    Matrix x = Matrix.of(windows);
+    return judge(
+        communicator, startMs, endMs, Matrix.of(windows), windows, t, baseline, baseline.leaning());
+  }
+
+  private static Judged judge(
+      CommunicatorKey communicator,
+      long startMs,
+      long endMs,
+      Matrix x,
+      List<RankWindow> windows,
+      Thresholds t,
+      WindowBaseline baseline,
+      java.util.Map<Integer, Double> previous) {
     List<RankPhases> table = new ArrayList<>();
     int maxWaitRank = -1;
     double maxWait = 0;
@@ -215,7 +245,7 @@ public final class Attributor {
         maxWaitRank = r;
       }
     }
-    Judge judge = new Judge(x, t, baseline);
+    Judge judge = new Judge(x, t, baseline, previous);
 
     List<Finding> findings = judge.silentRanks();
     double timedOutExcess =
@@ -279,7 +309,8 @@ public final class Attributor {
             && x.cost > 0
             && judge.largestRatio() < TEACHING_SHARE
             && x.evenCalls();
-    return new Judged(a, teaches, judge.asymmetry(), judge.slowerThanBaseline);
+    teaches &= !judge.slowerThanBaseline;
+    return new Judged(a, teaches, judge.asymmetry(), judge.slowerThanBaseline, judge.leaning);
   }
 
   /**
@@ -740,11 +771,32 @@ public final class Attributor {
     boolean[] passes;
     int[] passing; // the columns that pass, ascending
     boolean slowerThanBaseline; // the cost cleared the uniform band (see uniformSlowdown)
+    final java.util.Map<Integer, Double> previous; // the last window's leaning ranks; null: none
+    final java.util.Map<Integer, Double> leaning = new java.util.HashMap<>(); // this window's
 
-    Judge(Matrix x, Thresholds t, WindowBaseline baseline) {
+    /**
+     * Whether a finding against {@code rank} that clears its bar by {@code ratio} is named now: at
+     * once when it clears it twice ({@link #STRONG}), else only when the last window leaned the
+     * same way (half its bar or more). A rank late by a margin for one window on a busy host — a
+     * thread descheduled for a second — is a lean, not a culprit; a fault lasts. Without a previous
+     * window to ask (one window judged alone) every finding is named.
+     */
+    boolean confirmed(int rank, double ratio) {
+      lean(rank, ratio);
+      return previous == null || ratio >= STRONG || previous.getOrDefault(rank, 0.0) >= LEANING;
+    }
+
+    /** Remembers how far {@code rank} leaned towards a finding in this window. */
+    void lean(int rank, double ratio) {
+      if (ratio >= LEANING) leaning.merge(rank, ratio, Math::max);
+    }
+
+    Judge(
+        Matrix x, Thresholds t, WindowBaseline baseline, java.util.Map<Integer, Double> previous) {
       this.x = x;
       this.t = t;
       this.baseline = baseline;
+      this.previous = previous;
       k = x.k;
       none = new boolean[k];
       rowEffect = new double[k];
@@ -971,6 +1023,9 @@ public final class Attributor {
       }
       passing = pass.stream().mapToInt(Integer::intValue).toArray();
       for (int j = 0; j < k; j++) {
+        if (colBar[j] > 0) lean(x.present.get(j), (colEffect[j] - center) / colBar[j]);
+      }
+      for (int j = 0; j < k; j++) {
         if (!passes[j]) continue;
         Finding f = slowRank(j, Math.round(highCount[j]), count[j]);
         if (f != null) {
@@ -1021,6 +1076,7 @@ public final class Attributor {
       }
       if (rowExcess > t.rowRatio() * colExcess) return null;
       int rank = x.present.get(j);
+      if (!confirmed(rank, colExcess / colBar[j])) return null;
       RankWindow w = x.byRank.get(rank);
       double lastShare = x.columnSums(x.lastShare, all(k))[j] / count;
       double highFrac = highCount / count;
@@ -1144,8 +1200,9 @@ public final class Attributor {
         double effect = median(v);
         double b = bar(z, rowSpread, Math.sqrt(se2 / earlyCount));
         if (!everyRow || effect < b) continue;
-        slow[j] = true;
         int rank = x.present.get(j);
+        if (!confirmed(rank, effect / b)) continue;
+        slow[j] = true;
         RankWindow w = x.byRank.get(rank);
         found.add(
             new Finding(
@@ -1212,6 +1269,7 @@ public final class Attributor {
       // Late in those by less than the floor is the placement's own skew (the last of several
       // ranks one dispatcher launches on a shared GPU), not a culprit.
       if (whenLate < TAIL_MARGIN * floor) return null;
+      if (!confirmed(rank, tau / te.bar)) return null;
       return new Finding(
           FindingKind.SLOW_RANK,
           rank,

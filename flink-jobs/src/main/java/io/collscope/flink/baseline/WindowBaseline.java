@@ -40,6 +40,35 @@ public class WindowBaseline {
    */
   public int slowerInARow;
 
+  /**
+   * The ranks that were at least half-way to a finding in the last window attributed, and how far
+   * (effect over bar): a finding that clears its bar by less than twice is named only when the last
+   * window already leaned that way (Attributor.confirmed). Empty arrays: none.
+   */
+  public int[] leaningRanks = new int[0];
+
+  public double[] leaningRatios = new double[0];
+
+  /** The last window's leaning ranks, rank to effect over bar. */
+  public java.util.Map<Integer, Double> leaning() {
+    java.util.Map<Integer, Double> m = new java.util.HashMap<>();
+    for (int i = 0; i < leaningRanks.length; i++) m.put(leaningRanks[i], leaningRatios[i]);
+    return m;
+  }
+
+  /** Remembers this window's leaning ranks for the next one; whether anything changed. */
+  public boolean lean(java.util.Map<Integer, Double> ratios) {
+    if (ratios.isEmpty() && leaningRanks.length == 0) return false;
+    leaningRanks = new int[ratios.size()];
+    leaningRatios = new double[ratios.size()];
+    int i = 0;
+    for (var e : new java.util.TreeMap<>(ratios).entrySet()) {
+      leaningRanks[i] = e.getKey();
+      leaningRatios[i++] = e.getValue();
+    }
+    return true;
+  }
+
   public WindowBaseline() {}
 
   /** An empty baseline that remembers the last {@code capacity} good windows. */

@@ -73,13 +73,13 @@ class AttributionFunctionTest {
     }
     harness.processWatermark(Windows.END - 1);
     assertThat(output()).hasSize(1);
-    // what remains: the end of the last attributed window (to drop late rank windows) and its
-    // clean-up timer
-    assertThat(harness.numKeyedStateEntries()).isEqualTo(2);
+    // what remains: the end of the last attributed window (to drop late rank windows), its
+    // clean-up timer, and the baseline with the rank the window leaned towards (rank 2)
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(3);
     assertThat(harness.numEventTimeTimers()).isEqualTo(1);
 
     harness.processWatermark(Windows.END - 2 + TTL.toMillis());
-    assertThat(harness.numKeyedStateEntries()).isEqualTo(2);
+    assertThat(harness.numKeyedStateEntries()).isEqualTo(3);
 
     harness.processWatermark(Windows.END - 1 + TTL.toMillis());
     assertThat(harness.numKeyedStateEntries()).isZero();

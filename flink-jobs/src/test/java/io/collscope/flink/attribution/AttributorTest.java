@@ -144,19 +144,19 @@ class AttributorTest {
 
   @Test
   void aRankLateInAFewCollectivesIsNamedFromItsTail() {
-    // 100 us late in 4% of collectives: 4 us on the mean, under the 5 us floor, but beyond every
-    // peer's tail edge in 4% of the collectives where a typical peer is there in 1%.
-    Attribution a = attribute(new Windows(8, 10).intermittent(4, 100, 0.04));
+    // 60 us late in 7% of collectives: 4.2 us on the mean, under the 5 us floor, but beyond every
+    // peer's tail edge in 8% of the collectives where a typical peer is there in 1%.
+    Attribution a = attribute(new Windows(8, 10).intermittent(4, 60, 0.07));
     assertThat(findings(a)).containsExactly("SLOW_RANK(4,ARRIVED_LATE)");
     assertThat(a.getFindings().get(0).getEvidence()).contains("late in a few collectives");
     // Its excess is the lateness in the collectives it was late in, not the diluted mean: the
     // abort filter and the ordering weigh it as what it is.
     assertThat(a.getFindings().get(0).getExcessWaitUs()).isGreaterThan(50);
-    assertThat(attribute(new Windows(8, 10).intermittent(4, 100, 0.04).legacy()).getFindings())
+    assertThat(attribute(new Windows(8, 10).intermittent(4, 60, 0.07).legacy()).getFindings())
         .as("without tails it is averaged away")
         .isEmpty();
     // A tail without gating (last in a shared device's launch queue, say) is not a culprit.
-    Windows skew = new Windows(8, 10).intermittent(4, 100, 0.04);
+    Windows skew = new Windows(8, 10).intermittent(4, 60, 0.07);
     Attribution noGating =
         Attributor.attribute(
             Windows.KEY,
@@ -408,7 +408,7 @@ class AttributorTest {
   @Test
   void oneLegacyRankLeavesTheOthersTailTest() {
     // One emitter without lateness among seven with it: the tail test still runs over the seven.
-    List<RankWindow> windows = new Windows(8, 10).intermittent(4, 100, 0.04).build();
+    List<RankWindow> windows = new Windows(8, 10).intermittent(4, 60, 0.07).build();
     RankWindow old = windows.get(0);
     old.setPeerLateMeanUs(List.of());
     old.setPeerLateP99Us(List.of());
@@ -448,6 +448,27 @@ class AttributorTest {
     Attributor.Judged near = judge(new Windows(8, 10).slowRank(5, 4), b);
     assertThat(near.attribution().getFindings()).isEmpty();
     assertThat(near.teachesBaseline()).as("an effect near the bar").isFalse();
+  }
+
+  @Test
+  void aCloseFindingNeedsTheLastWindowToLeanTheSameWay() {
+    // Rank 5 clears its bar, but by less than twice: a lean. Alone in its communicator's history
+    // it is not named; after a window that leaned towards rank 5 it is.
+    WindowBaseline b = WindowBaseline.of(AttributionFunction.BASELINE_WINDOWS);
+    Windows close = new Windows(8, 10).slowRank(5, 10);
+    Attributor.Judged first = judge(close, b);
+    assertThat(first.attribution().getFindings()).isEmpty();
+    assertThat(first.leaning()).containsKey(5);
+    b.lean(first.leaning());
+    assertThat(findings(judge(new Windows(8, 10).slowRank(5, 10), b).attribution()))
+        .containsExactly("SLOW_RANK(5,ARRIVED_LATE)");
+    // A clear one is named at once; one window judged alone needs no support.
+    assertThat(
+            findings(
+                judge(new Windows(8, 10).slowRank(5, 300), WindowBaseline.of(32)).attribution()))
+        .containsExactly("SLOW_RANK(5,ARRIVED_LATE)");
+    assertThat(findings(attribute(new Windows(8, 10).slowRank(5, 10))))
+        .containsExactly("SLOW_RANK(5,ARRIVED_LATE)");
   }
 
   private static Attributor.Judged judge(Windows w, WindowBaseline b) {
