@@ -114,6 +114,7 @@ public final class AttributionFunction
       // ones (a missing rank's window says nothing about the whole communicator), with no effect
       // near its bar (a straggler just under it is not the clean cost) and not the communicator's
       // first (its ranks joined part-way through it and were warming up).
+      boolean changed = false;
       if (judged.teachesBaseline() && fired != null) {
         b.add(
             Attributor.bytesPerCall(list),
@@ -121,15 +122,15 @@ public final class AttributionFunction
             Attributor.phaseMedians(list),
             a.getNoiseUs());
         b.addAsymmetry(judged.asymmetryUs());
-        b.slowerInARow = 0;
-        baseline.update(b);
-      } else if (judged.slowerThanBaseline() || b.slowerInARow > 0) {
-        // Windows over the band are counted for the next one; the first back under it resets.
-        b.slowerInARow = judged.slowerThanBaseline() ? b.slowerInARow + 1 : 0;
-        baseline.update(b);
+        changed = true;
       }
+      // Windows over the band are counted for the next one; the first back under it resets.
+      int slower = judged.slowerThanBaseline() ? b.slowerInARow + 1 : 0;
+      changed |= slower != b.slowerInARow;
+      b.slowerInARow = slower;
       // The ranks this window leaned towards naming support a close finding in the next one.
-      if (b.lean(judged.leaning())) baseline.update(b);
+      changed |= b.lean(judged.leaning());
+      if (changed) baseline.update(b);
       out.collect(a);
     }
     Long cleanup = cleanupAt.value();

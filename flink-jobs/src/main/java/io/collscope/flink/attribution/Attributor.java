@@ -147,8 +147,11 @@ public final class Attributor {
   /** A finding that clears its bar this many times is named without the last window's support. */
   static final double STRONG = 2.0;
 
-  /** A rank whose effect reached this share of its bar leans towards a finding. */
-  static final double LEANING = 0.5;
+  /**
+   * A rank whose effect reached this share of its bar leans towards a finding: a close finding in
+   * the next window is named when this one cleared its bar too (two windows in a row).
+   */
+  static final double LEANING = 1.0;
 
   /** Timeouts in at least this share of their collectives make a silent rank TIMED_OUT. */
   static final double TIMED_OUT_SHARE = 0.01;
@@ -309,7 +312,9 @@ public final class Attributor {
             && x.cost > 0
             && judge.largestRatio() < TEACHING_SHARE
             && x.evenCalls();
-    teaches &= !judge.slowerThanBaseline;
+    // Candidate uniform windows teach too: a busy host's cost wanders for seconds at a time, and
+    // the baseline's upper spread must see it. A real slowdown is named in its third window,
+    // before two candidates move the 90th percentile of a full ring.
     return new Judged(a, teaches, judge.asymmetry(), judge.slowerThanBaseline, judge.leaning);
   }
 
@@ -777,9 +782,9 @@ public final class Attributor {
     /**
      * Whether a finding against {@code rank} that clears its bar by {@code ratio} is named now: at
      * once when it clears it twice ({@link #STRONG}), else only when the last window leaned the
-     * same way (half its bar or more). A rank late by a margin for one window on a busy host — a
-     * thread descheduled for a second — is a lean, not a culprit; a fault lasts. Without a previous
-     * window to ask (one window judged alone) every finding is named.
+     * same way ({@link #LEANING}: it cleared its bar too). A rank late by a margin for a window on
+     * a busy host — a thread descheduled for a second — is a lean, not a culprit; a fault lasts.
+     * Without a previous window to ask (one window judged alone) every finding is named.
      */
     boolean confirmed(int rank, double ratio) {
       lean(rank, ratio);

@@ -41,9 +41,9 @@ public class WindowBaseline {
   public int slowerInARow;
 
   /**
-   * The ranks that were at least half-way to a finding in the last window attributed, and how far
-   * (effect over bar): a finding that clears its bar by less than twice is named only when the last
-   * window already leaned that way (Attributor.confirmed). Empty arrays: none.
+   * The ranks whose effect cleared its bar in the last window attributed, and by how much (effect
+   * over bar): a finding that clears its bar by less than twice is named only when the last window
+   * already leaned that way (Attributor.confirmed). Empty arrays: none.
    */
   public int[] leaningRanks = new int[0];
 
