@@ -115,19 +115,27 @@ public final class AttributionFunction
       // near its bar (a straggler just under it is not the clean cost) and not the communicator's
       // first (its ranks joined part-way through it and were warming up).
       boolean changed = false;
-      if (judged.teachesBaseline() && fired != null) {
-        b.add(
-            Attributor.bytesPerCall(list),
-            a.getCollectiveUs(),
-            Attributor.phaseMedians(list),
-            a.getNoiseUs());
-        b.addAsymmetry(judged.asymmetryUs());
-        changed = true;
-      }
       // Windows over the band are counted for the next one; the first back under it resets.
       int slower = judged.slowerThanBaseline() ? b.slowerInARow + 1 : 0;
+      if (slower == 0 && b.slowerInARow > 0) {
+        // The run over the band ended: unnamed, its clean windows were the host's own wandering.
+        changed |= b.endExcursion(b.slowerInARow >= Attributor.UNIFORM_WINDOWS);
+      }
       changed |= slower != b.slowerInARow;
       b.slowerInARow = slower;
+      if (judged.teachesBaseline() && fired != null) {
+        if (judged.slowerThanBaseline()) {
+          b.holdExcursion(a.getCollectiveUs(), Attributor.phaseMedians(list));
+        } else {
+          b.add(
+              Attributor.bytesPerCall(list),
+              a.getCollectiveUs(),
+              Attributor.phaseMedians(list),
+              a.getNoiseUs());
+          b.addAsymmetry(judged.asymmetryUs());
+        }
+        changed = true;
+      }
       // The ranks this window leaned towards naming support a close finding in the next one.
       changed |= b.lean(judged.leaning());
       if (changed) baseline.update(b);

@@ -312,9 +312,9 @@ public final class Attributor {
             && x.cost > 0
             && judge.largestRatio() < TEACHING_SHARE
             && x.evenCalls();
-    // Candidate uniform windows teach too: a busy host's cost wanders for seconds at a time, and
-    // the baseline's upper spread must see it. A real slowdown is named in its third window,
-    // before two candidates move the 90th percentile of a full ring.
+    // A clean window over the uniform band teaches only once its run ended unnamed (a busy host's
+    // cost wanders for seconds at a time, and the upper spread must see that): AttributionFunction
+    // holds it until then (WindowBaseline.holdExcursion).
     return new Judged(a, teaches, judge.asymmetry(), judge.slowerThanBaseline, judge.leaning);
   }
 

@@ -47,6 +47,44 @@ public class WindowBaseline {
    */
   public int[] leaningRanks = new int[0];
 
+  /**
+   * The clean windows of the current run over the band (their costs, and their phase medians {@code
+   * Phase.COUNT} a window): if the run ends before it is named a uniform slowdown, they were the
+   * host's own wandering and join the ring ({@link #endExcursion}); if it is named, they were the
+   * slowdown and are dropped.
+   */
+  public double[] excursionCosts = new double[0];
+
+  public double[] excursionPhases = new double[0];
+
+  /** Holds one clean window over the band until its run ends. */
+  public void holdExcursion(double value, double[] phaseMedians) {
+    int n = excursionCosts.length;
+    excursionCosts = Arrays.copyOf(excursionCosts, n + 1);
+    excursionCosts[n] = value;
+    excursionPhases = Arrays.copyOf(excursionPhases, (n + 1) * Phase.COUNT);
+    System.arraycopy(phaseMedians, 0, excursionPhases, n * Phase.COUNT, Phase.COUNT);
+  }
+
+  /**
+   * The run over the band ended: its held windows join the ring when it was not named ({@code
+   * named} false), and are dropped otherwise. Whether anything was held.
+   */
+  public boolean endExcursion(boolean named) {
+    if (excursionCosts.length == 0) return false;
+    if (!named) {
+      for (int i = 0; i < excursionCosts.length; i++) {
+        add(
+            bytesPerCall,
+            excursionCosts[i],
+            Arrays.copyOfRange(excursionPhases, i * Phase.COUNT, (i + 1) * Phase.COUNT));
+      }
+    }
+    excursionCosts = new double[0];
+    excursionPhases = new double[0];
+    return true;
+  }
+
   public double[] leaningRatios = new double[0];
 
   /** The last window's leaning ranks, rank to effect over bar. */
