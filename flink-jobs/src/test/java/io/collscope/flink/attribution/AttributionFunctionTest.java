@@ -131,4 +131,28 @@ class AttributionFunctionTest {
         .containsExactlyInAnyOrder("job/c", "job/d", "another-job/c");
     assertThat(output()).allSatisfy(a -> assertThat(a.getMissingRanks()).isEmpty());
   }
+
+  /** Feeds window k of {@code w} and fires it; returns its attribution. */
+  private Attribution window(int k, Windows w) throws Exception {
+    long end = Windows.START + (k + 1) * (Windows.END - Windows.START);
+    for (RankWindow r : w.window(k).build()) harness.processElement(r, end - 1);
+    harness.processWatermark(end - 1);
+    return output().get(output().size() - 1);
+  }
+
+  @Test
+  void aHostsShortExcursionJoinsTheBaselineAndALastingSlowdownIsNamed() throws Exception {
+    int k = 0;
+    for (; k < 8; k++) assertThat(window(k, new Windows(8, 2)).getFindings()).isEmpty();
+    // Two windows 10 us dearer, then calm again: a host's excursion, never named.
+    for (int i = 0; i < 2; i++, k++) {
+      assertThat(window(k, new Windows(8, 2).everyCopyReduce(10)).getFindings()).isEmpty();
+    }
+    assertThat(window(k++, new Windows(8, 2)).getFindings()).isEmpty();
+    // A slowdown that lasts: named in its third window over the band.
+    assertThat(window(k++, new Windows(8, 2).everyCopyReduce(40)).getFindings()).isEmpty();
+    assertThat(window(k++, new Windows(8, 2).everyCopyReduce(40)).getFindings()).isEmpty();
+    assertThat(window(k++, new Windows(8, 2).everyCopyReduce(40)).getVerdict())
+        .isEqualTo(Verdict.UNIFORM_SLOWDOWN);
+  }
 }
