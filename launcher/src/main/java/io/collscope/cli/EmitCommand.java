@@ -54,8 +54,9 @@ final class EmitCommand implements Callable<Integer> {
       defaultValue = "60s",
       converter = DurationConverter.class,
       description =
-          "--source nccl: stop following a block whose process is gone once it has not moved for"
-              + " this long. Default: ${DEFAULT-VALUE}")
+          "--source nccl: stop following, and remove, the block of a writer that is gone (its"
+              + " lock free: killed or crashed) once it has not moved for this long; a live"
+              + " writer's block is never removed. Default: ${DEFAULT-VALUE}")
   Duration staleAfter;
 
   @Option(
