@@ -29,20 +29,7 @@ class NcclPluginLifecycleTest {
 
   @BeforeAll
   static void compileTheHarness() throws Exception {
-    harness = Path.of("target/nccl-plugin-lifecycle").toAbsolutePath();
-    Files.createDirectories(harness.getParent());
-    Result r =
-        run(
-            null,
-            System.getenv().getOrDefault("COLLSCOPE_GCC_BIN", "gcc"),
-            "-O1",
-            "-Wall",
-            "-Werror",
-            "-o",
-            harness.toString(),
-            "src/test/c/nccl_plugin_lifecycle.c",
-            "-ldl");
-    assertThat(r.rc).as(r.out).isZero();
+    harness = NcclTestPrograms.compile("nccl-plugin-lifecycle", "nccl_plugin_lifecycle.c", "-ldl");
   }
 
   record Result(int rc, String out) {}

@@ -44,30 +44,9 @@ class NcclProfilerPluginTest {
 
   @BeforeAll
   static void compileTheDriver() throws Exception {
-    driver = Path.of("target/nccl-profiler-driver").toAbsolutePath();
-    Files.createDirectories(driver.getParent());
-    run(
-        null,
-        System.getenv().getOrDefault("COLLSCOPE_GCC_BIN", "gcc"),
-        "-O1",
-        "-Wall",
-        "-Werror",
-        "-o",
-        driver.toString(),
-        "src/test/c/nccl_profiler_driver.c",
-        "-ldl");
-    commsDriver = Path.of("target/nccl-comms-driver").toAbsolutePath();
-    run(
-        null,
-        System.getenv().getOrDefault("COLLSCOPE_GCC_BIN", "gcc"),
-        "-O1",
-        "-Wall",
-        "-Werror",
-        "-o",
-        commsDriver.toString(),
-        "src/test/c/nccl_comms_driver.c",
-        "-ldl",
-        "-lpthread");
+    driver = NcclTestPrograms.compile("nccl-profiler-driver", "nccl_profiler_driver.c", "-ldl");
+    commsDriver =
+        NcclTestPrograms.compile("nccl-comms-driver", "nccl_comms_driver.c", "-ldl", "-lpthread");
   }
 
   static String run(Path shm, String... cmd) throws Exception {
