@@ -68,10 +68,9 @@ final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--seconds",
-      // 90: on a loaded 2-core host the first full windows are NONE (noisy) while the JVM, Kafka,
-      // Flink and eight rank threads warm up, and the alert needs three clean windows in a row
-      // after them. 45 s fired it in 2 of 4 runs, 60 s in 3 of 5 (twice in a row on 2026-11-30
-      // evening the warm-up took three full windows and left two clean ones)
+      // 90: nine 10 s windows; with --inject slow-rank=5:300us on 8 ranks the job names rank 5 from
+      // the first full window and the alert fires on the third (2026-12-06, a 2-core VM:
+      // docs/accuracy/2026-12-06/demo-300us-cpu-8.txt), with room for a slower machine
       defaultValue = "90",
       description = "How long the ranks run. Default: ${DEFAULT-VALUE}")
   int seconds;
