@@ -108,7 +108,7 @@ public final class AttributionFunction
       WindowBaseline b = baseline.value();
       if (b == null) b = WindowBaseline.of(BASELINE_WINDOWS);
       Attributor.Judged judged =
-          Attributor.judge(ctx.getCurrentKey(), start, end, list, thresholds, b);
+          Attributor.judge(ctx.getCurrentKey(), start, end, list, thresholds, b, fired == null);
       Attribution a = judged.attribution();
       // Only windows with nothing wrong teach the baseline what the collective costs: complete
       // ones (a missing rank's window says nothing about the whole communicator), with no effect

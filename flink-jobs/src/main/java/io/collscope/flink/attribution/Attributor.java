@@ -214,8 +214,31 @@ public final class Attributor {
       List<RankWindow> windows,
       Thresholds t,
       WindowBaseline baseline) {
+    return judge(communicator, startMs, endMs, windows, t, baseline, false);
+  }
+
+  /**
+   * As above; {@code first}: the communicator's first window, with no window before it to confirm
+   * or contradict a close finding, which is then named as a window judged alone would be (a job
+   * that starts with a straggler has it named in its first window).
+   */
+  public static Judged judge(
+      CommunicatorKey communicator,
+      long startMs,
+      long endMs,
+      List<RankWindow> windows,
+      Thresholds t,
+      WindowBaseline baseline,
+      boolean first) {
     return judge(
-        communicator, startMs, endMs, Matrix.of(windows), windows, t, baseline, baseline.leaning());
+        communicator,
+        startMs,
+        endMs,
+        Matrix.of(windows),
+        windows,
+        t,
+        baseline,
+        first ? null : baseline.leaning());
   }
 
   private static Judged judge(
