@@ -121,10 +121,10 @@ public final class Attributor {
    * Windows in a row over the band that make a uniform slowdown (it is named in the last of them):
    * a band learned from a few dozen clean windows understates a busy host's window-to-window swings
    * — 1 s windows of CPU ranks on two cores cost twice their median for a second or two now and
-   * then (docs/ACCURACY.md) — while a slowdown of every path lasts. Two seconds of delay in 1 s
-   * windows; the regression alerts judge smaller and longer changes.
+   * then (docs/ACCURACY.md) — while a slowdown of every path lasts. One window of delay; the
+   * regression alerts judge smaller and longer changes.
    */
-  static final int UNIFORM_WINDOWS = 3;
+  static final int UNIFORM_WINDOWS = 2;
 
   /** How many of its baseline's standard deviations a uniform slowdown's excess must reach. */
   static final double UNIFORM_SPREADS = 4.0;

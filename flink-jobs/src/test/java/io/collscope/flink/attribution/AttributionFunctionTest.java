@@ -144,14 +144,15 @@ class AttributionFunctionTest {
   void aHostsShortExcursionJoinsTheBaselineAndALastingSlowdownIsNamed() throws Exception {
     int k = 0;
     for (; k < 8; k++) assertThat(window(k, new Windows(8, 2)).getFindings()).isEmpty();
-    // Two windows 10 us dearer, then calm again: a host's excursion, never named.
-    for (int i = 0; i < 2; i++, k++) {
+    // Windows 10 us dearer, one short of a verdict, then calm again: a host's excursion.
+    for (int i = 0; i < Attributor.UNIFORM_WINDOWS - 1; i++, k++) {
       assertThat(window(k, new Windows(8, 2).everyCopyReduce(10)).getFindings()).isEmpty();
     }
     assertThat(window(k++, new Windows(8, 2)).getFindings()).isEmpty();
-    // A slowdown that lasts: named in its third window over the band.
-    assertThat(window(k++, new Windows(8, 2).everyCopyReduce(40)).getFindings()).isEmpty();
-    assertThat(window(k++, new Windows(8, 2).everyCopyReduce(40)).getFindings()).isEmpty();
+    // A slowdown that lasts: named in its UNIFORM_WINDOWS-th window over the band.
+    for (int i = 0; i < Attributor.UNIFORM_WINDOWS - 1; i++) {
+      assertThat(window(k++, new Windows(8, 2).everyCopyReduce(40)).getFindings()).isEmpty();
+    }
     assertThat(window(k++, new Windows(8, 2).everyCopyReduce(40)).getVerdict())
         .isEqualTo(Verdict.UNIFORM_SLOWDOWN);
   }
