@@ -114,9 +114,30 @@ class NcclProfilerPluginTest {
     assertThat(HexFormat.of().formatHex(sha.digest()))
         .as("the committed .so is stale: run %s/build.sh and commit it", SOURCES)
         .isEqualTo(Files.readString(Path.of(LIB + ".sha256")).trim());
-    String elf = new String(Files.readAllBytes(LIB), StandardCharsets.ISO_8859_1);
-    assertThat(elf).startsWith("\u007fELF").contains("ncclProfiler_v5", "ncclProfiler_v6");
+    // Both architectures are built from these sources in one build.sh run (one hash): x86-64 and
+    // aarch64 (Grace-based nodes), each with NCCL's entry points.
+    for (var lib :
+        java.util.Map.of(
+                LIB,
+                EM_X86_64,
+                LIB.resolveSibling("aarch64").resolve(LIB.getFileName()),
+                EM_AARCH64)
+            .entrySet()) {
+      byte[] bytes = Files.readAllBytes(lib.getKey());
+      String elf = new String(bytes, StandardCharsets.ISO_8859_1);
+      assertThat(elf)
+          .as("%s", lib.getKey())
+          .startsWith("\u007fELF")
+          .contains("ncclProfiler_v5", "ncclProfiler_v6");
+      int machine = (bytes[18] & 0xff) | (bytes[19] & 0xff) << 8; // e_machine, little-endian
+      assertThat(machine).as("e_machine of %s", lib.getKey()).isEqualTo(lib.getValue());
+    }
   }
+
+  /** ELF e_machine values: the architectures the plugin is built for. */
+  static final int EM_X86_64 = 62;
+
+  static final int EM_AARCH64 = 183;
 
   /**
    * Bytes are counted from each collective's datatype: the plugin maps a datatype name to its size
