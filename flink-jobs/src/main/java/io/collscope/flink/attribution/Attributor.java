@@ -626,16 +626,6 @@ public final class Attributor {
       return Attributor.median(v);
     }
 
-    /**
-     * The standard error of the cost, as its rank's lateness errors show it: its wait is the last
-     * of its peers' arrivals, as uncertain as a typical one. A host that stalls the ranks widens
-     * every collective's spread, and this with it; a slowdown of every path moves the mean alone.
-     */
-    double costSe() {
-      if (costRow < 0 || !lateness) return 0;
-      return Math.sqrt(row(se.map((i, v) -> v * v), costRow).median());
-    }
-
     /** Confidence scale: 1 once every present rank counted enough calls. */
     double callsFactor(Thresholds t) {
       return Math.min(1.0, (double) minCalls / t.minCalls());
@@ -780,7 +770,7 @@ public final class Attributor {
     final Thresholds t;
     final WindowBaseline baseline;
     final int k;
-    final boolean[] none;
+
     final double[] rowEffect;
     final Cells centred; // L[i][j] less row i's effect
     final double[] colEffect;
@@ -792,6 +782,7 @@ public final class Attributor {
     final double z; // over the columns
     final double zLink; // over the cells
     final double z1; // one test
+    final Cells se2; // the cells' standard errors squared
     final double[] colNoise; // what a column effect is weighed against
     final double[] colBar;
     final Cells excess; // centred less the centre
@@ -826,7 +817,7 @@ public final class Attributor {
       this.baseline = baseline;
       this.previous = previous;
       k = x.k;
-      none = new boolean[k];
+
       rowEffect = new double[k];
       boolean centring = x.lateness && k >= 3;
       if (centring) {
@@ -838,7 +829,7 @@ public final class Attributor {
         colEffect[0] = x.at(centred, 1, 0);
         colEffect[1] = x.at(centred, 0, 1);
       } else if (k >= 3) {
-        ColumnMedians medians = new ColumnMedians(x, centred, none);
+        ColumnMedians medians = new ColumnMedians(x, centred, new boolean[k]);
         for (int j = 0; j < k; j++) colEffect[j] = medians.of(j).medianWithout(-1);
       }
       double[] effects = colEffect.clone();
@@ -865,7 +856,7 @@ public final class Attributor {
         spread = 0;
       }
       colSe = new double[k];
-      Cells se2 = x.se.map((i, v) -> v * v);
+      se2 = x.se.map((i, v) -> v * v);
       if (k == 2) {
         double s = Math.sqrt(x.at(se2, 0, 1) + x.at(se2, 1, 0));
         colSe[0] = colSe[1] = s;
@@ -937,6 +928,16 @@ public final class Attributor {
     double typicalNoise() {
       if (k == 0) return 0;
       return median(colNoise.clone(), k);
+    }
+
+    /**
+     * The standard error of the cost, as its rank's lateness errors show it: its wait is the last
+     * of its peers' arrivals, as uncertain as a typical one. A host that stalls the ranks widens
+     * every collective's spread, and this with it; a slowdown of every path moves the mean alone.
+     */
+    double costSe() {
+      if (x.costRow < 0 || !x.lateness) return 0;
+      return Math.sqrt(x.row(se2, x.costRow).median());
     }
 
     /** The largest column effect over the centre, in bars (0 when none is above it). */
@@ -1140,12 +1141,8 @@ public final class Attributor {
      * under half of them): how its lateness is spread, so the evidence says both.
      */
     private String tailNote(int j) {
-      if (k < 3) return "";
-      boolean[] tailRows = x.hasTail.clone();
-      int rowsOf = 0;
-      for (int i = 0; i < k; i++) if (tailRows[i] && i != j) rowsOf++;
-      if (rowsOf < 2) return "";
-      TailEffects te = tailEffects(tailRows);
+      if (k < 3 || tailRowsBut(j) < 2) return "";
+      TailEffects te = tails();
       double tau = te.effect[j] - te.center;
       if (tau < te.bar || tau >= 0.5) return "";
       return String.format(
@@ -1200,7 +1197,7 @@ public final class Attributor {
       boolean[] early = new boolean[k];
       int earlyCount = 0;
       for (int i = 0; i < k; i++) {
-        double rowSe = Math.sqrt(x.row(x.se.map((r, v) -> v * v), i).median());
+        double rowSe = Math.sqrt(x.row(se2, i).median());
         early[i] = rowEffect[i] - rowCenter >= bar(z, rowSpread, rowSe);
         if (early[i]) earlyCount++;
       }
@@ -1259,14 +1256,9 @@ public final class Attributor {
      * row's typical share, against the shares' between-peer spread and binomial error.
      */
     private Finding intermittent(int j) {
-      boolean[] tailRows = new boolean[k];
-      int tailRowCount = 0;
-      for (int i = 0; i < k; i++) {
-        tailRows[i] = x.hasTail[i];
-        if (tailRows[i]) tailRowCount++;
-      }
-      if (tailRowCount - (tailRows[j] ? 1 : 0) < 2) return null;
-      TailEffects te = tailEffects(tailRows);
+      if (tailRowsBut(j) < 2) return null;
+      boolean[] tailRows = x.hasTail;
+      TailEffects te = tails();
       double tau = te.effect[j] - te.center;
       if (tau < te.bar) return null;
       // Most rows must see it.
@@ -1329,7 +1321,8 @@ public final class Attributor {
       final double center;
       final double bar;
 
-      TailEffects(boolean[] tailRows) {
+      TailEffects() {
+        boolean[] tailRows = x.hasTail;
         double[] typical = new double[k];
         List<Double> typicals = new ArrayList<>();
         long minSampled = Long.MAX_VALUE;
@@ -1357,12 +1350,20 @@ public final class Attributor {
       }
     }
 
-    private TailEffects tailEffects(boolean[] tailRows) {
-      if (tails == null) tails = new TailEffects(tailRows);
+    /** The tail effects over the rows that have tails, computed once a window when first asked. */
+    private TailEffects tails() {
+      if (tails == null) tails = new TailEffects();
       return tails;
     }
 
     private TailEffects tails;
+
+    /** The rows with tails other than row j. */
+    private int tailRowsBut(int j) {
+      int n = 0;
+      for (int i = 0; i < k; i++) if (x.hasTail[i] && i != j) n++;
+      return n;
+    }
 
     /** Single cells that stand out of their column: the slow links. */
     private List<Finding> slowLinks(boolean[] slow) {
@@ -1471,7 +1472,7 @@ public final class Attributor {
       double needed =
           Math.max(
               Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.upperSpread()),
-              z1 * x.costSe());
+              z1 * costSe());
       slowerThanBaseline = excess >= needed;
       if (!slowerThanBaseline || baseline.slowerInARow + 1 < UNIFORM_WINDOWS) return null;
       Phase grew = null;
