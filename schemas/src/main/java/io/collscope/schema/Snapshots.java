@@ -53,6 +53,12 @@ public final class Snapshots {
   /** The largest {@code sample_every}: the CUDA emitter's own bound (1 collective in 65,536). */
   public static final int MAX_SAMPLE_EVERY = 1 << 16;
 
+  /**
+   * Most timed collectives one record may carry (timed_keys): the plugin's rings hold 2,048 per
+   * collective type, and a sidecar reads each at most once per interval.
+   */
+  public static final int MAX_TIMED = 8 * 2048;
+
   /** Event times before this are implausible (a clock at zero, a bad conversion). */
   public static final long MIN_EVENT_TIME_MS = 946_684_800_000L; // 2000-01-01T00:00:00Z
 
@@ -148,6 +154,8 @@ public final class Snapshots {
     if (sampled != null && (sampled < 0 || sampled > s.getCalls())) {
       return "sampled_calls " + sampled + " outside [0, calls " + s.getCalls() + "]";
     }
+    String timed = timedProblem(s);
+    if (timed != null) return timed;
     // Straight over the record's fields: expanding a compact record (or copying a dense one) to
     // check its bounds would cost more than decoding it. One pass says whether every counter is
     // within [0, MAX_COUNTER], as almost every record's are; only when one is not do the two passes
@@ -159,6 +167,23 @@ public final class Snapshots {
       return negative;
     }
     return firstOutside(s, Long.MIN_VALUE, MAX_COUNTER);
+  }
+
+  /** What is wrong with the record's timed collectives (version 8), or null. */
+  private static String timedProblem(CounterSnapshot s) {
+    java.util.List<Long> keys = s.getTimedKeys();
+    java.util.List<Long> ns = s.getTimedKernelNs();
+    if (keys.size() != ns.size()) {
+      return "timed_keys has " + keys.size() + " entries, timed_kernel_ns " + ns.size();
+    }
+    if (keys.size() > MAX_TIMED) {
+      return "timed_keys has " + keys.size() + " entries, more than " + MAX_TIMED;
+    }
+    for (int i = 0; i < keys.size(); i++) {
+      if (keys.get(i) < 1) return "timed_keys[" + i + "] is " + keys.get(i) + ", below 1";
+      if (ns.get(i) < 0) return "timed_kernel_ns[" + i + "] is negative: " + ns.get(i);
+    }
+    return null;
   }
 
   /** The scalar counters and phase cycles of a CounterSnapshot: their field names and positions. */

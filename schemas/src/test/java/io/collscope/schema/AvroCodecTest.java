@@ -152,6 +152,26 @@ class AvroCodecTest {
   }
 
   @Test
+  void timedCollectivesComeInPairsWithKeysFromOneAndNoNegativeKernelLength() {
+    var ok = SnapshotFixtures.snapshot("c", 0, 4).setCalls(100);
+    assertThat(
+            Snapshots.validate(
+                ok.setTimedKeys(List.of(9L, 17L)).setTimedKernelNs(List.of(5_000L, 0L)).build()))
+        .isNull();
+    assertThat(
+            Snapshots.validate(
+                ok.setTimedKeys(List.of(9L, 17L)).setTimedKernelNs(List.of(5_000L)).build()))
+        .isEqualTo("timed_keys has 2 entries, timed_kernel_ns 1");
+    assertThat(
+            Snapshots.validate(
+                ok.setTimedKeys(List.of(0L)).setTimedKernelNs(List.of(5_000L)).build()))
+        .isEqualTo("timed_keys[0] is 0, below 1");
+    assertThat(
+            Snapshots.validate(ok.setTimedKeys(List.of(9L)).setTimedKernelNs(List.of(-1L)).build()))
+        .isEqualTo("timed_kernel_ns[0] is negative: -1");
+  }
+
+  @Test
   void countersAreBoundedByZeroAndTheMaximumAndANegativeOneIsNamedFirst() throws Exception {
     long max = Snapshots.MAX_COUNTER;
     assertThat(Snapshots.validate(SnapshotFixtures.snapshot("c", 0, 4).setCalls(max).build()))

@@ -275,12 +275,16 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     }
   }
 
-  /** SLOW_RANK:2, SLOW_LINK:3->6, DEAD_RANK:3, or null for findings that are not culprits. */
+  /**
+   * SLOW_RANK:2, SLOW_LINK:3->6, DEAD_RANK:3, SLOW_NODE:host, or null for findings that are not
+   * culprits.
+   */
   static String subject(Finding f) {
     return switch (f.getKind()) {
       case SLOW_RANK -> "SLOW_RANK:" + f.getRank();
       case SLOW_LINK -> "SLOW_LINK:" + f.getFromRank() + "->" + f.getRank();
       case SILENT_RANK -> "DEAD_RANK:" + f.getRank();
+      case SLOW_NODE -> "SLOW_NODE:" + f.getNode();
       default -> null;
     };
   }
@@ -520,6 +524,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     l.put("collective", st.collective);
     String what = subject.contains(":") ? subject.substring(subject.indexOf(':') + 1) : "";
     if (kind == AlertKind.SLOW_LINK) l.put("link", what);
+    else if (kind == AlertKind.SLOW_NODE) l.put("node", what);
     else if (!what.isEmpty()) l.put("rank", what);
     return l;
   }
@@ -530,6 +535,7 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
       case SLOW_RANK -> "CollscopeSlowRank";
       case SLOW_LINK -> "CollscopeSlowLink";
       case DEAD_RANK -> "CollscopeDeadRank";
+      case SLOW_NODE -> "CollscopeSlowNode";
       case UNKNOWN -> "CollscopeAlert";
     };
   }

@@ -180,6 +180,7 @@ public final class Attributor {
       long endMs,
       List<RankWindow> windows,
       Thresholds t) {
+    windows = CrossNodeLateness.join(windows);
     Matrix x = Matrix.of(windows);
     return judge(
             communicator,
@@ -230,6 +231,7 @@ public final class Attributor {
       Thresholds t,
       WindowBaseline baseline,
       boolean first) {
+    windows = CrossNodeLateness.join(windows);
     return judge(
         communicator,
         startMs,
@@ -295,6 +297,7 @@ public final class Attributor {
       Finding u = judge.uniformSlowdown(baseline, baselineUs);
       if (u != null) findings.add(u);
     }
+    findings = SlowNodes.group(findings, x.byRank);
     findings.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
 
     double confidence;
@@ -1030,7 +1033,8 @@ public final class Attributor {
                                     + " not report",
                                 timeouts,
                                 calls)
-                            : "none of them timed out: it runs, but does not report")));
+                            : "none of them timed out: it runs, but does not report"),
+                ""));
       }
       return found;
     }
@@ -1133,7 +1137,8 @@ public final class Attributor {
               tailNote(j),
               rowExcess,
               100 * lastShare,
-              causeEvidence(w)));
+              causeEvidence(w)),
+          "");
     }
 
     /**
@@ -1246,7 +1251,8 @@ public final class Attributor {
                     effect,
                     base,
                     b,
-                    causeEvidence(w))));
+                    causeEvidence(w)),
+                ""));
       }
       return found;
     }
@@ -1311,7 +1317,8 @@ public final class Attributor {
               100 * te.bar,
               whenLate,
               meanExcess,
-              100 * lastShare));
+              100 * lastShare),
+          "");
     }
 
     /** The tail shares' effects: rows centred on their median share, columns by median. */
@@ -1419,7 +1426,8 @@ public final class Attributor {
                       b,
                       x.rows[i].getLateTailEdgeUs(),
                       100 * share,
-                      100 * othersShare)));
+                      100 * othersShare),
+                  ""));
         }
       }
       return links;
@@ -1450,7 +1458,8 @@ public final class Attributor {
               receiver,
               e,
               sender,
-              colBar[j]));
+              colBar[j]),
+          "");
     }
 
     /** Column j's values of q over the rows neither excluded nor {@code except} nor j. */
@@ -1502,7 +1511,8 @@ public final class Attributor {
               x.cost,
               100 * excess / baselineUs,
               baselineUs,
-              phases));
+              phases),
+          "");
     }
 
     /** Grows with how far the effect clears its bar and the share that sees it. */
@@ -1706,6 +1716,7 @@ public final class Attributor {
       case SLOW_LINK -> Verdict.SLOW_LINK;
       case SILENT_RANK -> Verdict.SILENT_RANK;
       case UNIFORM_SLOWDOWN -> Verdict.UNIFORM_SLOWDOWN;
+      case SLOW_NODE -> Verdict.SLOW_NODE;
       case UNKNOWN -> Verdict.UNKNOWN;
     };
   }

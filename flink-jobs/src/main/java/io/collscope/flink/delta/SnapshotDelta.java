@@ -72,6 +72,14 @@ public class SnapshotDelta {
    */
   public long accountedCalls = -1;
 
+  /**
+   * NCCL (CounterSnapshot version 8): the collectives the later snapshot says were timed since the
+   * one before it, by key, and their kernel lengths (ns); empty for other emitters.
+   */
+  public long[] timedKeys = new long[0];
+
+  public long[] timedKernelNs = new long[0];
+
   public SnapshotDelta() {}
 
   /** Whether the per-peer part is compact ({@link #peerIndex}). */

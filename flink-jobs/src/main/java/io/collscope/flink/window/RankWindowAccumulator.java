@@ -105,5 +105,17 @@ public class RankWindowAccumulator {
   /** The deltas that went into the batch sums (0: no batches, the histogram alone). */
   public long batches;
 
+  /**
+   * NCCL: the window's timed collectives by key, in arrival order ({@link TimedCollectives}); empty
+   * for other emitters and in an accumulator restored from a job before them.
+   */
+  public long[] timedKeys = new long[0];
+
+  /** By position in {@link #timedKeys}: the kernel length in nanoseconds. */
+  public long[] timedKernelNs = new long[0];
+
+  /** Timed collectives beyond {@link TimedCollectives#MAX_PER_WINDOW}. */
+  public long timedDropped;
+
   public RankWindowAccumulator() {}
 }

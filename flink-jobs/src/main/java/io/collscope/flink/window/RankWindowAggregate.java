@@ -98,6 +98,7 @@ public final class RankWindowAggregate
     a.leadHistogram = addInto(a.leadHistogram, d.leadHistogram);
     a.throttleStalls += d.throttleStalls;
     a.tiles += d.tiles;
+    TimedCollectives.append(a, d.timedKeys, d.timedKernelNs, 0);
     if (a.accountedCalls >= 0) {
       a.sampledCalls += d.sampled();
       a.accountedCalls += d.accounted();
@@ -167,6 +168,7 @@ public final class RankWindowAggregate
     a.peerLateSquares = a.peerLateCross = new double[0];
     a.batchCallsSquares = 0;
     a.batches = 0;
+    TimedCollectives.clear(a);
     if (!d.compact()) {
       a.totals = t.minus(t);
       a.peerWaitUs = new double[t.worldSize()];
@@ -304,6 +306,9 @@ public final class RankWindowAggregate
     c.batchCallsSquares = a.batchCallsSquares;
     c.batches = a.batches;
     c.sampleEvery = a.sampleEvery;
+    c.timedKeys = a.timedKeys;
+    c.timedKernelNs = a.timedKernelNs;
+    c.timedDropped = a.timedDropped;
     c.packedCounts = a.packedCounts;
     unpack(c);
     return c;
@@ -485,6 +490,7 @@ public final class RankWindowAggregate
     a.throttleStalls += b.throttleStalls;
     a.tiles += b.tiles;
     if (compact(a) != compact(b)) return b; // another shape: the window describes the latest
+    TimedCollectives.append(a, b.timedKeys, b.timedKernelNs, b.timedDropped);
     if (a.accountedCalls < 0 || b.accountedCalls < 0) {
       a.sampledCalls = a.accountedCalls = -1;
     } else {

@@ -88,6 +88,15 @@ public final class RankWindowFunction
     w.setPeerLateSeUs(new ArrayList<>());
     w.setPeerLateTailShare(new ArrayList<>());
     lateErrorsAndTails(w, a, accounted, sampled, clockHz);
+    List<Long> timedKeys = new ArrayList<>(a.timedKeys.length);
+    List<Long> timedNs = new ArrayList<>(a.timedKeys.length);
+    for (int i = 0; i < a.timedKeys.length; i++) {
+      timedKeys.add(a.timedKeys[i]);
+      timedNs.add(a.timedKernelNs[i]);
+    }
+    w.setTimedKeys(timedKeys);
+    w.setTimedKernelNs(timedNs);
+    w.setTimedDropped(a.timedDropped);
     return w;
   }
 

@@ -68,7 +68,14 @@ final class HistoryRecords {
                 ? List.of()
                 : List.of(
                     new Finding(
-                        FindingKind.SLOW_RANK, slowRank, -1, Cause.ARRIVED_LATE, 0.9, 250.0, "")))
+                        FindingKind.SLOW_RANK,
+                        slowRank,
+                        -1,
+                        Cause.ARRIVED_LATE,
+                        0.9,
+                        250.0,
+                        "",
+                        "")))
         .setConfidence(0.9)
         .setCollectiveUs(15)
         .setBytesPerCall(4096)
