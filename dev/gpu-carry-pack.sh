@@ -3,7 +3,7 @@
 # into DEST.tgz beside it, for the device tool's 64 MiB: the jlink runtime's libjvm.so and the
 # class files shrink by a third (a 49.7 MB carry packs into 34.5 MB), which leaves room for the
 # GPU tests and a dozen more kernel images in one call. Carry DEST.tgz instead of DEST and unpack
-# it first on the device, from the checkout's root (run-x2-perf.sh and run-bisect.sh do that
+# it first on the device, from the checkout's root (run-x2-perf.sh and run-samplings.sh do that
 # themselves when CARRY is missing and CARRY.tgz is there):
 #   tar xzf .carry/main.tgz -C .carry && CARRY=.carry/main bash dev/gpu-whatever.sh $OUT
 # Usage: dev/gpu-carry-pack.sh [DEST]   (default .carry/main of this checkout)

@@ -35,8 +35,8 @@ build pub-no-fence -DPUB_NO_FENCE=1
 build none -DOMIT_SAMPLER=1 -DOMIT_TOTALS=1 -DOMIT_PHASE_CLOCKS=1 -DOMIT_WAIT_CLOCK=1 -DOMIT_PEER_ACC=1
 # Another kernel as it is, no switches, to measure against this one in the same machine session:
 # BASE_REV (a revision's three sources; runs 50-51: main's kernel) builds image "rev"; BASE_SRC (a
-# folder with osar.cu and, if it differs, osar_params.h, e.g. docs/gpu-runs/2026-11-30-run52-x2,
-# run 52's candidate) builds image "src"
+# folder with osar.cu and, if it differs, osar_params.h, e.g. run 52's candidate, in `git show a0d48d5:docs/gpu-runs/2026-11-30-run52-x2/osar.cu`,
+# ) builds image "src"
 if [[ -n "${BASE_REV:-}" ]]; then
   mkdir -p "$tmp/rev" "$out/rev/collscope/cuda"
   for f in osar.cu osar_params.h counter_block.h memory_model.h; do  # the last since 2026-12-01
@@ -46,7 +46,7 @@ if [[ -n "${BASE_REV:-}" ]]; then
     -o "$out/rev/collscope/cuda/osar.fatbin" "$tmp/rev/osar.cu"
 fi
 # BASE_PATCH (a unified diff against this checkout's osar.cu, e.g. a run folder's candidate such as
-# docs/gpu-runs/2026-12-01-run143-h200/seq-bytes.patch, whose headers it must not need to change)
+# a0d48d5:docs/gpu-runs/2026-12-01-run143-h200/seq-bytes.patch (git show), whose headers it must not need to change)
 # builds image "patch": a candidate kept as its difference, not as a copy
 if [[ -n "${BASE_PATCH:-}" ]]; then
   mkdir -p "$tmp/patch" "$out/patch/collscope/cuda"
