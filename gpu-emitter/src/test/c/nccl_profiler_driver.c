@@ -22,6 +22,14 @@
 // never the last one: a lost collective is known lost once a later one is done. AFTER more eager
 // collectives follow the captured ones. It prints how many (collective, rank) pairs were enqueued
 // with KernelCh in the mask: in all, among the captured ones, among those after the capture.
+// Several nodes (NcclMultiNodeITCase): COLLSCOPE_DRIVER_WORLD=W (the communicator's ranks; default
+// RANKS), COLLSCOPE_DRIVER_FIRST_RANK=F (this process, one "node", hosts ranks F..F+RANKS-1) and
+// COLLSCOPE_DRIVER_NODES=N (the nNodes NCCL passes to init); every node's driver runs the same
+// collectives with the same made-up times, so their kernel lengths join across processes.
+// COLLSCOPE_DRIVER_LATE_RANKS=a,b,...: these (global) ranks are late instead of LATE_RANK (a slow
+// node). COLLSCOPE_DRIVER_JITTER_NS=J: each (collective, rank) starts up to J ns later, the same
+// pseudo-random amount in every process. COLLSCOPE_DRIVER_PACE_US=P: sleep P us after each
+// collective, so a run spans several of the job's windows.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <unistd.h>
@@ -62,9 +70,35 @@ int main(int argc, char** argv) {
   void* ctx[64];
   int mask = 0;
   const unsigned long long comm = 0xc0115c09eULL;
+  const char* ev = getenv("COLLSCOPE_DRIVER_WORLD");
+  int world = ev && *ev ? atoi(ev) : ranks;
+  ev = getenv("COLLSCOPE_DRIVER_FIRST_RANK");
+  int first = ev && *ev ? atoi(ev) : 0;
+  ev = getenv("COLLSCOPE_DRIVER_NODES");
+  int nodes = ev && *ev ? atoi(ev) : 1;
+  ev = getenv("COLLSCOPE_DRIVER_JITTER_NS");
+  unsigned long long jitterNs = ev && *ev ? strtoull(ev, NULL, 10) : 0;
+  ev = getenv("COLLSCOPE_DRIVER_PACE_US");
+  int paceUs = ev && *ev ? atoi(ev) : 0;
+  char late[64] = {0};
+  ev = getenv("COLLSCOPE_DRIVER_LATE_RANKS");
+  if (ev && *ev) {
+    for (const char* s = ev; *s;) {
+      int g = atoi(s);
+      if (g >= 0 && g < 64) late[g] = 1;
+      while (*s && *s != ',') s++;
+      if (*s == ',') s++;
+    }
+  } else if (lateRank >= 0 && lateRank < 64) {
+    late[lateRank] = 1;
+  }
+  if (ranks > 64 || world > 64 || first + ranks > world) {
+    fprintf(stderr, "ranks %d from %d of %d: at most 64, within the world\n", ranks, first, world);
+    return 2;
+  }
   for (int r = 0; r < ranks; r++) {
-    ncclResult_t e = p6 ? p6->init(&ctx[r], comm, &mask, "driver", 1, ranks, r, logger)
-                        : p5->init(&ctx[r], comm, &mask, "driver", 1, ranks, r, logger);
+    ncclResult_t e = p6 ? p6->init(&ctx[r], comm, &mask, "driver", nodes, world, first + r, logger)
+                        : p5->init(&ctx[r], comm, &mask, "driver", nodes, world, first + r, logger);
     if (e != ncclSuccess) {
       fprintf(stderr, "init rank %d: %d\n", r, e);
       return 1;
@@ -105,7 +139,7 @@ int main(int argc, char** argv) {
       memset(&d, 0, sizeof d);
       d.type = ncclProfileColl;
       d.parentObj = api;
-      d.rank = r;
+      d.rank = first + r;
       d.coll.seqNumber = (unsigned long long)i;
       d.coll.func = i % 2 ? funcCopy : func;
       d.coll.count = 1024;
@@ -122,9 +156,13 @@ int main(int argc, char** argv) {
       kernelColls++;
       kernelCaptured += isCaptured;
       kernelAfter += i >= n + captured;
-      // Rank lateRank starts late; everybody ends together, 10 us after the last start.
-      unsigned long long start = t + (r == lateRank ? lateNs : 0);
-      unsigned long long stop = t + lateNs + 10000;
+      // Late ranks start late; everybody ends together, 10 us after the last start could be.
+      unsigned long long z = (unsigned long long)i * 64 + (unsigned long long)(first + r) + 1;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;  // splitmix64's finaliser: the same jitter in
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;  // every process for (collective, rank)
+      z ^= z >> 31;
+      unsigned long long start = t + (late[first + r] ? lateNs : 0) + (jitterNs ? z % jitterNs : 0);
+      unsigned long long stop = t + lateNs + jitterNs + 10000;
       for (int c = 0; c < nch; c++) {
         memset(&d, 0, sizeof d);
         d.type = ncclProfileKernelCh;
@@ -145,8 +183,9 @@ int main(int argc, char** argv) {
         else p5->stopEvent(ch);
       }
     }
-    t += lateNs + 100000;
+    t += lateNs + jitterNs + 100000;
     if (i % 64 == 63) poll(0);
+    if (paceUs > 0) usleep(paceUs);
   }
   poll(0);
   // past the plugin's grace for a slot a later one overtook, and a CollNet collective's settling

@@ -235,6 +235,57 @@ public final class NcclBlockFile {
     return header;
   }
 
+  /** Collective types whose ranks end together (AllReduce, AllGather, ReduceScatter, AlltoAll). */
+  static final int[] END_TOGETHER = {0, 1, 2, 5};
+
+  /** Timed collectives read off the arrival ring: keys ascending, kernel lengths in ns. */
+  public record Timed(long[] keys, long[] kernelNs) {}
+
+  /**
+   * This rank's timed collectives of the types that end together, written into its arrival ring
+   * after {@code seen[type]} (the highest key of the type taken by the previous call; updated):
+   * what the job joins across nodes (CounterSnapshot.timed_keys). An entry is taken only when its
+   * key reads the same before and after its values (the plugin writes the key last, with release),
+   * and only up to the type's high-water mark read first, so an entry being rewritten is left for
+   * the next call. A ring holds 2,048 collectives per type: a rank that timed more between two
+   * calls loses the oldest (the sample gets smaller, the join stays right).
+   */
+  public Timed readTimed(long[] seen) {
+    int ext = extOffset;
+    long[] keys = new long[END_TOGETHER.length * RING_PER_FUNC];
+    long[] ns = new long[keys.length];
+    int n = 0;
+    for (int f : END_TOGETHER) {
+      long hwm = (long) LONGS.getAcquire(map, ext + X_HWM + 8 * f);
+      if (hwm <= seen[f]) continue;
+      int base = ext + X_RING + RING_ENTRY * RING_PER_FUNC * f;
+      for (int i = 0; i < RING_PER_FUNC; i++) {
+        int at = base + RING_ENTRY * i;
+        long k1 = (long) LONGS.getAcquire(map, at);
+        if (k1 <= seen[f] || k1 > hwm) continue;
+        long kernel = map.getLong(at + 16);
+        VarHandle.acquireFence();
+        long k2 = (long) LONGS.getOpaque(map, at);
+        if (k1 != k2) continue;
+        keys[n] = k1;
+        ns[n++] = kernel;
+      }
+      seen[f] = hwm;
+    }
+    // Ascending by key: sort the pairs by key.
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) order[i] = i;
+    long[] k = keys;
+    java.util.Arrays.sort(order, (a, b) -> Long.compare(k[a], k[b]));
+    long[] sortedKeys = new long[n];
+    long[] sortedNs = new long[n];
+    for (int i = 0; i < n; i++) {
+      sortedKeys[i] = keys[order[i]];
+      sortedNs[i] = ns[order[i]];
+    }
+    return new Timed(sortedKeys, sortedNs);
+  }
+
   /**
    * The extension statistics of one publication, under the block's sequence lock (the plugin writes
    * them in the same publication as the counters); {@code null} when the writer never let go of the

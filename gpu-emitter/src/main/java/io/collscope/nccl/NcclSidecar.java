@@ -104,6 +104,9 @@ public final class NcclSidecar {
     long graphRefusedLogged;
     boolean kernelOffLogged;
 
+    /** By collective type: the highest key of the arrival ring already published. */
+    final long[] timedSeen = new long[NcclBlockFile.FUNCS.length];
+
     /** Which peers this rank's compact records list (null: the communicator is published dense). */
     final CompactPeers.Selector selector;
 
@@ -442,9 +445,22 @@ public final class NcclSidecar {
     s.setCyclesPerSecond(c.cyclesPerSecond());
     s.setReadRetries(e.reader.retries());
     sample(s, x);
+    timed(s, e.file.readTimed(e.timedSeen));
     return e.selector == null
         ? s
         : CompactPeers.writeCompact(s, totals, e.selector.select(totals, h.rank()));
+  }
+
+  /** The collectives timed since the previous record, for the job's cross-node join. */
+  static void timed(CounterSnapshot s, NcclBlockFile.Timed t) {
+    List<Long> keys = new ArrayList<>(t.keys().length);
+    List<Long> ns = new ArrayList<>(t.keys().length);
+    for (int i = 0; i < t.keys().length; i++) {
+      keys.add(t.keys()[i]);
+      ns.add(t.kernelNs()[i]);
+    }
+    s.setTimedKeys(keys);
+    s.setTimedKernelNs(ns);
   }
 
   /**

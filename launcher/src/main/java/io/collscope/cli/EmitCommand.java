@@ -10,6 +10,7 @@ import io.collscope.emitter.Identity;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.emitter.SnapshotSink;
 import io.collscope.emitter.SpoolingSnapshotSink;
+import io.collscope.schema.Snapshots;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -166,6 +167,15 @@ final class EmitCommand implements Callable<Integer> {
   String cluster;
 
   @Option(
+      names = "--node",
+      description =
+          "The node's name on every record (the host field the attribution groups ranks by, to"
+              + " name a slow node): this machine's host name unless set. Set it where host names"
+              + " repeat across the cluster, or to emulate several nodes on one machine (one"
+              + " sidecar per --shm directory).")
+  String node;
+
+  @Option(
       names = "--job",
       defaultValue = Defaults.JOB,
       description = "Job name. Default: ${DEFAULT-VALUE}")
@@ -258,7 +268,13 @@ final class EmitCommand implements Callable<Integer> {
       err().flush();
       return Defaults.EXIT_BROKER_UNREACHABLE;
     }
+    if (node != null && (node.isBlank() || node.length() > Snapshots.MAX_NAME)) {
+      throw usage("--node must be 1 to " + Snapshots.MAX_NAME + " characters");
+    }
     Identity id = Identity.of(cluster, job, rankOptions.communicator);
+    if (node != null) {
+      id = new Identity(id.cluster(), id.job(), id.communicator(), node, id.bootId());
+    }
     if (nccl) {
       try (sink) {
         return runNcclSidecar(id, sink, spooled);

@@ -204,6 +204,8 @@ public final class LoadGenerator {
   private CounterSnapshot snapshot(Instance c, int r, long j) {
     SnapshotTemplate t = c.template();
     CounterSnapshot s = new CounterSnapshot();
+    s.setTimedKeys(List.of());
+    s.setTimedKernelNs(List.of());
     s.setCluster(cluster);
     s.setJob(job);
     s.setCommunicator(c.name());

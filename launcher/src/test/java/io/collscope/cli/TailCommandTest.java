@@ -51,6 +51,8 @@ class TailCommandTest {
   @Test
   void aRankWindowLineHasEveryPhasesMean() {
     RankWindow w = new RankWindow();
+    w.setTimedKeys(List.of());
+    w.setTimedKernelNs(List.of());
     w.setCluster("c1");
     w.setJob("j1");
     w.setCommunicator("comm0");

@@ -438,6 +438,9 @@ public final class RankTotals {
     s.setPeerArrivedLast(boxed(peerArrivedLast));
     s.setPeerLateCycles(boxed(peerLateCycles));
     s.setPeerLateHistogram(boxed(peerLateHistogram));
+    // Not counters: the emitters that time collectives (the NCCL sidecar) set them after this.
+    if (s.getTimedKeys() == null) s.setTimedKeys(new ArrayList<>());
+    if (s.getTimedKernelNs() == null) s.setTimedKernelNs(new ArrayList<>());
     s.setLatencyHistogram(boxed(histogram));
     // Dense: every peer has its entries (CompactPeers.writeCompact makes it compact).
     s.setPeerIndex(new ArrayList<>());

@@ -171,8 +171,9 @@ public final class Snapshots {
 
   /** What is wrong with the record's timed collectives (version 8), or null. */
   private static String timedProblem(CounterSnapshot s) {
-    java.util.List<Long> keys = s.getTimedKeys();
-    java.util.List<Long> ns = s.getTimedKernelNs();
+    java.util.List<Long> keys = s.getTimedKeys() == null ? java.util.List.of() : s.getTimedKeys();
+    java.util.List<Long> ns =
+        s.getTimedKernelNs() == null ? java.util.List.of() : s.getTimedKernelNs();
     if (keys.size() != ns.size()) {
       return "timed_keys has " + keys.size() + " entries, timed_kernel_ns " + ns.size();
     }

@@ -126,6 +126,8 @@ final class Records {
         last.add(p == slow && r != slow ? 1000L : 0L);
       }
       RankWindow w = new RankWindow();
+      w.setTimedKeys(List.of());
+      w.setTimedKernelNs(List.of());
       w.setCluster("bench");
       w.setJob("bench");
       w.setCollective("allreduce_oneshot_f32");

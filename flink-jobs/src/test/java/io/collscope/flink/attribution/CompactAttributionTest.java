@@ -40,6 +40,8 @@ class CompactAttributionTest {
     long calls = 1000;
     listed.putIfAbsent(r, new double[] {0, 0, 0});
     RankWindow w = new RankWindow();
+    w.setTimedKeys(List.of());
+    w.setTimedKernelNs(List.of());
     w.setCluster(Windows.KEY.cluster());
     w.setJob(Windows.KEY.job());
     w.setCommunicator(Windows.KEY.communicator());

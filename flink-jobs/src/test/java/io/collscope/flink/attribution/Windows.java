@@ -237,6 +237,8 @@ final class Windows {
       sh.add(p == r ? 0.0 : Math.min(1, share[r][p]));
     }
     RankWindow w = new RankWindow();
+    w.setTimedKeys(List.of());
+    w.setTimedKernelNs(List.of());
     w.setCluster(KEY.cluster());
     w.setJob(KEY.job());
     w.setCommunicator(KEY.communicator());
