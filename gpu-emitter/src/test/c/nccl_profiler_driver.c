@@ -29,7 +29,8 @@
 // COLLSCOPE_DRIVER_LATE_RANKS=a,b,...: these (global) ranks are late instead of LATE_RANK (a slow
 // node). COLLSCOPE_DRIVER_JITTER_NS=J: each (collective, rank) starts up to J ns later, the same
 // pseudo-random amount in every process. COLLSCOPE_DRIVER_PACE_US=P: sleep P us after each
-// collective, so a run spans several of the job's windows.
+// collective, so a run spans several of the job's windows. COLLSCOPE_DRIVER_COMM=HEX: the
+// communicator's hash (default c0115c09e), so several communicators can run side by side.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <unistd.h>
@@ -69,8 +70,9 @@ int main(int argc, char** argv) {
   }
   void* ctx[64];
   int mask = 0;
-  const unsigned long long comm = 0xc0115c09eULL;
-  const char* ev = getenv("COLLSCOPE_DRIVER_WORLD");
+  const char* ev = getenv("COLLSCOPE_DRIVER_COMM");  // the communicator's hash, hex
+  const unsigned long long comm = ev && *ev ? strtoull(ev, NULL, 16) : 0xc0115c09eULL;
+  ev = getenv("COLLSCOPE_DRIVER_WORLD");
   int world = ev && *ev ? atoi(ev) : ranks;
   ev = getenv("COLLSCOPE_DRIVER_FIRST_RANK");
   int first = ev && *ev ? atoi(ev) : 0;
