@@ -1,10 +1,12 @@
 package io.collscope.cli;
 
+import io.collscope.cluster.FlinkRest;
 import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.flink.AttributionJob;
 import io.collscope.flink.JobOptions;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,6 +14,7 @@ import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -33,14 +36,19 @@ final class DemoPipeline implements AutoCloseable {
 
   private static final int PARTITIONS = 4;
 
+  /** The web UI takes the first free port from the one asked for up to this many above it. */
+  private static final int UI_PORTS = 20;
+
   private final DemoKafka kafka;
   private final JobOptions options;
   private final JobClient job;
+  private final int uiPort;
 
-  private DemoPipeline(DemoKafka kafka, JobOptions options, JobClient job) {
+  private DemoPipeline(DemoKafka kafka, JobOptions options, JobClient job, int uiPort) {
     this.kafka = kafka;
     this.options = options;
     this.job = job;
+    this.uiPort = uiPort;
   }
 
   /**
@@ -88,14 +96,14 @@ final class DemoPipeline implements AutoCloseable {
               options.get(JobOptions.DEADLETTER_TOPIC),
               options.get(JobOptions.ALERT_TOPIC)));
       Configuration conf = new Configuration();
-      conf.set(RestOptions.BIND_PORT, uiPort + "-" + (uiPort + 20));
+      conf.set(RestOptions.BIND_PORT, uiPort + "-" + (uiPort + UI_PORTS));
       StreamExecutionEnvironment env =
           StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(conf);
       env.setParallelism(2);
       AttributionJob.configure(env, options);
       AttributionJob.topology(
           env, AttributionJob.kafkaSource(options), AttributionJob.kafkaSinks(options), options);
-      return new DemoPipeline(kafka, options, env.executeAsync(AttributionJob.JOB_NAME));
+      return new DemoPipeline(kafka, options, env.executeAsync(AttributionJob.JOB_NAME), uiPort);
     } catch (Throwable t) {
       kafka.close();
       throw t;
@@ -137,6 +145,24 @@ final class DemoPipeline implements AutoCloseable {
 
   JobID jobId() {
     return job.getJobID();
+  }
+
+  /**
+   * The job's checkpoints so far, from the MiniCluster's REST API; empty if it does not answer. The
+   * web UI took the first free port of its range, which the job client does not tell: each port of
+   * the range is asked for this job.
+   */
+  Optional<FlinkRest.CheckpointCounts> checkpoints() {
+    for (int port = uiPort; port <= uiPort + UI_PORTS; port++) {
+      try {
+        return Optional.of(
+            new FlinkRest(URI.create("http://localhost:" + port + "/"))
+                .checkpoints(job.getJobID().toHexString()));
+      } catch (IOException e) {
+        // nothing there, or another server without this job: the next port
+      }
+    }
+    return Optional.empty();
   }
 
   /** A producer into the job's snapshot topic; the caller closes it. */

@@ -16,7 +16,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -197,6 +199,34 @@ public final class FlinkRest {
     return r.hasNonNull("external_path")
         ? Optional.of(r.path("external_path").asText())
         : Optional.empty();
+  }
+
+  /**
+   * A job's checkpoints so far ({@code GET /jobs/:id/checkpoints}, counted over its restarts), the
+   * state size of the latest completed one (-1 if none completed) and the failure message of the
+   * latest failed one (null if none failed).
+   */
+  public record CheckpointCounts(
+      long completed, long failed, long latestStateBytes, String lastFailure) {}
+
+  public CheckpointCounts checkpoints(String jobId) throws IOException {
+    JsonNode c = get("jobs/" + jobId + "/checkpoints");
+    JsonNode completed = c.path("latest").path("completed");
+    JsonNode failed = c.path("latest").path("failed");
+    return new CheckpointCounts(
+        c.path("counts").path("completed").asLong(),
+        c.path("counts").path("failed").asLong(),
+        completed.path("state_size").asLong(-1),
+        failed.hasNonNull("failure_message") ? failed.path("failure_message").asText() : null);
+  }
+
+  /** {@code GET /jobmanager/config}: the cluster's Flink configuration, key to value. */
+  public Map<String, String> configuration() throws IOException {
+    Map<String, String> conf = new TreeMap<>();
+    for (JsonNode e : get("jobmanager/config")) {
+      conf.put(e.path("key").asText(), e.path("value").asText());
+    }
+    return conf;
   }
 
   private JsonNode get(String path) throws IOException {
