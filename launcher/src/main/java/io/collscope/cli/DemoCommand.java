@@ -199,7 +199,9 @@ final class DemoCommand implements Callable<Integer> {
                       c.failed(),
                       c.lastFailure() == null
                           ? ""
-                          : " (the latest: " + rootCause(c.lastFailure()) + ")"));
+                          : " (the latest: "
+                              + c.lastFailure().lines().findFirst().orElse("").strip()
+                              + ")"));
 
       err.printf(
           "collscope demo: done; %d snapshots published, %d failed deliveries%n",
@@ -213,18 +215,6 @@ final class DemoCommand implements Callable<Integer> {
       err.flush();
       return result.failure().isPresent() ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
     }
-  }
-
-  /**
-   * The innermost cause of a failure Flink reports as a stack trace ("Asynchronous task checkpoint
-   * failed." wraps "Size of the state is larger than ..."), without the exception class names.
-   */
-  static String rootCause(String trace) {
-    String cause = trace.lines().findFirst().orElse("");
-    for (String line : trace.lines().toList()) {
-      if (line.startsWith("Caused by: ")) cause = line.substring("Caused by: ".length());
-    }
-    return cause.replaceFirst("^([\\w$.]+(Exception|Error|Throwable): )+", "").strip();
   }
 
   /** The demo's alerts forwarded to an Alertmanager on a thread of their own. */

@@ -29,8 +29,10 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 /**
  * The demo's pipeline on this machine: the job's topics on a {@link DemoKafka} (a temporary broker
  * of its own, or the run's topics on an existing cluster), and the attribution job on a local
- * MiniCluster with its web UI. Closing it stops the job and removes the broker and its data, or the
- * run's topics.
+ * MiniCluster with its web UI. The job's checkpoints (and the savepoint it stops with) go to files
+ * in the run's directory, a temporary one: its state at thousands of ranks is more than the
+ * JobManager's memory takes. Closing it stops the job and removes the broker and its data, or the
+ * run's topics, and the run's directory.
  */
 final class DemoPipeline implements AutoCloseable {
 
@@ -40,12 +42,15 @@ final class DemoPipeline implements AutoCloseable {
   private static final int UI_PORTS = 20;
 
   private final DemoKafka kafka;
+  private final Path runDir;
   private final JobOptions options;
   private final JobClient job;
   private final int uiPort;
 
-  private DemoPipeline(DemoKafka kafka, JobOptions options, JobClient job, int uiPort) {
+  private DemoPipeline(
+      DemoKafka kafka, Path runDir, JobOptions options, JobClient job, int uiPort) {
     this.kafka = kafka;
+    this.runDir = runDir;
     this.options = options;
     this.job = job;
     this.uiPort = uiPort;
@@ -79,14 +84,18 @@ final class DemoPipeline implements AutoCloseable {
       int uiPort,
       Path history)
       throws Exception {
+    Path runDir = null;
     try {
+      runDir = Files.createTempDirectory("collscope-demo-");
       JobOptions options =
           kafka.configure(
               jobOptions(window, minExcessUs)
                   .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs))
                   .with(
                       JobOptions.HISTORY_PATH,
-                      history == null ? "" : history.toAbsolutePath().toUri().toString()));
+                      history == null ? "" : history.toAbsolutePath().toUri().toString())
+                  .with(
+                      JobOptions.CHECKPOINT_DIR, runDir.resolve("checkpoints").toUri().toString()));
       kafka.createTopics(
           PARTITIONS,
           List.of(
@@ -103,9 +112,11 @@ final class DemoPipeline implements AutoCloseable {
       AttributionJob.configure(env, options);
       AttributionJob.topology(
           env, AttributionJob.kafkaSource(options), AttributionJob.kafkaSinks(options), options);
-      return new DemoPipeline(kafka, options, env.executeAsync(AttributionJob.JOB_NAME), uiPort);
+      return new DemoPipeline(
+          kafka, runDir, options, env.executeAsync(AttributionJob.JOB_NAME), uiPort);
     } catch (Throwable t) {
       kafka.close();
+      if (runDir != null) deleteRecursively(runDir);
       throw t;
     }
   }
@@ -195,7 +206,11 @@ final class DemoPipeline implements AutoCloseable {
         stop();
       }
     } finally {
-      kafka.close();
+      try {
+        kafka.close();
+      } finally {
+        deleteRecursively(runDir);
+      }
     }
   }
 
@@ -209,7 +224,7 @@ final class DemoPipeline implements AutoCloseable {
       job.cancel().get(30, TimeUnit.SECONDS);
       return;
     }
-    java.nio.file.Path savepoints = Files.createTempDirectory("collscope-demo-savepoint");
+    Path savepoints = runDir.resolve("savepoints");
     try {
       job.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
           .get(60, TimeUnit.SECONDS);
@@ -217,14 +232,13 @@ final class DemoPipeline implements AutoCloseable {
       if (!job.getJobStatus().get(30, TimeUnit.SECONDS).isGloballyTerminalState()) {
         job.cancel().get(30, TimeUnit.SECONDS);
       }
-    } finally {
-      deleteRecursively(savepoints);
     }
   }
 
-  private static void deleteRecursively(java.nio.file.Path dir) throws IOException {
-    try (Stream<java.nio.file.Path> files = Files.walk(dir)) {
-      for (java.nio.file.Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+  private static void deleteRecursively(Path dir) throws IOException {
+    if (!Files.exists(dir)) return;
+    try (Stream<Path> files = Files.walk(dir)) {
+      for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
     }
