@@ -19,15 +19,17 @@ import org.apache.flink.core.fs.Path;
  * <p>Why: without {@code execution.checkpointing.dir} Flink keeps checkpoints in the JobManager's
  * memory, which refuses any operator's state over 5 MB and loses every checkpoint with the
  * JobManager. The job's state grows with the ranks (a baseline snapshot per rank, the open windows
- * of each rank, the alert state of each communicator): 4,000 ranks already exceed it, and a
- * 10,000-rank replay through the demo failed 7 checkpoints and lost windows (issue 47).
+ * of each rank, the alert state of each communicator): at 4,000 ranks one subtask's state already
+ * exceeds it, and a 10,000-rank replay through the demo failed 7 checkpoints and lost windows
+ * (issue 47).
  *
  * <ul>
  *   <li>On a cluster (any execution target but this JVM's MiniCluster) the directory is the job
  *       option {@code checkpoint-dir}, else the cluster's {@code execution.checkpointing.dir}; with
  *       neither the job refuses to start, one line, instead of failing its first large checkpoint.
  *   <li>In this JVM (the demo, {@code eval --live}, the benchmarks, tests) the caller's directory
- *       ({@code checkpoint-dir}: the demo's run directory), else a temporary one.
+ *       ({@code checkpoint-dir}: the demo's run directory; {@code bench pipeline}'s own), else a
+ *       temporary one.
  * </ul>
  *
  * <p>Incremental checkpoints: the job runs on the state backend its configuration names, and all of
@@ -39,11 +41,11 @@ import org.apache.flink.core.fs.Path;
  * writes its rank's state on a budget of microseconds (docs/SCALE.md): RocksDB or ForSt would
  * serialize the baseline and the window accumulator on every record, where the heap touches objects
  * (the baseline is kept as bytes so that a checkpoint copies it cheaply, see Baseline). A full
- * checkpoint is about 2.7 KB per rank (10.9 MB at 4,000 ranks in 2 s windows,
- * DemoReplayCheckpointsITCase), written asynchronously: about 0.5 MB/s per thousand ranks at the
- * default 5 s interval. A cluster whose state outgrows the heap sets {@code state.backend.type:
- * rocksdb} or {@code forst} (docs/SCALE.md), and then the job turns incremental checkpoints on,
- * unless {@code execution.checkpointing.incremental} says otherwise.
+ * checkpoint is about 5.5 KB per rank (22.2 MB at 4,000 ranks in communicators of 8 with 2 s
+ * windows, DemoReplayCheckpointsITCase), written asynchronously: about 1.1 MB/s per thousand ranks
+ * at the default 5 s interval. A cluster whose state outgrows the heap sets {@code
+ * state.backend.type: rocksdb} or {@code forst} (docs/SCALE.md), and then the job turns incremental
+ * checkpoints on, unless {@code execution.checkpointing.incremental} says otherwise.
  */
 public final class CheckpointStorageSettings {
 
