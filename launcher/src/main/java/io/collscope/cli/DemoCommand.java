@@ -193,11 +193,14 @@ final class DemoCommand implements Callable<Integer> {
                   err.printf(
                       java.util.Locale.ROOT,
                       "collscope demo: checkpoints: %d completed (the latest %.1f MB), %d"
-                          + " failed%s%n",
+                          + " failed%s%s%n",
                       c.completed(),
                       c.latestStateBytes() / 1e6,
                       c.failed(),
-                      c.lastFailure() == null
+                      c.notStarted() == 0
+                          ? ""
+                          : ", " + c.notStarted() + " not started (a task was still starting)",
+                      c.failed() == 0 || c.lastFailure() == null
                           ? ""
                           : " (the latest: "
                               + c.lastFailure().lines().findFirst().orElse("").strip()

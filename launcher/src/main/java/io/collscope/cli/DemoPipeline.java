@@ -22,6 +22,7 @@ import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -40,6 +41,20 @@ final class DemoPipeline implements AutoCloseable {
 
   /** The web UI takes the first free port from the one asked for up to this many above it. */
   private static final int UI_PORTS = 20;
+
+  /**
+   * Checkpoints the job's statistics keep (Flink's default: 10): all of a demo's, so that failed
+   * checkpoints are told from those never started ({@link #checkpoints}).
+   */
+  private static final int CHECKPOINT_HISTORY = 10_000;
+
+  /**
+   * The job's checkpoints: {@code failed} the ones that started and failed (the storage refused the
+   * state, a task declined, it expired); {@code notStarted} those Flink counts as failed although
+   * it never started them, because a task was not yet running (the job's first seconds).
+   */
+  record Checkpoints(
+      long completed, long failed, long notStarted, long latestStateBytes, String lastFailure) {}
 
   private final DemoKafka kafka;
   private final Path runDir;
@@ -106,6 +121,7 @@ final class DemoPipeline implements AutoCloseable {
               options.get(JobOptions.ALERT_TOPIC)));
       Configuration conf = new Configuration();
       conf.set(RestOptions.BIND_PORT, uiPort + "-" + (uiPort + UI_PORTS));
+      conf.set(WebOptions.CHECKPOINTS_HISTORY_SIZE, CHECKPOINT_HISTORY);
       StreamExecutionEnvironment env =
           StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(conf);
       env.setParallelism(2);
@@ -163,12 +179,17 @@ final class DemoPipeline implements AutoCloseable {
    * web UI took the first free port of its range, which the job client does not tell: each port of
    * the range is asked for this job.
    */
-  Optional<FlinkRest.CheckpointCounts> checkpoints() {
+  Optional<Checkpoints> checkpoints() {
     for (int port = uiPort; port <= uiPort + UI_PORTS; port++) {
       try {
-        return Optional.of(
+        FlinkRest.CheckpointCounts c =
             new FlinkRest(URI.create("http://localhost:" + port + "/"))
-                .checkpoints(job.getJobID().toHexString()));
+                .checkpoints(job.getJobID().toHexString());
+        // A full history holds every checkpoint that started; a truncated one cannot tell.
+        long failed = c.history() < CHECKPOINT_HISTORY ? c.failedInHistory() : c.failed();
+        return Optional.of(
+            new Checkpoints(
+                c.completed(), failed, c.failed() - failed, c.latestStateBytes(), c.lastFailure()));
       } catch (IOException e) {
         // nothing there, or another server without this job: the next port
       }
