@@ -76,25 +76,35 @@ public final class AttributionJob {
   private AttributionJob() {}
 
   public static void main(String[] args) throws Exception {
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     JobOptions options;
     try {
       options = JobOptions.parse(args);
+      configure(env, options);
     } catch (IllegalArgumentException e) {
-      System.err.println(JOB_NAME + ": " + e.getMessage());
+      String line = JOB_NAME + ": " + e.getMessage();
+      if (CheckpointStorageSettings.inTheJobManager(env.getConfiguration())) {
+        // main runs inside the JobManager (a jar run through the REST API): System.exit would end
+        // the JobManager; the exception fails this submission alone, its line in the answer.
+        throw new IllegalArgumentException(line, e);
+      }
+      System.err.println(line);
       System.exit(2);
       return;
     }
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    configure(env, options);
     topology(env, kafkaSource(options), kafkaSinks(options), options);
     env.execute(JOB_NAME);
   }
 
   /**
    * Checkpointing drives the exactly-once sinks: outputs become visible when a checkpoint
-   * completes.
+   * completes. Checkpoints go to files (CheckpointStorageSettings says where, and why never the
+   * JobManager's memory).
+   *
+   * @throws IllegalArgumentException on a cluster without durable checkpoint storage
    */
   public static void configure(StreamExecutionEnvironment env, JobOptions o) {
+    env.configure(CheckpointStorageSettings.resolve(env.getConfiguration(), o));
     env.enableCheckpointing(
         o.duration(JobOptions.CHECKPOINT_INTERVAL).toMillis(), CheckpointingMode.EXACTLY_ONCE);
     // Object reuse between chained operators stays off: the audit (docs/SCALE.md) found it safe,

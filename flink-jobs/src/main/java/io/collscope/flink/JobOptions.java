@@ -62,6 +62,13 @@ public final class JobOptions {
   public static final String MIN_EXCESS_US = "min-excess-us";
 
   /**
+   * Where the job's checkpoints go: a directory every JobManager and TaskManager reaches ({@code
+   * s3://...}, {@code hdfs://...}, a shared mount). Empty: the cluster's {@code
+   * execution.checkpointing.dir}; a cluster with neither is refused (CheckpointStorageSettings).
+   */
+  public static final String CHECKPOINT_DIR = "checkpoint-dir";
+
+  /**
    * The smallest excess lateness (µs per collective) a finding needs, for counters with per-peer
    * tails; the rule raises it with the collective's cost and the window's noise. Set it to half the
    * detection floor you want: see docs/ACCURACY.md.
@@ -97,6 +104,7 @@ public final class JobOptions {
           Map.entry(OUT_OF_ORDERNESS, "2s"),
           Map.entry(IDLENESS, "5s"),
           Map.entry(CHECKPOINT_INTERVAL, "5s"),
+          Map.entry(CHECKPOINT_DIR, ""),
           Map.entry(MIN_EXCESS_US, "20"),
           Map.entry(ABS_FLOOR_US, "5"),
           Map.entry(TRANSACTIONAL_ID_PREFIX, "collscope-attribution"),

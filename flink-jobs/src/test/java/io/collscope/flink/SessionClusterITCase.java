@@ -71,7 +71,9 @@ class SessionClusterITCase {
             // Every partition has data here: a split is idle only when its source subtask
             // stalls, which two TaskManager JVMs on a loaded 2-core host do for seconds. Idle, it
             // would let the watermark pass its rank's windows (the rank then reads missing).
-            .with(JobOptions.IDLENESS, "10s");
+            .with(JobOptions.IDLENESS, "10s")
+            // The cluster has no execution.checkpointing.dir: the job's option names one.
+            .with(JobOptions.CHECKPOINT_DIR, dir.resolve("checkpoints").toUri().toString());
     KafkaSnapshotSink.connect(
             kafka.bootstrapServers(),
             options.get(JobOptions.SNAPSHOT_TOPIC),
@@ -107,6 +109,23 @@ class SessionClusterITCase {
           .as("windows naming rank 2 in %s", history)
           .isPositive();
       client.cancel(id).get();
+    }
+  }
+
+  @Test
+  void withoutDurableCheckpointStorageTheJobRefusesToStartInOneLine() throws Exception {
+    // No execution.checkpointing.dir on the cluster, no --checkpoint-dir: the JobManager's memory
+    // would take the checkpoints, and refuse them once the state passes 5 MB.
+    try (RestClusterClient<StandaloneClusterId> client = cluster.client()) {
+      int jobs = client.listJobs().get().size();
+      SessionCluster.FlinkRun run = cluster.run(List.of("--bootstrap", kafka.bootstrapServers()));
+      assertThat(run.exitCode()).as(run.output()).isEqualTo(2);
+      assertThat(run.output())
+          .contains(
+              AttributionJob.JOB_NAME
+                  + ": no durable checkpoint storage: the cluster has no"
+                  + " execution.checkpointing.dir; set");
+      assertThat(client.listJobs().get()).as("no job started").hasSize(jobs);
     }
   }
 

@@ -43,8 +43,15 @@ public final class SnapshotRecording {
     }
 
     @Override
-    public synchronized void send(CounterSnapshot s) {
-      byte[] b = Snapshots.encode(s);
+    public void send(CounterSnapshot s) {
+      append(Snapshots.encode(s));
+    }
+
+    /**
+     * Appends one snapshot already encoded as an Avro single-object {@code CounterSnapshot} (e.g.
+     * the load generator's records, which are made as bytes).
+     */
+    public synchronized void append(byte[] b) {
       try {
         out.writeInt(b.length);
         out.write(b);

@@ -186,6 +186,25 @@ final class DemoCommand implements Callable<Integer> {
       printer.feedStopped(stopped);
       reader.awaitWindowEnd(pipeline.lastWindowEndBefore(stopped), LAST_WINDOW_TIMEOUT);
       if (forwarding != null) forwarding.stop(err);
+      pipeline
+          .checkpoints()
+          .ifPresent(
+              c ->
+                  err.printf(
+                      java.util.Locale.ROOT,
+                      "collscope demo: checkpoints: %d completed (the latest %.1f MB), %d"
+                          + " failed%s%s%n",
+                      c.completed(),
+                      c.latestStateBytes() / 1e6,
+                      c.failed(),
+                      c.notStarted() == 0
+                          ? ""
+                          : ", " + c.notStarted() + " not started (a task was still starting)",
+                      c.failed() == 0 || c.lastFailure() == null
+                          ? ""
+                          : " (the latest: "
+                              + c.lastFailure().lines().findFirst().orElse("").strip()
+                              + ")"));
 
       err.printf(
           "collscope demo: done; %d snapshots published, %d failed deliveries%n",

@@ -1,10 +1,12 @@
 package io.collscope.cli;
 
+import io.collscope.cluster.FlinkRest;
 import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.flink.AttributionJob;
 import io.collscope.flink.JobOptions;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,6 +14,7 @@ import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -19,6 +22,7 @@ import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -26,21 +30,45 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 /**
  * The demo's pipeline on this machine: the job's topics on a {@link DemoKafka} (a temporary broker
  * of its own, or the run's topics on an existing cluster), and the attribution job on a local
- * MiniCluster with its web UI. Closing it stops the job and removes the broker and its data, or the
- * run's topics.
+ * MiniCluster with its web UI. The job's checkpoints (and the savepoint it stops with) go to files
+ * in the run's directory, a temporary one: its state at thousands of ranks is more than the
+ * JobManager's memory takes. Closing it stops the job and removes the broker and its data, or the
+ * run's topics, and the run's directory.
  */
 final class DemoPipeline implements AutoCloseable {
 
   private static final int PARTITIONS = 4;
 
+  /** The web UI takes the first free port from the one asked for up to this many above it. */
+  private static final int UI_PORTS = 20;
+
+  /**
+   * Checkpoints the job's statistics keep (Flink's default: 10): all of a demo's, so that failed
+   * checkpoints are told from those never started ({@link #checkpoints}).
+   */
+  private static final int CHECKPOINT_HISTORY = 10_000;
+
+  /**
+   * The job's checkpoints: {@code failed} the ones that started and failed (the storage refused the
+   * state, a task declined, it expired); {@code notStarted} those Flink counts as failed although
+   * it never started them, because a task was not yet running (the job's first seconds).
+   */
+  record Checkpoints(
+      long completed, long failed, long notStarted, long latestStateBytes, String lastFailure) {}
+
   private final DemoKafka kafka;
+  private final Path runDir;
   private final JobOptions options;
   private final JobClient job;
+  private final int uiPort;
 
-  private DemoPipeline(DemoKafka kafka, JobOptions options, JobClient job) {
+  private DemoPipeline(
+      DemoKafka kafka, Path runDir, JobOptions options, JobClient job, int uiPort) {
     this.kafka = kafka;
+    this.runDir = runDir;
     this.options = options;
     this.job = job;
+    this.uiPort = uiPort;
   }
 
   /**
@@ -71,14 +99,18 @@ final class DemoPipeline implements AutoCloseable {
       int uiPort,
       Path history)
       throws Exception {
+    Path runDir = null;
     try {
+      runDir = Files.createTempDirectory("collscope-demo-");
       JobOptions options =
           kafka.configure(
               jobOptions(window, minExcessUs)
                   .with(JobOptions.ABS_FLOOR_US, Double.toString(absFloorUs))
                   .with(
                       JobOptions.HISTORY_PATH,
-                      history == null ? "" : history.toAbsolutePath().toUri().toString()));
+                      history == null ? "" : history.toAbsolutePath().toUri().toString())
+                  .with(
+                      JobOptions.CHECKPOINT_DIR, runDir.resolve("checkpoints").toUri().toString()));
       kafka.createTopics(
           PARTITIONS,
           List.of(
@@ -88,16 +120,19 @@ final class DemoPipeline implements AutoCloseable {
               options.get(JobOptions.DEADLETTER_TOPIC),
               options.get(JobOptions.ALERT_TOPIC)));
       Configuration conf = new Configuration();
-      conf.set(RestOptions.BIND_PORT, uiPort + "-" + (uiPort + 20));
+      conf.set(RestOptions.BIND_PORT, uiPort + "-" + (uiPort + UI_PORTS));
+      conf.set(WebOptions.CHECKPOINTS_HISTORY_SIZE, CHECKPOINT_HISTORY);
       StreamExecutionEnvironment env =
           StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(conf);
       env.setParallelism(2);
       AttributionJob.configure(env, options);
       AttributionJob.topology(
           env, AttributionJob.kafkaSource(options), AttributionJob.kafkaSinks(options), options);
-      return new DemoPipeline(kafka, options, env.executeAsync(AttributionJob.JOB_NAME));
+      return new DemoPipeline(
+          kafka, runDir, options, env.executeAsync(AttributionJob.JOB_NAME), uiPort);
     } catch (Throwable t) {
       kafka.close();
+      if (runDir != null) deleteRecursively(runDir);
       throw t;
     }
   }
@@ -139,6 +174,29 @@ final class DemoPipeline implements AutoCloseable {
     return job.getJobID();
   }
 
+  /**
+   * The job's checkpoints so far, from the MiniCluster's REST API; empty if it does not answer. The
+   * web UI took the first free port of its range, which the job client does not tell: each port of
+   * the range is asked for this job.
+   */
+  Optional<Checkpoints> checkpoints() {
+    for (int port = uiPort; port <= uiPort + UI_PORTS; port++) {
+      try {
+        FlinkRest.CheckpointCounts c =
+            new FlinkRest(URI.create("http://localhost:" + port + "/"))
+                .checkpoints(job.getJobID().toHexString());
+        // A full history holds every checkpoint that started; a truncated one cannot tell.
+        long failed = c.history() < CHECKPOINT_HISTORY ? c.failedInHistory() : c.failed();
+        return Optional.of(
+            new Checkpoints(
+                c.completed(), failed, c.failed() - failed, c.latestStateBytes(), c.lastFailure()));
+      } catch (IOException e) {
+        // nothing there, or another server without this job: the next port
+      }
+    }
+    return Optional.empty();
+  }
+
   /** A producer into the job's snapshot topic; the caller closes it. */
   KafkaSnapshotSink snapshotSink() throws BrokerUnreachableException {
     return KafkaSnapshotSink.connect(
@@ -169,7 +227,11 @@ final class DemoPipeline implements AutoCloseable {
         stop();
       }
     } finally {
-      kafka.close();
+      try {
+        kafka.close();
+      } finally {
+        deleteRecursively(runDir);
+      }
     }
   }
 
@@ -183,7 +245,7 @@ final class DemoPipeline implements AutoCloseable {
       job.cancel().get(30, TimeUnit.SECONDS);
       return;
     }
-    java.nio.file.Path savepoints = Files.createTempDirectory("collscope-demo-savepoint");
+    Path savepoints = runDir.resolve("savepoints");
     try {
       job.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
           .get(60, TimeUnit.SECONDS);
@@ -191,14 +253,13 @@ final class DemoPipeline implements AutoCloseable {
       if (!job.getJobStatus().get(30, TimeUnit.SECONDS).isGloballyTerminalState()) {
         job.cancel().get(30, TimeUnit.SECONDS);
       }
-    } finally {
-      deleteRecursively(savepoints);
     }
   }
 
-  private static void deleteRecursively(java.nio.file.Path dir) throws IOException {
-    try (Stream<java.nio.file.Path> files = Files.walk(dir)) {
-      for (java.nio.file.Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+  private static void deleteRecursively(Path dir) throws IOException {
+    if (!Files.exists(dir)) return;
+    try (Stream<Path> files = Files.walk(dir)) {
+      for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
     }

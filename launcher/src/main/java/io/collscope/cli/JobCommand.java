@@ -7,6 +7,7 @@ import io.collscope.config.ConfigDefaultProvider.Resolved;
 import io.collscope.config.ConfigDefaultProvider.Source;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.flink.AttributionJob;
+import io.collscope.flink.CheckpointStorageSettings;
 import io.collscope.flink.JobOptions;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -20,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.DeploymentOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -140,6 +143,7 @@ final class JobCommand implements Runnable {
       }
       out.println("job options: " + describe(values));
       List<String> args = AttributionConfig.arguments(values);
+      requireDurableCheckpoints(target.flink(), args);
       // The job's Kafka source fails over and over while its topic does not exist.
       KafkaSnapshotSink.connect(
               values.get(JobOptions.BOOTSTRAP).value(),
@@ -162,6 +166,18 @@ final class JobCommand implements Runnable {
           });
       return parts.isEmpty() ? "defaults" : String.join(", ", parts);
     }
+  }
+
+  /**
+   * Refuses (one line, exit 2) a cluster on which the job would keep its checkpoints in the
+   * JobManager's memory. The job refuses it too (CheckpointStorageSettings), but inside the
+   * JobManager, as a failed REST call — and upgrade would by then have stopped the running job.
+   */
+  static void requireDurableCheckpoints(FlinkRest flink, List<String> args) throws IOException {
+    Configuration cluster = Configuration.fromMap(flink.configuration());
+    // The job runs there, whatever execution target the JobManager's own configuration names.
+    cluster.set(DeploymentOptions.TARGET, "remote");
+    CheckpointStorageSettings.resolve(cluster, JobOptions.parse(args.toArray(String[]::new)));
   }
 
   static String submit(

@@ -2,9 +2,12 @@ package io.collscope.cli;
 
 import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
+import io.collscope.emitter.SnapshotRecording;
 import io.collscope.load.LoadGenerator;
 import io.collscope.load.LoadProducer;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -95,6 +98,15 @@ final class LoadCommand implements Callable<Integer> {
   int templateIntervals;
 
   @Option(
+      names = "--record",
+      paramLabel = "FILE",
+      description =
+          "Write the rounds to this new recording (the format of emit --record) instead of"
+              + " publishing them, as fast as they are made; 'collscope demo --replay FILE' replays"
+              + " it in real time. No broker is needed.")
+  Path record;
+
+  @Option(
       names = "--bootstrap",
       defaultValue = Defaults.BOOTSTRAP,
       description = "Kafka bootstrap servers (env COLLSCOPE_BOOTSTRAP). Default: ${DEFAULT-VALUE}")
@@ -148,6 +160,9 @@ final class LoadCommand implements Callable<Integer> {
     double x = acceleration(accelerate);
     List<LoadGenerator.Kind> kinds = LoadGenerator.parseKinds(communicators, ranks);
     Map<String, List<String>> faults = faults(inject);
+    if (record != null && Files.exists(record)) {
+      throw new IllegalArgumentException("--record " + record + " exists: give a new file");
+    }
     PrintStream err = System.err;
     long t0 = System.nanoTime();
     LoadGenerator gen =
@@ -169,6 +184,8 @@ final class LoadCommand implements Callable<Integer> {
         gen.recordsPerRound(),
         intervalMs,
         (System.nanoTime() - t0) / 1e9);
+    long rounds = Math.max(1, seconds * 1000 / intervalMs);
+    if (record != null) return record(gen, rounds);
     try {
       KafkaSnapshotSink.ensureTopic(
           bootstrap, kafkaClient.config(), topic, partitions, brokerTimeout);
@@ -176,12 +193,28 @@ final class LoadCommand implements Callable<Integer> {
       err.println("load: " + e.getMessage());
       return Defaults.EXIT_BROKER_UNREACHABLE;
     }
-    long rounds = Math.max(1, seconds * 1000 / intervalMs);
     try (LoadProducer out = new LoadProducer(bootstrap, kafkaClient.config(), topic, producer)) {
       LoadProducer.Result r = out.run(gen, rounds, x, err);
       System.out.println(r.summary());
       return r.failed() == 0 ? Defaults.EXIT_OK : Defaults.EXIT_FAILURE;
     }
+  }
+
+  /**
+   * The rounds as a recording: each record one frame, in round order (the order a replay sends them
+   * in, by event time within the per-rank skew).
+   */
+  private int record(LoadGenerator gen, long rounds) {
+    try (SnapshotRecording.Writer w = new SnapshotRecording.Writer(record)) {
+      for (long j = 0; j < rounds; j++) {
+        gen.nextRound((key, value, timestampMs) -> w.append(value));
+      }
+      w.flush();
+    }
+    long records = rounds * gen.recordsPerRound();
+    System.out.printf(
+        Locale.ROOT, "recorded %d records (%d rounds) in %s%n", records, rounds, record);
+    return Defaults.EXIT_OK;
   }
 
   /** "1/s", "10/s", "0.5/s" → milliseconds between a rank's snapshots. */

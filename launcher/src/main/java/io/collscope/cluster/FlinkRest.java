@@ -16,7 +16,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -197,6 +199,48 @@ public final class FlinkRest {
     return r.hasNonNull("external_path")
         ? Optional.of(r.path("external_path").asText())
         : Optional.empty();
+  }
+
+  /**
+   * A job's checkpoints so far ({@code GET /jobs/:id/checkpoints}, counted over its restarts):
+   * {@code failed} counts every failure, also the checkpoints Flink never started because a task
+   * was not yet running (at the job's start: not a failure of the checkpoint, and not in the
+   * history); {@code failedInHistory} the failed ones of the {@code history} (the latest attempts
+   * that started, up to web.checkpoints.history). The state size of the latest completed one (-1 if
+   * none completed), the failure message of the latest failed one (null if none failed).
+   */
+  public record CheckpointCounts(
+      long completed,
+      long failed,
+      long failedInHistory,
+      int history,
+      long latestStateBytes,
+      String lastFailure) {}
+
+  public CheckpointCounts checkpoints(String jobId) throws IOException {
+    JsonNode c = get("jobs/" + jobId + "/checkpoints");
+    JsonNode completed = c.path("latest").path("completed");
+    JsonNode failed = c.path("latest").path("failed");
+    long failedInHistory = 0;
+    for (JsonNode h : c.path("history")) {
+      if (h.path("status").asText().equals("FAILED")) failedInHistory++;
+    }
+    return new CheckpointCounts(
+        c.path("counts").path("completed").asLong(),
+        c.path("counts").path("failed").asLong(),
+        failedInHistory,
+        c.path("history").size(),
+        completed.path("state_size").asLong(-1),
+        failed.hasNonNull("failure_message") ? failed.path("failure_message").asText() : null);
+  }
+
+  /** {@code GET /jobmanager/config}: the cluster's Flink configuration, key to value. */
+  public Map<String, String> configuration() throws IOException {
+    Map<String, String> conf = new TreeMap<>();
+    for (JsonNode e : get("jobmanager/config")) {
+      conf.put(e.path("key").asText(), e.path("value").asText());
+    }
+    return conf;
   }
 
   private JsonNode get(String path) throws IOException {

@@ -184,6 +184,8 @@ public final class AccuracyEval {
     // world (three arrays of 1024 numbers each) would fill the heap for nothing.
     CollectingSink<Attribution> verdicts = new CollectingSink<>();
     CollectingSink<Alert> alerts = new CollectingSink<>();
+    // No checkpoints (AttributionJob.configure is not called): a bounded replay into sinks in this
+    // JVM has nothing to commit and, run again, simply starts over.
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment();
     env.setParallelism(1); // see RecordedSource
     AttributionJob.topology(

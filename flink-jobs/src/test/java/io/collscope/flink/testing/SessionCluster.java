@@ -215,6 +215,28 @@ public final class SessionCluster implements AutoCloseable {
    * @param fromCheckpoint a retained checkpoint (or savepoint) to resume from, or null
    */
   public JobID submit(List<String> jobArgs, Path fromCheckpoint) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+    String out = "";
+    while (System.nanoTime() < deadline) {
+      out = flinkRun(jobArgs, fromCheckpoint).output();
+      Matcher m = Pattern.compile("JobID ([0-9a-f]{32})").matcher(out);
+      if (m.find()) {
+        return JobID.fromHexString(m.group(1));
+      }
+      Thread.sleep(2000); // the cluster may still be starting
+    }
+    throw new AssertionError("flink run did not submit the job:\n" + out);
+  }
+
+  /** What one {@code flink run} printed (stdout and stderr) and its exit code. */
+  public record FlinkRun(int exitCode, String output) {}
+
+  /** {@code flink run -d JAR ARGS} once, without retrying: for a submission that must fail. */
+  public FlinkRun run(List<String> jobArgs) throws Exception {
+    return flinkRun(jobArgs, null);
+  }
+
+  private FlinkRun flinkRun(List<String> jobArgs, Path fromCheckpoint) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(java());
     cmd.addAll(FlinkJvmOptions.JAVA_17);
@@ -229,21 +251,12 @@ public final class SessionCluster implements AutoCloseable {
     }
     cmd.add(JOB_JAR.toString());
     cmd.addAll(jobArgs);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-    String out = "";
-    while (System.nanoTime() < deadline) {
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-      pb.environment().put("FLINK_CONF_DIR", conf.toString());
-      Process p = pb.start();
-      out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      p.waitFor(60, TimeUnit.SECONDS);
-      Matcher m = Pattern.compile("JobID ([0-9a-f]{32})").matcher(out);
-      if (m.find()) {
-        return JobID.fromHexString(m.group(1));
-      }
-      Thread.sleep(2000); // the cluster may still be starting
-    }
-    throw new AssertionError("flink run did not submit the job:\n" + out);
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().put("FLINK_CONF_DIR", conf.toString());
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(60, TimeUnit.SECONDS)) p.destroyForcibly();
+    return new FlinkRun(p.isAlive() ? -1 : p.exitValue(), out);
   }
 
   /** Waits until the job is RUNNING; fails if it ended. */
