@@ -198,10 +198,12 @@ public final class NcclSidecar {
         live.put(f.getKey(), new Entry(b, f.getValue(), boot, b.header().nranks() >= compactFrom));
         instances++;
         if (b.header().nNodes() > 1) {
-          // The plugin joins arrivals through this node's files only (README of the plugin).
-          LOG.warn(
-              "comm {} spans {} nodes: lateness is joined only between this node's ranks; ranks"
-                  + " on other nodes read as never late",
+          // The plugin joins arrivals through this node's files only; the job joins the ranks'
+          // timed kernel lengths across nodes (the plugin's README), if every node runs a sidecar.
+          LOG.info(
+              "comm {} spans {} nodes: lateness between nodes is joined by the attribution job"
+                  + " from each rank's timed collectives; every node needs its own sidecar"
+                  + " (--node names it)",
               b.header().commHex(),
               b.header().nNodes());
         }
