@@ -130,6 +130,7 @@ class SchemaHistoryTest {
       case ARRAY ->
           List.of(value(s.getElementType(), name, k), value(s.getElementType(), name, k + 1));
       case RECORD -> sample(s, k);
+      case MAP -> java.util.Map.of(name + "-" + k, value(s.getValueType(), name, k + 1));
       case UNION -> value(s.getTypes().get(s.getTypes().size() - 1), name, k);
       default -> throw new AssertionError("no sample for " + s);
     };
