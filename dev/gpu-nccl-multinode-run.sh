@@ -8,7 +8,8 @@
 # 2 ms before each all-reduce; ranks 2 and 3 do (a slow node); nobody does. The job ends with
 # destroy_process_group(). Needs .carry/gpu-node (dev/gpu-node-runtime.sh .carry/gpu-node here).
 # On the GPU machine, from the checkout's root:  dev/gpu-nccl-multinode-run.sh  (into $OUT)
-# Then, here:  bin/collscope demo --replay OUT/SCENARIO-node-*.snapshots --window 2s --interval 250ms
+# SCENARIOS="name:slow,ranks ..." picks scenarios. Recordings and logs come back in recordings.tgz.
+# Then, here:  bin/collscope demo --replay SCENARIO-node-*.snapshots --window 2s --interval 250ms
 set -u
 cd "$(dirname "$0")/.."
 O=${OUT:-/tmp/out}; W=/tmp/cs-multinode; mkdir -p "$O" "$W"; rm -rf "$W"/*
@@ -44,7 +45,7 @@ print(f"rank {rank}: {n} all-reduces, slow={slow}", flush=True)
 dist.destroy_process_group()
 print(f"rank {rank}: exit after destroy_process_group", flush=True)
 PY
-for s in slow-rank:2 slow-node:2,3 clean:; do
+for s in ${SCENARIOS:-slow-rank:2 slow-node:2,3 clean:}; do
   name=${s%%:*}; ranks=${s#*:}
   for node in 0 1; do
     timeout $((SECONDS_PER_RUN + 90)) .carry/gpu-node/bin/collscope emit --source nccl \
@@ -60,3 +61,4 @@ for s in slow-rank:2 slow-node:2,3 clean:; do
   for node in 0 1; do note "$name node-$node sidecar: $(tail -1 "$O/$name-sidecar-$node.log")"; done
 done
 ls -la "$O" >> "$O/summary.txt"
+(cd "$O" && tar czf recordings.tgz ./*.snapshots ./*.log && rm -f ./*.snapshots ./*-job.log ./*-sidecar-*.log)  # the device tool returns 8 files
