@@ -32,7 +32,7 @@ import java.util.function.ToDoubleFunction;
  * <p>Labels: {@code cluster}, {@code job}, {@code communicator} on everything about a communicator;
  * {@code rank} on per-rank series; {@code phase}, {@code verdict}, {@code kind}, {@code cause},
  * {@code link}, {@code reason} from enums or from the ranks of the communicator. So a communicator
- * of N ranks has 10 N + 20 series, plus 2 per finding of its latest window and 1 per alert, and
+ * of N ranks has 10 N + 22 series, plus 2 per finding of its latest window and 1 per alert, and
  * they all go when it stops (see {@code docs/MONITORING.md}).
  */
 public final class ExporterMetrics {

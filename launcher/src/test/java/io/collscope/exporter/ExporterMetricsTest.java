@@ -224,7 +224,7 @@ class ExporterMetricsTest {
   }
 
   @Test
-  void aCommunicatorOfNRanksHas10NPlus20SeriesPlusItsFindingsAndAlerts() {
+  void aCommunicatorOfNRanksHas10NPlus22SeriesPlusItsFindingsAndAlerts() {
     int n = 6;
     for (int r = 0; r < n; r++) accept(rankWindow("tp0", r, n, T0, 5.0, 64));
     accept(attribution("tp0", n, T0, 1, 6.0, slowRank(2, Cause.ARRIVED_LATE, 5.5, 0.5)));
@@ -233,7 +233,7 @@ class ExporterMetricsTest {
         Scrape.of(registry).samples().stream()
             .filter(s -> "tp0".equals(s.labels().get("communicator")))
             .count();
-    assertThat(series).isEqualTo(10 * n + 20 + 2 + 1);
+    assertThat(series).isEqualTo(10 * n + 22 + 2 + 1);
   }
 
   @Test
