@@ -455,14 +455,8 @@ public final class NcclSidecar {
 
   /** The collectives timed since the previous record, for the job's cross-node join. */
   static void timed(CounterSnapshot s, NcclBlockFile.Timed t) {
-    List<Long> keys = new ArrayList<>(t.keys().length);
-    List<Long> ns = new ArrayList<>(t.keys().length);
-    for (int i = 0; i < t.keys().length; i++) {
-      keys.add(t.keys()[i]);
-      ns.add(t.kernelNs()[i]);
-    }
-    s.setTimedKeys(keys);
-    s.setTimedKernelNs(ns);
+    s.setTimedKeys(RankTotals.boxed(t.keys()));
+    s.setTimedKernelNs(RankTotals.boxed(t.kernelNs()));
   }
 
   /**

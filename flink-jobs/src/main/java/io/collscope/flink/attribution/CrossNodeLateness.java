@@ -150,12 +150,15 @@ public final class CrossNodeLateness {
     }
     // The tail edge: the row's own (from its node-local peers) or, with none, one log2 bucket above
     // the median cross-host peer's 99th percentile, as the window function sets it.
+    double[] p99Of = new double[m];
+    List<Double> p99s = new ArrayList<>();
+    for (int j = 0; j < m; j++) {
+      if (lateOf[j] == null || count[j] == 0) continue;
+      p99Of[j] = quantile(lateOf[j], count[j], 0.99);
+      p99s.add(p99Of[j]);
+    }
     double edge = w.getLateTailEdgeUs();
     if (edge <= 0) {
-      List<Double> p99s = new ArrayList<>();
-      for (int j = 0; j < m; j++) {
-        if (lateOf[j] != null && count[j] > 0) p99s.add(quantile(lateOf[j], count[j], 0.99));
-      }
       if (!p99s.isEmpty()) {
         edge = bucketLowerUs(bucketOf(Attributor.median(p99s)) + 1);
         w.setLateTailEdgeUs(edge);
@@ -178,7 +181,7 @@ public final class CrossNodeLateness {
       double var = c > 1 ? Math.max(0, (sq - c * mu * mu) / (c - 1)) : mu * mu;
       mean.set(p, mu);
       se.set(p, Math.sqrt(var / c));
-      p99.set(p, quantile(v, c, 0.99));
+      p99.set(p, p99Of[j]);
       tail.set(p, (double) beyond / c);
       last.set(p, Math.round(accounted * lastCount[j] / c));
     }

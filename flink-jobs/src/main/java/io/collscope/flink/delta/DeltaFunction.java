@@ -288,15 +288,9 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     d.throttleStalls = b.getThrottleStalls() - (a == null ? 0 : a.getThrottleStalls());
     d.tiles = b.getTiles() - (a == null ? 0 : a.getTiles());
     // Not cumulative: the record carries the collectives timed since the previous one.
-    d.timedKeys = longs(b.getTimedKeys());
-    d.timedKernelNs = longs(b.getTimedKernelNs());
+    d.timedKeys = RankTotals.unboxed(b.getTimedKeys());
+    d.timedKernelNs = RankTotals.unboxed(b.getTimedKernelNs());
     return d;
-  }
-
-  private static long[] longs(List<Long> values) {
-    long[] out = new long[values.size()];
-    for (int i = 0; i < out.length; i++) out[i] = values.get(i);
-    return out;
   }
 
   /**
