@@ -10,13 +10,13 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every set of recordings under docs/ made from a fault set (a {@code fault-set.txt} beside them,
- * e.g. the H200 runs) replayed through the job's topology and scored window by window against its
- * timed specs: every judged window names exactly its faults, and every faulted run is judged.
+ * Every set of recordings under recordings/ made from a fault set (a {@code fault-set.txt} beside
+ * them, e.g. the H200 runs) replayed through the job's topology and scored window by window against
+ * its timed specs: every judged window names exactly its faults, and every faulted run is judged.
  */
 class RecordedFaultSetsITCase {
 
-  private static final Path DOCS = Path.of("..", "docs");
+  private static final Path DOCS = Path.of("..", "recordings");
 
   @Test
   void everyJudgedWindowOfEveryRecordedFaultSetIsRight() throws Exception {
