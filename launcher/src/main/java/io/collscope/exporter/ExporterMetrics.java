@@ -42,6 +42,7 @@ public final class ExporterMetrics {
   public static final String COMMUNICATOR = "communicator";
   public static final String RANK = "rank";
   public static final String LINK = "link";
+  public static final String NODE = "node";
   public static final String PHASE = "phase";
   public static final String KIND = "kind";
 
@@ -234,7 +235,7 @@ public final class ExporterMetrics {
   }
 
   private void registerCulpritMetrics(PrometheusRegistry r) {
-    String[] labels = {CLUSTER, JOB, COMMUNICATOR, KIND, RANK, LINK, "cause"};
+    String[] labels = {CLUSTER, JOB, COMMUNICATOR, KIND, RANK, LINK, NODE, "cause"};
     culpritGauge(
         r,
         CULPRIT_EXCESS,
@@ -337,18 +338,28 @@ public final class ExporterMetrics {
 
   /**
    * A finding's culprit labels: kind, rank (SLOW_RANK, SILENT_RANK), link {@code P->R} (SLOW_LINK),
-   * cause. The rank of a link finding (its receiver) is not a culprit, so it is left empty.
+   * node (SLOW_NODE: the slow host; empty otherwise), cause. The rank of a link or node finding is
+   * not a culprit, so it is left empty.
    */
   static String[] culpritLabels(CommunicatorKey k, Finding f) {
     String rank = "";
     String link = "";
+    String node = "";
     switch (f.getKind()) {
       case SLOW_LINK -> link = f.getFromRank() + "->" + f.getRank();
+      case SLOW_NODE -> node = f.getNode() == null ? "" : f.getNode().toString();
       case UNIFORM_SLOWDOWN -> {}
       default -> rank = f.getRank() < 0 ? "" : Integer.toString(f.getRank());
     }
     return new String[] {
-      k.cluster(), k.job(), k.communicator(), f.getKind().name(), rank, link, f.getCause().name()
+      k.cluster(),
+      k.job(),
+      k.communicator(),
+      f.getKind().name(),
+      rank,
+      link,
+      node,
+      f.getCause().name()
     };
   }
 

@@ -73,14 +73,19 @@ public final class HistoryDb implements AutoCloseable {
     }
     if (!hasFiles(base, table)) return DuckDbTypes.emptySelect(SCHEMAS.get(table));
     String glob = base.toAbsolutePath().resolve(HistoryLayout.glob(table)).toString();
-    return "SELECT * FROM read_parquet("
-        + DuckDbTypes.literal(glob)
-        + ", hive_partitioning = true, union_by_name = true,"
-        + " hive_types = {'"
-        + HistoryLayout.DATE_COLUMN
-        + "': DATE, '"
-        + HistoryLayout.HOUR_COLUMN
-        + "': INTEGER})";
+    String files =
+        "SELECT * FROM read_parquet("
+            + DuckDbTypes.literal(glob)
+            + ", hive_partitioning = true, union_by_name = true,"
+            + " hive_types = {'"
+            + HistoryLayout.DATE_COLUMN
+            + "': DATE, '"
+            + HistoryLayout.HOUR_COLUMN
+            + "': INTEGER})";
+    if (!table.equals(HistoryLayout.FINDINGS)) return files;
+    // Findings rows are flat: united by name with the current schema's empty view, a column newer
+    // than every file in range (node, in version 2) reads as NULL instead of failing the query.
+    return DuckDbTypes.emptySelect(SCHEMAS.get(table)) + " UNION ALL BY NAME " + files;
   }
 
   /**
@@ -96,7 +101,7 @@ public final class HistoryDb implements AutoCloseable {
              present_ranks, calls, CAST(verdict AS VARCHAR) AS verdict, finding_index,
              CAST(f.kind AS VARCHAR) AS kind, f.rank AS rank, f.from_rank AS from_rank,
              CAST(f.cause AS VARCHAR) AS cause, f.confidence AS confidence,
-             f.excess_wait_us AS excess_wait_us, f.evidence AS evidence, dt, hour
+             f.excess_wait_us AS excess_wait_us, f.evidence AS evidence, '' AS node, dt, hour
       FROM (SELECT *, len(ranks) AS present_ranks,
                    coalesce(list_max(list_transform(ranks, r -> r.calls)), 0) AS calls,
                    generate_subscripts(findings, 1) - 1 AS finding_index,

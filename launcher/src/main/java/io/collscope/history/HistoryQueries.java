@@ -53,6 +53,7 @@ public final class HistoryQueries {
                b.kind AS kind,
                CASE b.kind
                  WHEN 'SLOW_LINK' THEN b.from_rank || '->' || b.rank
+                 WHEN 'SLOW_NODE' THEN 'node ' || coalesce(b.node, '?')
                  WHEN 'UNIFORM_SLOWDOWN' THEN 'all'
                  ELSE CAST(b.rank AS VARCHAR) END AS culprit,
                mode(b.cause) AS cause,

@@ -83,6 +83,7 @@ public final class ReportQuery {
   static final String FINDING_LABEL =
       "CASE f.kind WHEN 'SLOW_LINK' THEN 'link ' || f.from_rank || '→' || f.rank"
           + " WHEN 'SILENT_RANK' THEN 'silent rank ' || f.rank"
+          + " WHEN 'SLOW_NODE' THEN 'node ' || node"
           + " WHEN 'UNIFORM_SLOWDOWN' THEN 'uniform slowdown'"
           + " ELSE 'rank ' || f.rank END";
 
@@ -265,13 +266,26 @@ public final class ReportQuery {
             + " FROM attributions WHERE "
             + inScope()
             + " GROUP BY ALL)");
+    // A finding's node (Attribution version 7) is a field that attributions written before it
+    // lack; when no file in range has it, DuckDB cannot bind f.node at all, so it is looked up.
+    String node = findingsHaveNode() ? "coalesce(f.node, '')" : "''";
     execute(
-        "CREATE OR REPLACE TEMP TABLE report_findings AS SELECT "
+        "CREATE OR REPLACE TEMP TABLE report_findings AS SELECT *, "
+            + node
+            + " AS node FROM (SELECT "
             + KEY
             + " AS k, epoch_ms(window_start) AS s, epoch_ms(window_end) AS e, verdict,"
             + " unnest(findings) AS f FROM attributions WHERE "
             + inScope()
-            + " AND len(findings) > 0");
+            + " AND len(findings) > 0)");
+  }
+
+  private boolean findingsHaveNode() throws SQLException {
+    boolean[] has = {false};
+    query(
+        "SELECT column_type FROM (DESCRIBE attributions) WHERE column_name = 'findings'",
+        r -> has[0] = r.getString(1).contains("node VARCHAR"));
+    return has[0];
   }
 
   private void dropTemporaryTables() throws SQLException {
@@ -671,6 +685,7 @@ public final class ReportQuery {
     query(
         "SELECT k, s, e, any_value(verdict), string_agg(f.kind || '(' || CASE f.kind"
             + " WHEN 'SLOW_LINK' THEN f.from_rank || '->' || f.rank"
+            + " WHEN 'SLOW_NODE' THEN node"
             + " WHEN 'UNIFORM_SLOWDOWN' THEN 'all' ELSE f.rank::VARCHAR END"
             + " || ', ' || f.cause || ', ' || round(f.excess_wait_us, 1) || ' µs)', ' '"
             + " ORDER BY f.excess_wait_us DESC) AS label FROM report_findings WHERE "

@@ -8,6 +8,7 @@ import io.collscope.avro.AlertKind;
 import io.collscope.avro.AlertState;
 import io.collscope.avro.Cause;
 import io.collscope.avro.DeadLetterReason;
+import io.collscope.avro.Finding;
 import io.collscope.avro.FindingKind;
 import io.collscope.avro.Stage;
 import io.collscope.avro.Verdict;
@@ -85,6 +86,18 @@ class ExporterMetricsTest {
     assertThat(s.value(CULPRIT_EXCESS, "kind", "SLOW_LINK", "link", "3->6", "rank", ""))
         .contains(120.0);
     assertThat(s.value(CULPRIT_CONFIDENCE, "kind", "SLOW_RANK")).contains(0.93);
+  }
+
+  @Test
+  void aSlowNodeIsLabelledWithItsHostNotARank() {
+    Finding node =
+        ExporterRecords.finding(FindingKind.SLOW_NODE, 2, -1, Cause.ARRIVED_LATE, 2100, 0.9);
+    node.setNode("node-1");
+    accept(attribution("tp0", 4, T0, 0, 2100, node));
+    Scrape s = Scrape.of(registry);
+    assertThat(s.value(FINDINGS, "kind", "SLOW_NODE")).contains(1.0);
+    assertThat(s.value(CULPRIT_EXCESS, "kind", "SLOW_NODE", "node", "node-1", "rank", ""))
+        .contains(2100.0);
   }
 
   @Test

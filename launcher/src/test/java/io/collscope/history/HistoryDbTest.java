@@ -160,6 +160,82 @@ class HistoryDbTest {
     }
   }
 
+  @Test
+  void findingsOfTheVersionBeforeTheNodeReadWithANullNodeAndASlowNodeIsACulprit() throws Exception {
+    HistoryFixtures.generate(dir, 16, Duration.ofHours(1), END);
+    String[] key = new String[3];
+    try (HistoryDb db = HistoryDb.open(dir);
+        Statement st = db.connection().createStatement();
+        ResultSet rs =
+            st.executeQuery("SELECT cluster, job, communicator FROM attributions LIMIT 1")) {
+      rs.next();
+      for (int i = 0; i < 3; i++) key[i] = rs.getString(i + 1);
+    }
+    Path findings = dir.resolve(HistoryLayout.FINDINGS);
+    try (var files = Files.walk(findings)) {
+      for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        if (!p.equals(findings)) Files.delete(p);
+      }
+    }
+    // Every findings file in range written by version 1 (no node column): still readable.
+    Schema v1;
+    try (var in =
+        io.collscope.avro.WindowFinding.class.getResourceAsStream(
+            "/collscope/avro/history/WindowFinding.v1.avsc")) {
+      v1 = new Schema.Parser().parse(in);
+    }
+    io.collscope.avro.WindowFinding node =
+        io.collscope.avro.WindowFinding.newBuilder()
+            .setCluster(key[0])
+            .setJob(key[1])
+            .setCommunicator(key[2])
+            .setWindowStart(END.minusSeconds(20))
+            .setWindowEnd(END.minusSeconds(10))
+            .setWorldSize(4)
+            .setPresentRanks(4)
+            .setCalls(100)
+            .setVerdict("SLOW_NODE")
+            .setFindingIndex(0)
+            .setKind("SLOW_NODE")
+            .setRank(2)
+            .setFromRank(-1)
+            .setCause("ARRIVED_LATE")
+            .setConfidence(0.9)
+            .setExcessWaitUs(2000)
+            .setNode("node-1")
+            .build();
+    Path partition = Files.createDirectories(findings.resolve("dt=2026-11-30/hour=05"));
+    GenericRecord old = new GenericData.Record(v1);
+    for (Schema.Field f : v1.getFields()) old.put(f.name(), node.get(f.name()));
+    try (ParquetWriter<GenericRecord> w =
+        AvroParquetWriter.<GenericRecord>builder(
+                new LocalOutputFile(partition.resolve("part-v1-0.parquet")))
+            .withSchema(v1)
+            .withDataModel(withTimeConversions())
+            .build()) {
+      w.write(old);
+    }
+    try (HistoryDb db = HistoryDb.open(dir)) {
+      assertThat(count(db, "SELECT count(*) FROM findings WHERE node IS NULL")).isEqualTo(1);
+    }
+    // The same finding as the job writes it now: the culprits question names the node.
+    try (ParquetWriter<io.collscope.avro.WindowFinding> w =
+        io.collscope.flink.history.ParquetFormat.writer(
+            io.collscope.avro.WindowFinding.class,
+            new LocalOutputFile(partition.resolve("part-v2-0.parquet")),
+            1 << 20)) {
+      w.write(node);
+    }
+    try (HistoryDb db = HistoryDb.open(dir)) {
+      Table t =
+          HistoryQueries.culprits(
+              db, new TimeRange(END.minusSeconds(3600), END.plusSeconds(1)), 50);
+      List<String> culprits = new ArrayList<>();
+      for (List<Object> row : t.rows()) culprits.add(String.valueOf(row.get(t.column("culprit"))));
+      assertThat(culprits).contains("node node-1", "node ?");
+    }
+  }
+
   private static GenericData withTimeConversions() {
     GenericData d = new GenericData();
     d.addLogicalTypeConversion(
