@@ -1,7 +1,6 @@
 package io.collscope.history;
 
 import io.collscope.avro.Classification;
-import io.collscope.flink.alert.AlertFunction;
 import io.collscope.flink.alert.RegressionRule;
 import io.collscope.flink.baseline.WindowBaseline;
 import io.collscope.model.CommunicatorKey;
@@ -201,7 +200,7 @@ public final class HistoryQueries {
       row.add(k.get(0));
       row.add(k.get(1));
       row.add(k.get(2));
-      row.add(AlertFunction.sizeBucket(bytes));
+      row.add(RegressionRule.sizeBucket(bytes));
       row.add(b == null ? 0L : (long) b[0]);
       row.add(b == null ? null : round(b[1]));
       row.add(a == null ? 0L : (long) a[0]);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.history.HistoryDb;
 import io.collscope.history.HistoryFixtures;
-import io.collscope.history.HistoryGenerator;
+import io.collscope.load.HistoryGenerator;
 import io.collscope.report.Report.CommunicatorSummary;
 import io.collscope.report.Report.DelayMatrix;
 import io.collscope.report.Report.Detail;

@@ -1,5 +1,6 @@
 package io.collscope.history;
 
+import io.collscope.load.HistoryGenerator;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package io.collscope.emitter;
+package io.collscope.kafka;
 
 /** The Kafka broker did not answer within the configured timeout. */
 public final class BrokerUnreachableException extends Exception {

@@ -3,6 +3,7 @@ package io.collscope.history;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.flink.history.HistoryLayout;
+import io.collscope.load.HistoryGenerator;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.ResultSet;

@@ -1,6 +1,6 @@
 package io.collscope.exporter;
 
-import io.collscope.emitter.BrokerUnreachableException;
+import io.collscope.kafka.BrokerUnreachableException;
 import io.collscope.schema.DecodeException;
 import io.collscope.schema.RecordTypes;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.collscope.history;
+package io.collscope.load;
 
 import io.collscope.avro.Alert;
 import io.collscope.avro.AlertKind;
@@ -357,9 +357,10 @@ public final class HistoryGenerator {
   }
 
   /** One communicator's window ending at {@code endMs}: its rank windows and its attribution. */
-  record Window(List<RankWindow> rankWindows, Attribution attribution) {}
+  /** One window of one communicator: its ranks' windows and its attribution (for tests). */
+  public record Window(List<RankWindow> rankWindows, Attribution attribution) {}
 
-  Window window(int c, long endMs) {
+  public Window window(int c, long endMs) {
     int n = config.ranksPerCommunicator();
     long windowMs = config.window().toMillis();
     long index = (endMs - config.startMillis()) / windowMs - 1;

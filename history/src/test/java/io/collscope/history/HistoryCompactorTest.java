@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.Attribution;
 import io.collscope.flink.history.HistoryLayout;
+import io.collscope.load.HistoryGenerator;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
