@@ -493,7 +493,17 @@ public final class RankTotals {
   }
 
   public static long[] unboxed(List<Long> l) {
+    // The decoder's lists (every record the job decodes): one array copy, no unboxing.
+    if (l instanceof LongList primitive) return primitive.toLongArray();
     long[] a = new long[l.size()];
+    for (int i = 0; i < a.length; i++) a[i] = l.get(i);
+    return a;
+  }
+
+  /** As {@link #unboxed(List)}, for {@code peer_index}. */
+  public static int[] unboxedInts(List<Integer> l) {
+    if (l instanceof IntList primitive) return primitive.toIntArray();
+    int[] a = new int[l.size()];
     for (int i = 0; i < a.length; i++) a[i] = l.get(i);
     return a;
   }

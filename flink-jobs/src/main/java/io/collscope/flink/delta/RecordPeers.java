@@ -44,9 +44,7 @@ final class RecordPeers {
       eachWait = eachLast = eachLate = 0;
       return;
     }
-    List<Integer> listed = s.getPeerIndex();
-    index = new int[listed.size()];
-    for (int i = 0; i < index.length; i++) index[i] = listed.get(i);
+    index = RankTotals.unboxedInts(s.getPeerIndex());
     int others = s.getWorldSize() - index.length;
     eachWait = others > 0 ? s.getOthersWaitCycles() / others : 0;
     eachLast = others > 0 ? s.getOthersArrivedLast() / others : 0;
