@@ -87,8 +87,8 @@ final class PipelineBenchCommand implements Callable<Integer> {
   @Option(
       names = "--history",
       description =
-          "Also run the job with --history-path (a temporary folder): the four Parquet FileSinks'"
-              + " cost, measured beside the job without them.")
+          "Also run the job with --history-path (a temporary folder), then without it again: the"
+              + " four Parquet FileSinks' cost between two runs with the JIT warm.")
   boolean history;
 
   @Option(names = "--inject", paramLabel = "COMM:SPEC", description = "As collscope load.")

@@ -83,6 +83,14 @@ public final class LongList extends AbstractList<Long> implements RandomAccess {
     modCount++;
   }
 
+  /**
+   * The values for reading only: the list's own array when it is exactly full (as the decoder
+   * leaves it), else a copy. A caller that writes to it changes the list.
+   */
+  public long[] valuesForReading() {
+    return values.length == size ? values : toLongArray();
+  }
+
   /** A copy of the values. */
   public long[] toLongArray() {
     return Arrays.copyOf(values, size);

@@ -500,6 +500,14 @@ public final class RankTotals {
     return a;
   }
 
+  /**
+   * As {@link #unboxed(List)} for a caller that only reads the result: the decoder's array itself
+   * where it can (no copy). Writing to it would change the record.
+   */
+  public static long[] forReading(List<Long> l) {
+    return l instanceof LongList primitive ? primitive.valuesForReading() : unboxed(l);
+  }
+
   /** As {@link #unboxed(List)}, for {@code peer_index}. */
   public static int[] unboxedInts(List<Integer> l) {
     if (l instanceof IntList primitive) return primitive.toIntArray();
