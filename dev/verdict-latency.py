@@ -1,6 +1,7 @@
 # Reads `collscope demo --json` lines on stdin as they arrive, notes the wall time of each window line,
 # and prints: windows per communicator, distinct window ends, and each window end's last verdict latency
 # (arrival - window_end; the replay re-stamps the recording to now).
+# Usage: bin/collscope demo --replay FILE --json | python3 dev/verdict-latency.py STAMPED.txt
 import sys, json, time, collections, datetime
 per_comm = collections.defaultdict(list); last_arrival = {}; n = 0
 out = open(sys.argv[1], 'w')
