@@ -65,7 +65,8 @@ public final class PipelineBench {
       String latencyCommunicators,
       Duration latencySeconds,
       List<String> inject,
-      Duration checkpointInterval) {
+      Duration checkpointInterval,
+      boolean history) {
 
     /** The job's out-of-orderness in these runs: the watermark passes a window's end this late. */
     public static final Duration OUT_OF_ORDERNESS = Duration.ofSeconds(1);
@@ -146,6 +147,36 @@ public final class PipelineBench {
           100 * job / raw,
           job,
           raw);
+
+      // 3b. the same job with the four history FileSinks (Parquet), to price them separately.
+      // The first job in this JVM also pays for the JIT compiling its code (a third of its CPU in
+      // the issue 47 profile): the history run comes second, then the job without history once
+      // more, so the two warm runs are the ones compared.
+      if (c.history()) {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("collscope-bench-history");
+        try {
+          out.println("job with --history-path (the four Parquet FileSinks added):");
+          double withHistory =
+              jobRate(
+                  o.with(JobOptions.HISTORY_PATH, dir.toString()),
+                  "bench-job-history",
+                  c.parallelism(),
+                  load.records(),
+                  out);
+          out.println("job without history again (warm, as the history run was):");
+          double warm = jobRate(o, "bench-job-warm", c.parallelism(), load.records(), out);
+          out.printf(
+              Locale.ROOT,
+              "history sinks: job sustained %.0f records/s with them, %.0f without (both warm): %.1f us of wall time per record%n",
+              withHistory,
+              warm,
+              1e6 / withHistory - 1e6 / warm);
+        } finally {
+          try (var files = java.nio.file.Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+          }
+        }
+      }
 
       // 4. latency at a live load
       latency(kafka, o, c, out);
@@ -269,7 +300,17 @@ public final class PipelineBench {
 
   static double jobRate(JobOptions o, int parallelism, long records, PrintStream out)
       throws Exception {
-    JobOptions jo = o.with(JobOptions.GROUP_ID, "bench-job");
+    return jobRate(o, "bench-job", parallelism, records, out);
+  }
+
+  /** As above, the job's consumer group (and so its offsets and transactions) named. */
+  static double jobRate(JobOptions o, String group, int parallelism, long records, PrintStream out)
+      throws Exception {
+    JobOptions jo =
+        o.with(JobOptions.GROUP_ID, group)
+            .with(
+                JobOptions.TRANSACTIONAL_ID_PREFIX,
+                o.get(JobOptions.TRANSACTIONAL_ID_PREFIX) + "-" + group);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(conf());
     env.setParallelism(parallelism);
     AttributionJob.configure(env, jo);

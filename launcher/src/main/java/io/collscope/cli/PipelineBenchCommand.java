@@ -84,6 +84,13 @@ final class PipelineBenchCommand implements Callable<Integer> {
               + " the latency. Default: ${DEFAULT-VALUE}")
   Duration checkpointInterval;
 
+  @Option(
+      names = "--history",
+      description =
+          "Also run the job with --history-path (a temporary folder), then without it again: the"
+              + " four Parquet FileSinks' cost between two runs with the JIT warm.")
+  boolean history;
+
   @Option(names = "--inject", paramLabel = "COMM:SPEC", description = "As collscope load.")
   List<String> inject = new ArrayList<>();
 
@@ -110,7 +117,8 @@ final class PipelineBenchCommand implements Callable<Integer> {
             latencyCommunicators,
             latencySeconds,
             inject,
-            checkpointInterval),
+            checkpointInterval,
+            history),
         System.out);
     return 0;
   }

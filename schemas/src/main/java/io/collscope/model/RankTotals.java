@@ -493,7 +493,25 @@ public final class RankTotals {
   }
 
   public static long[] unboxed(List<Long> l) {
+    // The decoder's lists (every record the job decodes): one array copy, no unboxing.
+    if (l instanceof LongList primitive) return primitive.toLongArray();
     long[] a = new long[l.size()];
+    for (int i = 0; i < a.length; i++) a[i] = l.get(i);
+    return a;
+  }
+
+  /**
+   * As {@link #unboxed(List)} for a caller that only reads the result: the decoder's array itself
+   * where it can (no copy). Writing to it would change the record.
+   */
+  public static long[] forReading(List<Long> l) {
+    return l instanceof LongList primitive ? primitive.valuesForReading() : unboxed(l);
+  }
+
+  /** As {@link #unboxed(List)}, for {@code peer_index}. */
+  public static int[] unboxedInts(List<Integer> l) {
+    if (l instanceof IntList primitive) return primitive.toIntArray();
+    int[] a = new int[l.size()];
     for (int i = 0; i < a.length; i++) a[i] = l.get(i);
     return a;
   }

@@ -4,6 +4,7 @@ import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetterReason;
 import io.collscope.model.CompactPeers;
 import io.collscope.model.Counter;
+import io.collscope.model.LongList;
 import io.collscope.model.Phase;
 import io.collscope.model.RankTotals;
 
@@ -231,6 +232,14 @@ public final class Snapshots {
   }
 
   private static String outside(String name, java.util.List<Long> values, long min, long max) {
+    if (values instanceof LongList primitive) {
+      // The decoder's lists (every record the job decodes): read without boxing.
+      for (int i = 0; i < primitive.size(); i++) {
+        long v = primitive.getLong(i);
+        if (v < min || v > max) return outside(name + "[" + i + "]", v, min, max);
+      }
+      return null;
+    }
     for (int i = 0; i < values.size(); i++) {
       long v = values.get(i);
       // The name only for the element that is outside: every record passes here, element by

@@ -33,10 +33,11 @@ final class RecordPeers {
   final long[] eachLateHistogram;
 
   RecordPeers(CounterSnapshot s) {
-    wait = RankTotals.unboxed(s.getPeerWaitCycles());
-    last = RankTotals.unboxed(s.getPeerArrivedLast());
-    late = RankTotals.unboxed(s.getPeerLateCycles());
-    lateHistogram = RankTotals.unboxed(s.getPeerLateHistogram());
+    // Read only, never written: the decoded record's own arrays where they are primitive.
+    wait = RankTotals.forReading(s.getPeerWaitCycles());
+    last = RankTotals.forReading(s.getPeerArrivedLast());
+    late = RankTotals.forReading(s.getPeerLateCycles());
+    lateHistogram = RankTotals.forReading(s.getPeerLateHistogram());
     lateness = !s.getPeerLateCycles().isEmpty();
     eachLateHistogram = new long[lateness ? B : 0];
     if (!CompactPeers.isCompact(s)) {
@@ -44,9 +45,7 @@ final class RecordPeers {
       eachWait = eachLast = eachLate = 0;
       return;
     }
-    List<Integer> listed = s.getPeerIndex();
-    index = new int[listed.size()];
-    for (int i = 0; i < index.length; i++) index[i] = listed.get(i);
+    index = RankTotals.unboxedInts(s.getPeerIndex());
     int others = s.getWorldSize() - index.length;
     eachWait = others > 0 ? s.getOthersWaitCycles() / others : 0;
     eachLast = others > 0 ? s.getOthersArrivedLast() / others : 0;
