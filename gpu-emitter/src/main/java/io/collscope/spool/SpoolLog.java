@@ -49,7 +49,10 @@ import java.util.zip.CRC32C;
  *
  * Appends are not fsync'd one by one ({@link #sync} does it): a snapshot is a cumulative counter
  * read, so losing the last ones to a power cut costs resolution, not totals. Thread-safe: one
- * appender and one reader may work at once.
+ * appender and one reader may work at once. A peek holds the lock while it reads (at most one
+ * batch, from the page cache as a rule), so the bound can never drop a segment under it and the
+ * dropped count stays exact; records peeked and not yet committed count as dropped only once the
+ * reader gives them up (its next peek).
  *
  * <p>Hand-written rather than a library: Tape 2 (Square's QueueFile) is a beta single file without
  * per-record checksums, Chronicle Queue needs JVM module opens and memory-maps gigabytes; neither
@@ -80,6 +83,16 @@ public final class SpoolLog implements AutoCloseable {
   private long droppedRecords;
   private long tornRecords;
   private long tornBytes;
+
+  /**
+   * The batch the reader peeked and has not committed (one reader): where it ends, and how many of
+   * its records sit in segments the bound dropped since. Guarded by this.
+   */
+  private boolean peeked;
+
+  private long peekEndSegment;
+  private long peekEndOffset;
+  private long inFlightDropped;
 
   /** End of the last complete frame in the tail segment: readers stop there. Guarded by this. */
   private long tailEnd;
@@ -343,11 +356,18 @@ public final class SpoolLog implements AutoCloseable {
    */
   private void dropOldest() throws IOException {
     long n = segments.firstKey();
-    long unread = countInSegment(n, n == cursorSegment ? cursorOffset : 0);
+    long from = n == cursorSegment ? cursorOffset : 0;
+    long unread = countInSegment(n, from);
+    // Records the reader has peeked and is sending are not lost yet: they count as dropped only if
+    // the reader gives the batch up (its next peek), not if it commits it.
+    long inFlight = 0;
+    if (peeked && peekEndSegment > n) inFlight = unread;
+    else if (peeked && peekEndSegment == n) inFlight = unread - countInSegment(n, peekEndOffset);
     segments.remove(n);
     corrupt.remove(n);
-    droppedRecords += unread;
-    pending -= unread;
+    droppedRecords += unread - inFlight;
+    inFlightDropped += inFlight;
+    pending -= unread - inFlight;
     totalBytes -= Files.size(segment(n));
     Files.deleteIfExists(segment(n));
     if (cursorSegment <= n) {
@@ -359,14 +379,15 @@ public final class SpoolLog implements AutoCloseable {
 
   /**
    * Up to {@code max} records from the read position on, without consuming them; waits up to {@code
-   * waitMs} for one when there is none. Hand the batch's {@link Batch#end} to {@link #commit} once
-   * they are delivered.
+   * waitMs} for one when there is none. Hand the batch to {@link #commit} once they are delivered;
+   * the next peek gives up a batch that was not committed (it is read again from the cursor).
    */
-  public Batch peek(int max, long waitMs) throws IOException, InterruptedException {
+  public synchronized Batch peek(int max, long waitMs) throws IOException, InterruptedException {
     long deadline = System.currentTimeMillis() + waitMs;
     long seg;
     long off;
     synchronized (this) {
+      abandonPeeked();
       while (pending == 0) {
         long left = deadline - System.currentTimeMillis();
         if (left <= 0) return new Batch(List.of(), cursorSegment, cursorOffset);
@@ -409,7 +430,23 @@ public final class SpoolLog implements AutoCloseable {
       break;
     }
     if (tornRecords() != tornBefore) recount(); // frames lost to the new stretch leave pending
+    synchronized (this) {
+      peeked = !out.isEmpty();
+      peekEndSegment = seg;
+      peekEndOffset = off;
+    }
     return new Batch(out, seg, off);
+  }
+
+  /**
+   * A new peek gives up the batch peeked before and not committed: what of it the bound dropped
+   * meanwhile is lost now, counted.
+   */
+  private void abandonPeeked() {
+    droppedRecords += inFlightDropped;
+    pending -= inFlightDropped;
+    inFlightDropped = 0;
+    peeked = false;
   }
 
   /** Recounts every segment's frames and the pending ones, after corruption turned up. */
@@ -424,13 +461,17 @@ public final class SpoolLog implements AutoCloseable {
   /** Marks a peeked batch consumed: moves the cursor and deletes the segments it left. */
   public synchronized void commit(Batch b) throws IOException {
     if (b.records().isEmpty()) return;
+    // Delivered: records of it in segments the bound dropped meanwhile were kept out of the dropped
+    // count (in flight) and are still pending.
+    pending = Math.max(0, pending - b.records().size());
+    inFlightDropped = 0;
+    peeked = false;
     if (b.endSegment() < cursorSegment
         || (b.endSegment() == cursorSegment && b.endOffset() <= cursorOffset)) {
       return; // its segments were dropped meanwhile; the cursor is already past them
     }
     cursorSegment = b.endSegment();
     cursorOffset = b.endOffset();
-    pending = Math.max(0, pending - b.records().size());
     // Consumed segments go before the cursor is written: on a full disk the deletion is what makes
     // room for the cursor file. A crash in between leaves the old cursor naming a deleted segment;
     // open() then starts at the oldest segment left: a resend (at least once), never a loss.

@@ -214,6 +214,34 @@ class SpoolLogTest {
   }
 
   @Test
+  void recordsBeingSentWhenTheBoundDropsTheirSegmentAreNotCountedAsDroppedOnceDelivered()
+      throws Exception {
+    try (SpoolLog log = SpoolLog.open(dir, 4096, 1024)) {
+      for (int i = 0; i < 20; i++) log.append(rec(i));
+      SpoolLog.Batch sending = log.peek(5, 0); // the sender holds these while the broker is slow
+      for (int i = 20; i < 500; i++) log.append(rec(i));
+      log.commit(sending); // acknowledged after all
+      List<String> rest = drainAll(log);
+      long delivered = sending.records().size() + rest.size();
+      assertThat(delivered + log.droppedRecords()).as("delivered + dropped").isEqualTo(500);
+      assertThat(log.pending()).isZero();
+    }
+  }
+
+  @Test
+  void recordsBeingSentWhenTheBoundDropsTheirSegmentCountAsDroppedWhenTheSenderGivesThemUp()
+      throws Exception {
+    try (SpoolLog log = SpoolLog.open(dir, 4096, 1024)) {
+      for (int i = 0; i < 20; i++) log.append(rec(i));
+      log.peek(5, 0); // the send fails: the sender peeks again instead of committing
+      for (int i = 20; i < 500; i++) log.append(rec(i));
+      List<String> delivered = drainAll(log);
+      assertThat(delivered.size() + log.droppedRecords()).as("delivered + dropped").isEqualTo(500);
+      assertThat(log.pending()).isZero();
+    }
+  }
+
+  @Test
   void aSecondOwnerIsRefused() throws Exception {
     try (SpoolLog log = SpoolLog.open(dir, 1 << 20, 512)) {
       assertThatThrownBy(() -> SpoolLog.open(dir, 1 << 20, 512))

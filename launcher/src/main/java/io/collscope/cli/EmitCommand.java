@@ -351,7 +351,16 @@ final class EmitCommand implements Callable<Integer> {
           err().println("collscope emit: backend failed: " + r.failure().get());
           return Defaults.EXIT_FAILURE;
         }
-        return r.failedDeliveries() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
+        if (r.failedDeliveries() > 0) {
+          err()
+              .printf(
+                  "collscope emit: %d snapshots lost (dropped from a full spool, or not written):"
+                      + " exit %d%n",
+                  r.failedDeliveries(), Defaults.EXIT_SNAPSHOTS_LOST);
+          err().flush();
+          return Defaults.EXIT_SNAPSHOTS_LOST;
+        }
+        return left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
       }
     } finally {
       finished.countDown();
@@ -413,7 +422,8 @@ final class EmitCommand implements Callable<Integer> {
             sidecar.tornSkips(),
             left > 0 ? ", " + left + " left in the spool" : "");
     err().flush();
-    return sink.failed() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
+    if (sink.failed() > 0) return Defaults.EXIT_SNAPSHOTS_LOST;
+    return left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
   }
 
   /**
