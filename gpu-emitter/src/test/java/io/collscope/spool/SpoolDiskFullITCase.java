@@ -62,5 +62,32 @@ class SpoolDiskFullITCase {
     assertThat(v.get("tornWhileRunning")).as("a corrupt frame was left behind").isEqualTo("0");
     assertThat(v.get("tornAfterReopen")).as("a corrupt frame was left behind").isEqualTo("0");
     assertThat(v.get("pendingAtClose")).isEqualTo("0");
+    // docs/RELIABILITY.md's row (dev/chaos/run-all collects it).
+    Path row = Path.of("target", "reliability", "SpoolDiskFullITCase.tsv");
+    Files.createDirectories(row.getParent());
+    Files.writeString(
+        row,
+        String.join(
+                "\t",
+                "disk full under the spool: an append fails mid-frame (ENOSPC), space is freed by"
+                    + " delivery, appends go on, the spool is reopened",
+                "`SpoolDiskFullITCase` (a 256 KiB tmpfs in a private mount namespace, 16 KiB"
+                    + " segments)",
+                v.get("acked")
+                    + " records acknowledged ("
+                    + v.get("appendErrors")
+                    + " appends refused with ENOSPC, not acknowledged)",
+                v.get("delivered")
+                    + " delivered in order; corrupt frames left: "
+                    + v.get("tornWhileRunning")
+                    + " while running, "
+                    + v.get("tornAfterReopen")
+                    + " after reopening",
+                v.get("lost"),
+                v.get("duplicated"),
+                "appends resume once space is freed ("
+                    + v.get("appendErrorsAfterSpaceFreed")
+                    + " refused after)")
+            + "\n");
   }
 }
