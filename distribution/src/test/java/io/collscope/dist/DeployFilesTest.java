@@ -162,6 +162,10 @@ class DeployFilesTest {
     assertThat(compose().path("services").path("exporter").path("command").toString())
         .as("in its container the exporter must listen where Prometheus reaches it")
         .contains("\"--bind\",\"0.0.0.0\"");
+    assertThat(compose().path("services").path("jobmanager").path("ports"))
+        .as("Flink's REST API (it runs uploaded jars) on the host's loopback only")
+        .allSatisfy(p -> assertThat(p.asText()).startsWith("127.0.0.1:"));
+    assertThat(optionDefault(cli, "cluster start", "--rest-bind-address")).isEqualTo("localhost");
     JsonNode exporter = kind(K8S.resolve("exporter.yaml"), "Deployment");
     assertThat(exporter.path("spec").path("template").path("spec").path("containers").toString())
         .contains("\"--bind\",\"0.0.0.0\"");
