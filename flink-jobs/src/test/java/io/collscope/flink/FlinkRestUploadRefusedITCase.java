@@ -26,6 +26,9 @@ class FlinkRestUploadRefusedITCase {
 
   @Test
   void withWebSubmitDisabledAJarUploadIsRefused() throws Exception {
+    // Without Flink's web submission handlers on the classpath every upload is refused, setting
+    // or not, and this test could not fail; a Flink distribution's lib/ has them.
+    Class.forName("org.apache.flink.runtime.webmonitor.WebSubmissionExtension");
     SessionCluster cluster =
         SessionCluster.start(tmp.resolve("flink"), Map.of("web.submit.enable", "false"));
     try {
