@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Records the CPU runs that RecordedRunsITCase replays: one per fault, 4 ranks, 1 s snapshots,
-# 25 s, written to docs/recordings/. Two jobs with the same communicator name run at the same
+# 25 s, written to recordings/cpu/. Two jobs with the same communicator name run at the same
 # time (job-a with a slow rank, job-b clean) to check that their state never mixes.
 # Usage: dev/record-cpu-runs.sh   (replaces the recordings; commit them with the test's table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=docs/recordings
+out=recordings/cpu
 mkdir -p "$out"
 rec() { # name, then emit flags
   local name=$1; shift

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the charting library the HTML report inlines (collscope report): Apache ECharts'
 # minified browser bundle from npm, with its licence files, into
-# launcher/src/main/resources/io/collscope/report/echarts/. The bundle is committed, so building
+# history/src/main/resources/io/collscope/report/echarts/. The bundle is committed, so building
 # and running the report need no npm and the report needs no network when it is opened; run this
 # only to check the committed copy or to move to another version (change VERSION below, run, commit).
 # The bundle embeds zrender (BSD 3-Clause), so its LICENSE is copied too.
@@ -12,7 +12,7 @@ ECHARTS_VERSION=6.1.0
 ZRENDER_VERSION=6.1.0 # the exact version echarts@$ECHARTS_VERSION depends on
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-dest=$root/launcher/src/main/resources/io/collscope/report/echarts
+dest=$root/history/src/main/resources/io/collscope/report/echarts
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -15,6 +15,7 @@ import io.collscope.flink.history.HistorySinks;
 import io.collscope.flink.sink.AvroRecordSerializer;
 import io.collscope.flink.source.RawRecord;
 import io.collscope.flink.source.RawRecordDeserializer;
+import io.collscope.flink.window.LateRankTrigger;
 import io.collscope.flink.window.RankWindowAggregate;
 import io.collscope.flink.window.RankWindowFunction;
 import io.collscope.model.CommunicatorKey;
@@ -149,6 +150,10 @@ public final class AttributionJob {
     SingleOutputStreamOperator<RankWindow> rankWindows =
         DataStreamUtils.reinterpretAsKeyedStream(deltas, SnapshotDelta::key)
             .window(TumblingEventTimeWindows.of(o.duration(JobOptions.WINDOW)))
+            // A rank that reports late is sent once, with what came within the grace (the
+            // trigger says why not Flink's own), and the attribution waits as long for it.
+            .trigger(new LateRankTrigger(o.duration(JobOptions.LATE_RANK_GRACE)))
+            .allowedLateness(o.duration(JobOptions.LATE_RANK_GRACE))
             .aggregate(new RankWindowAggregate(), new RankWindowFunction())
             .name("rank window")
             .uid("rank-window");
@@ -156,7 +161,9 @@ public final class AttributionJob {
     SingleOutputStreamOperator<Attribution> attributions =
         rankWindows
             .keyBy((RankWindow w) -> CommunicatorKey.of(w))
-            .process(new AttributionFunction(o.thresholds(), o.stateTtl()))
+            .process(
+                new AttributionFunction(
+                    o.thresholds(), o.stateTtl(), o.duration(JobOptions.LATE_RANK_GRACE)))
             .name("attribution")
             .uid("attribution");
 

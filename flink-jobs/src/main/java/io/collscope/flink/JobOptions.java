@@ -58,6 +58,16 @@ public final class JobOptions {
   public static final String WINDOW = "window";
   public static final String OUT_OF_ORDERNESS = "out-of-orderness";
   public static final String IDLENESS = "idleness";
+
+  /**
+   * How long past a window's end (event time) a window that lacks some of its communicator's ranks
+   * waits for them: a rank whose records reach the job after the watermark (a lagging reporter, a
+   * spool draining after an outage) is attributed with its window instead of being read as missing.
+   * Complete windows do not wait. Default 2 s, the out-of-orderness again: a rank may trail the
+   * fastest by twice the bound the watermark allows for before it reads as missing.
+   */
+  public static final String LATE_RANK_GRACE = "late-rank-grace";
+
   public static final String CHECKPOINT_INTERVAL = "checkpoint-interval";
   public static final String MIN_EXCESS_US = "min-excess-us";
 
@@ -103,6 +113,7 @@ public final class JobOptions {
           Map.entry(WINDOW, "10s"),
           Map.entry(OUT_OF_ORDERNESS, "2s"),
           Map.entry(IDLENESS, "5s"),
+          Map.entry(LATE_RANK_GRACE, "2s"),
           Map.entry(CHECKPOINT_INTERVAL, "5s"),
           Map.entry(CHECKPOINT_DIR, ""),
           Map.entry(MIN_EXCESS_US, "20"),
@@ -159,6 +170,7 @@ public final class JobOptions {
     o.duration(WINDOW);
     o.duration(OUT_OF_ORDERNESS);
     o.duration(IDLENESS);
+    o.duration(LATE_RANK_GRACE);
     o.duration(CHECKPOINT_INTERVAL);
     o.minExcessUs();
     o.stateTtl();
@@ -223,18 +235,20 @@ public final class JobOptions {
   }
 
   /**
-   * {@link #STATE_TTL}, at least one window plus the out-of-orderness (else windows lose ranks).
+   * {@link #STATE_TTL}, at least one window plus the out-of-orderness and the late-rank grace (else
+   * windows lose ranks).
    */
   public Duration stateTtl() {
     Duration ttl = duration(STATE_TTL);
-    Duration min = duration(WINDOW).plus(duration(OUT_OF_ORDERNESS));
+    Duration min =
+        duration(WINDOW).plus(duration(OUT_OF_ORDERNESS)).plus(duration(LATE_RANK_GRACE));
     if (ttl.compareTo(min) < 0) {
       throw new IllegalArgumentException(
           "--"
               + STATE_TTL
               + " "
               + values.get(STATE_TTL)
-              + " must be at least --window plus --out-of-orderness ("
+              + " must be at least --window plus --out-of-orderness plus --late-rank-grace ("
               + min.toMillis()
               + "ms)");
     }

@@ -30,10 +30,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The attribution job's topology on every recorded run in {@code docs/} — GPU runs from H200s and
- * CPU runs with each fault — fed through a bounded source into collecting sinks on a MiniCluster:
- * the verdict of every window of every recording, the first and the last (partial) windows
- * included, is the verdict of the fault the recording was made with.
+ * The attribution job's topology on every recorded run in {@code recordings/} — GPU runs from H200s
+ * and CPU runs with each fault — fed through a bounded source into collecting sinks on a
+ * MiniCluster: the verdict of every window of every recording, the first and the last (partial)
+ * windows included, is the verdict of the fault the recording was made with.
  *
  * <p>All recordings go through one job, merged by event time: the job sees many communicators, as
  * it does on a cluster, and recordings made at the same time by different jobs with the same
@@ -41,7 +41,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class RecordedRunsITCase {
 
-  private static final Path DOCS = Path.of("..", "docs");
+  private static final Path DOCS = Path.of("..", "recordings");
 
   /**
    * Recordings whose windows cannot be judged, and why. Their windows are still attributed and
@@ -49,14 +49,14 @@ class RecordedRunsITCase {
    */
   private static final Map<String, String> NOT_JUDGED =
       Map.of(
-          "gpu-runs/2026-11-29-run1/cuda-slow-link-3-6.snapshots",
+          "gpu/2026-11-29-run1/cuda-slow-link-3-6.snapshots",
           "kernel v1 hung after the first collective (every wait ran into its 1 s budget, one call"
               + " per rank in 45 s): a record of that bug, fixed in v2, not of a slow link");
 
   /**
    * The fault each recording was made with, as the culprits every window must name, strongest
    * first; the only missing ranks a window may have are its silent ones. Keyed by file name; every
-   * recording under docs/ must have an entry, except the runs of a fault set (see below).
+   * recording under recordings/ must have an entry, except the runs of a fault set (see below).
    */
   private static final Map<String, List<String>> CULPRITS =
       Map.ofEntries(

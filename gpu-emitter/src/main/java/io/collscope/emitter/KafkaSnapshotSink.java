@@ -1,6 +1,7 @@
 package io.collscope.emitter;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.kafka.BrokerUnreachableException;
 import io.collscope.kafka.KafkaClientConfig;
 import io.collscope.model.RankKey;
 import io.collscope.schema.Snapshots;

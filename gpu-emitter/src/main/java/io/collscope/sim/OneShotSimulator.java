@@ -110,6 +110,14 @@ public final class OneShotSimulator {
 
   public static final String BACKEND = "sim";
 
+  /** Ranks per simulated node: an HGX node's eight GPUs. {@link NodeFaults} uses the same. */
+  public static final int RANKS_PER_NODE = 8;
+
+  /** The host of rank {@code r}: {@code sim-node-<r / 8>}. */
+  public static String host(int r) {
+    return "sim-node-" + r / RANKS_PER_NODE;
+  }
+
   /** A time that never comes: far beyond any run, yet sums of it and delays do not overflow. */
   static final long NEVER = 1L << 60;
 
@@ -550,7 +558,7 @@ public final class OneShotSimulator {
     rec.setBackend(BACKEND);
     rec.setWorldSize(n);
     rec.setRank(r);
-    rec.setHost("sim-node-" + r / 8);
+    rec.setHost(host(r));
     rec.setDevice(BACKEND);
     rec.setBootId(bootIds[r]);
     rec.setSeq(++reportSeq[r]);

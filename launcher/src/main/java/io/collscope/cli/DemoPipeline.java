@@ -1,10 +1,10 @@
 package io.collscope.cli;
 
 import io.collscope.cluster.FlinkRest;
-import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.flink.AttributionJob;
 import io.collscope.flink.JobOptions;
+import io.collscope.kafka.BrokerUnreachableException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;

@@ -1,10 +1,10 @@
 package io.collscope.cli;
 
-import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.exporter.Exporter;
 import io.collscope.exporter.ExporterAccess;
 import io.collscope.exporter.ExporterState;
 import io.collscope.exporter.OutputTopicReader;
+import io.collscope.kafka.BrokerUnreachableException;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.HashSet;

@@ -1,7 +1,7 @@
 package io.collscope.cli;
 
-import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
+import io.collscope.kafka.BrokerUnreachableException;
 import io.collscope.kafka.KafkaClientConfig;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.collscope.cli;
 
-import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.emitter.SnapshotRecording;
+import io.collscope.kafka.BrokerUnreachableException;
 import io.collscope.load.LoadGenerator;
 import io.collscope.load.LoadProducer;
 import java.io.PrintStream;

@@ -1,10 +1,10 @@
 package io.collscope.cli;
 
 import io.collscope.avro.CounterSnapshot;
-import io.collscope.emitter.BrokerUnreachableException;
 import io.collscope.emitter.KafkaSnapshotSink;
 import io.collscope.emitter.Replayer;
 import io.collscope.emitter.SnapshotRecording;
+import io.collscope.kafka.BrokerUnreachableException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

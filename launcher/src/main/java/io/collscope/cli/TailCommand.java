@@ -86,7 +86,7 @@ final class TailCommand implements Callable<Integer> {
     java.io.PrintWriter err = spec.commandLine().getErr();
     try {
       kafkaClient.checkAccepted(bootstrap, brokerTimeout);
-    } catch (io.collscope.emitter.BrokerUnreachableException e) {
+    } catch (io.collscope.kafka.BrokerUnreachableException e) {
       err.println("collscope tail: " + e.getMessage());
       err.flush();
       return Defaults.EXIT_BROKER_UNREACHABLE;

@@ -263,8 +263,8 @@ class HistoryCommandTest {
 
   @Test
   void theGeneratorWritesTheSameHistoryWhateverTheThreads(@TempDir Path other) throws Exception {
-    new io.collscope.history.HistoryGenerator(
-            new io.collscope.history.HistoryGenerator.Config(
+    new io.collscope.load.HistoryGenerator(
+            new io.collscope.load.HistoryGenerator.Config(
                 32, 8, Duration.ofHours(6), Duration.ofSeconds(10), END, 42, "gen", "train", 1))
         .write(other);
     String digest =

@@ -30,6 +30,8 @@ class DocsLinksTest {
     List<Path> pages = new ArrayList<>();
     pages.add(ROOT.resolve("README.md"));
     pages.add(ROOT.resolve("dev/README.md"));
+    pages.add(ROOT.resolve("recordings/README.md"));
+    pages.add(ROOT.resolve("docs/gpu-runs/README.md"));
     try (Stream<Path> s = Files.list(ROOT.resolve("docs"))) {
       s.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
     }

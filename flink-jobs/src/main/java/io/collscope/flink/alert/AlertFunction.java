@@ -364,15 +364,9 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     return c == null || c.length() == 0 ? "unknown" : c.toString();
   }
 
-  /** Message size bucket by powers of two: 4KiB, 64KiB, 1MiB, ... */
+  /** Message size bucket by powers of two ({@link RegressionRule#sizeBucket}). */
   public static String sizeBucket(long bytes) {
-    if (bytes <= 0) return "unknown";
-    int log = 63 - Long.numberOfLeadingZeros(bytes);
-    long b = 1L << log;
-    if (b >= 1L << 30) return (b >> 30) + "GiB";
-    if (b >= 1L << 20) return (b >> 20) + "MiB";
-    if (b >= 1L << 10) return (b >> 10) + "KiB";
-    return b + "B";
+    return RegressionRule.sizeBucket(bytes);
   }
 
   private Alert regression(

@@ -52,4 +52,18 @@ public record RegressionRule(
   public double band(WindowBaseline b) {
     return Math.max(noiseFactor * b.spread(), minEffect * b.median());
   }
+
+  /**
+   * Message size bucket by powers of two: 4KiB, 64KiB, 1MiB, ... (the alerts' size_bucket label).
+   * Here, not in AlertFunction, so that readers of the history use it without Flink.
+   */
+  public static String sizeBucket(long bytes) {
+    if (bytes <= 0) return "unknown";
+    int log = 63 - Long.numberOfLeadingZeros(bytes);
+    long b = 1L << log;
+    if (b >= 1L << 30) return (b >> 30) + "GiB";
+    if (b >= 1L << 20) return (b >> 20) + "MiB";
+    if (b >= 1L << 10) return (b >> 10) + "KiB";
+    return b + "B";
+  }
 }

@@ -17,6 +17,12 @@ import java.util.TreeMap;
  * smallest of their excesses: the node is late by at least that); every finding gets its culprit's
  * host.
  *
+ * <p>Its cause says which part of the node: ARRIVED_LATE when its ranks were late to start (its
+ * GPUs, its host's CPU, its input), LINK when its own ranks also saw the ranks of the other nodes
+ * late by at least half the node's lateness while their node-mates were on time — every flag
+ * crossing the node's boundary, in both directions, took longer: its network (NIC, cable, switch
+ * port), not its GPUs. A slow node's ranks see the others' flags early, as a late starter does.
+ *
  * <p>A host with one rank of the communicator (data-parallel replicas, pipeline stages) keeps its
  * SLOW_RANK: from this communicator alone a slow node and its one slow GPU look the same, and the
  * finding says which host it is on.
@@ -53,12 +59,54 @@ final class SlowNodes {
       List<Finding> slow = e.getValue();
       if (ranks == null || ranks.size() < 2 || slow.size() != ranks.size()) continue;
       out.removeAll(slow);
-      out.add(node(e.getKey(), slow));
+      out.add(node(e.getKey(), slow, crossingShiftUs(ranks, byRank)));
     }
     return out;
   }
 
-  private static Finding node(String host, List<Finding> slow) {
+  /**
+   * The median over the node's ranks of how much later they saw the ranks of other nodes than their
+   * node-mates (µs; NaN without per-peer lateness).
+   */
+  static double crossingShiftUs(List<Integer> ranks, Map<Integer, RankWindow> byRank) {
+    List<Double> shifts = new ArrayList<>();
+    for (int r : ranks) {
+      RankWindow w = byRank.get(r);
+      double off = 0;
+      double on = 0;
+      int nOff = 0;
+      int nOn = 0;
+      for (RankWindow p : byRank.values()) {
+        if (p.getRank() == r) continue;
+        double l = late(w, p.getRank());
+        if (Double.isNaN(l)) continue;
+        if (Objects.equals(Objects.toString(p.getHost(), ""), Objects.toString(w.getHost(), ""))) {
+          on += l;
+          nOn++;
+        } else {
+          off += l;
+          nOff++;
+        }
+      }
+      if (nOn > 0 && nOff > 0) shifts.add(off / nOff - on / nOn);
+    }
+    if (shifts.isEmpty()) return Double.NaN;
+    shifts.sort(null);
+    int m = shifts.size();
+    return m % 2 == 1 ? shifts.get(m / 2) : (shifts.get(m / 2 - 1) + shifts.get(m / 2)) / 2;
+  }
+
+  /** Rank {@code w}'s mean lateness of peer {@code p} (µs), NaN when the window has none. */
+  private static double late(RankWindow w, int p) {
+    List<Double> late = w.getPeerLateMeanUs();
+    if (late == null || late.isEmpty()) return Double.NaN;
+    List<Integer> index = w.getPeerIndex();
+    if (index == null || index.isEmpty()) return p < late.size() ? late.get(p) : Double.NaN;
+    int at = java.util.Collections.binarySearch(index, p);
+    return at >= 0 ? late.get(at) : w.getOthersLateMeanUs();
+  }
+
+  private static Finding node(String host, List<Finding> slow, double crossingShiftUs) {
     int lowest = Integer.MAX_VALUE;
     double excess = Double.MAX_VALUE;
     double confidence = 1;
@@ -72,6 +120,8 @@ final class SlowNodes {
       if (ranks.length() > 0) ranks.append(", ");
       ranks.append(String.format("rank %d %.0f us", f.getRank(), f.getExcessWaitUs()));
     }
+    boolean network = crossingShiftUs >= 0.5 * excess;
+    if (network) cause = Cause.LINK;
     return Finding.newBuilder()
         .setKind(FindingKind.SLOW_NODE)
         .setRank(lowest)
@@ -85,7 +135,14 @@ final class SlowNodes {
                 + host
                 + " arrived late, and no rank elsewhere ("
                 + ranks
-                + " beyond a typical peer)")
+                + " beyond a typical peer)"
+                + (network
+                    ? String.format(
+                        "; its ranks saw the other nodes' ranks %.0f us later than their"
+                            + " node-mates: every flag across the node's boundary was late, its"
+                            + " network, not its GPUs",
+                        crossingShiftUs)
+                    : ""))
         .build();
   }
 }

@@ -50,6 +50,7 @@ public final class WindowFindings implements FlatMapFunction<Attribution, Window
               .setConfidence(f.getConfidence())
               .setExcessWaitUs(f.getExcessWaitUs())
               .setEvidence(f.getEvidence() == null ? "" : f.getEvidence().toString())
+              .setNode(f.getNode() == null ? "" : f.getNode().toString())
               .build());
     }
     return rows;

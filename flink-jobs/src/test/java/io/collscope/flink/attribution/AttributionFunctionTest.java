@@ -21,14 +21,87 @@ class AttributionFunctionTest {
 
   private KeyedOneInputStreamOperatorTestHarness<CommunicatorKey, RankWindow, Attribution> harness;
 
+  private static final long GRACE = 2_000;
+
   @BeforeEach
   void setUp() throws Exception {
+    open(new AttributionFunction(Thresholds.DEFAULT, TTL));
+  }
+
+  private void open(AttributionFunction f) throws Exception {
+    if (harness != null) harness.close();
     harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new AttributionFunction(Thresholds.DEFAULT, TTL)),
+            new KeyedProcessOperator<>(f),
             (RankWindow w) -> CommunicatorKey.of(w),
             TypeInformation.of(CommunicatorKey.class));
     harness.open();
+  }
+
+  private void openWithGrace() throws Exception {
+    open(new AttributionFunction(Thresholds.DEFAULT, TTL, Duration.ofMillis(GRACE)));
+  }
+
+  @Test
+  void aRankThatReportsLateWithinTheGraceIsAttributedWithItsWindowNotAsMissing() throws Exception {
+    openWithGrace();
+    List<RankWindow> ranks = new Windows(4, 10).slowRank(2, 300).build();
+    for (RankWindow w : ranks.subList(0, 3)) harness.processElement(w, Windows.END - 1);
+    harness.processWatermark(Windows.END - 1);
+    assertThat(output()).as("rank 3's window is still to come").isEmpty();
+    harness.processWatermark(Windows.END + GRACE / 2);
+    harness.processElement(ranks.get(3), Windows.END - 1);
+    assertThat(output()).as("complete: attributed at once").hasSize(1);
+    assertThat(output().get(0).getMissingRanks()).isEmpty();
+    assertThat(output().get(0).getFindings().get(0).getRank()).isEqualTo(2);
+    harness.processWatermark(Windows.END + 10 * GRACE);
+    assertThat(output()).hasSize(1);
+  }
+
+  @Test
+  void aCompleteWindowDoesNotWaitForTheGrace() throws Exception {
+    openWithGrace();
+    for (RankWindow w : new Windows(4, 10).build()) harness.processElement(w, Windows.END - 1);
+    harness.processWatermark(Windows.END - 1);
+    assertThat(output()).hasSize(1);
+  }
+
+  @Test
+  void anIncompleteWindowIsAttributedWhenTheGraceHasPassed() throws Exception {
+    openWithGrace();
+    for (RankWindow w : new Windows(4, 10).absent(1).build()) {
+      harness.processElement(w, Windows.END - 1);
+    }
+    harness.processWatermark(Windows.END - 2 + GRACE);
+    assertThat(output()).isEmpty();
+    harness.processWatermark(Windows.END - 1 + GRACE);
+    assertThat(output())
+        .singleElement()
+        .satisfies(a -> assertThat(a.getMissingRanks()).containsExactly(1));
+  }
+
+  @Test
+  void aNewerWindowThatFiresFirstAttributesTheWaitingOneBeforeIt() throws Exception {
+    long window = Windows.END - Windows.START;
+    // a grace longer than a window: the next window completes before it passes
+    open(new AttributionFunction(Thresholds.DEFAULT, TTL, Duration.ofMillis(3 * window)));
+    for (RankWindow w : new Windows(4, 10).absent(1).build()) {
+      harness.processElement(w, Windows.END - 1);
+    }
+    for (RankWindow w : new Windows(4, 10).build()) {
+      RankWindow next = RankWindow.newBuilder(w).build();
+      next.setWindowStart(next.getWindowStart().plusMillis(window));
+      next.setWindowEnd(next.getWindowEnd().plusMillis(window));
+      harness.processElement(next, Windows.END - 1 + window);
+    }
+    harness.processWatermark(Windows.END - 2 + window);
+    assertThat(output()).isEmpty();
+    harness.processWatermark(Windows.END - 1 + window);
+    assertThat(output())
+        .extracting(a -> a.getWindowEnd().toEpochMilli() + ":" + a.getMissingRanks())
+        .containsExactly(Windows.END + ":[1]", (Windows.END + window) + ":[]");
+    harness.processWatermark(Windows.END + 10 * window);
+    assertThat(output()).hasSize(2);
   }
 
   @AfterEach

@@ -54,7 +54,7 @@ class HistoryExactlyOnceITCase {
   static final MiniClusterExtension FLINK = MiniClusters.oneTaskManagerTwoSlots();
 
   private static final Path RECORDING =
-      Path.of("..", "docs", "recordings", "cpu-slow-rank-2.snapshots");
+      Path.of("..", "recordings", "cpu", "cpu-slow-rank-2.snapshots");
 
   /**
    * Whether the source already failed: once per test JVM, so the restarted attempt runs through.

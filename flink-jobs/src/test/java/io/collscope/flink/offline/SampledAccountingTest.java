@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 class SampledAccountingTest {
 
-  private static final Path RUNS = Path.of("..", "docs", "gpu-runs");
+  private static final Path RUNS = Path.of("..", "recordings", "gpu");
   private static final Path SAYS = RUNS.resolve("2026-12-01-run163-h200/cuda-clean.snapshots");
   private static final Path SILENT =
       RUNS.resolve("2026-12-01-run162-h200-pull/cuda-clean.snapshots");

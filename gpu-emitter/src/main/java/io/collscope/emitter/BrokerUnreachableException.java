@@ -1,8 +1,0 @@
-package io.collscope.emitter;
-
-/** The Kafka broker did not answer within the configured timeout. */
-public final class BrokerUnreachableException extends Exception {
-  public BrokerUnreachableException(String message, Throwable cause) {
-    super(message, cause);
-  }
-}
