@@ -81,6 +81,44 @@ public final class TopicDrainer {
     return out;
   }
 
+  /**
+   * Every record of {@code topic} from the beginning up to its end offsets as they stand when
+   * called (read_committed: up to the last stable offset), however many there are: what counts
+   * duplicates must not stop at the count it expects.
+   *
+   * @throws IllegalStateException when the end is not reached within {@code timeout}
+   */
+  public static List<ConsumerRecord<byte[], byte[]>> drainToEnd(
+      String bootstrap, String topic, Duration timeout) {
+    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, true, Map.of())) {
+      List<org.apache.kafka.common.TopicPartition> parts = new ArrayList<>();
+      for (var p : c.partitionsFor(topic, timeout)) {
+        parts.add(new org.apache.kafka.common.TopicPartition(topic, p.partition()));
+      }
+      c.assign(parts);
+      c.seekToBeginning(parts);
+      Map<org.apache.kafka.common.TopicPartition, Long> end = c.endOffsets(parts, timeout);
+      while (true) {
+        boolean reached = true;
+        for (var tp : parts) reached &= c.position(tp, timeout) >= end.get(tp);
+        if (reached) return out;
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              topic
+                  + ": end offsets "
+                  + end
+                  + " not reached in "
+                  + timeout
+                  + "; read "
+                  + out.size());
+        }
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) out.add(r);
+      }
+    }
+  }
+
   /** Reads until at least {@code count} records arrived or the timeout passed. */
   public static List<ConsumerRecord<byte[], byte[]>> drain(
       String bootstrap, String topic, int count, Duration timeout) {

@@ -154,6 +154,32 @@ class DeployFilesTest {
   }
 
   @Test
+  void closedDoorsTheDeploymentsOpenOnPurpose() throws Exception {
+    CommandLine cli = Collscope.commandLine();
+    assertThat(optionDefault(cli, "exporter", "--bind"))
+        .as("the exporter listens on loopback unless told otherwise")
+        .contains("127.0.0.1");
+    assertThat(compose().path("services").path("exporter").path("command").toString())
+        .as("in its container the exporter must listen where Prometheus reaches it")
+        .contains("\"--bind\",\"0.0.0.0\"");
+    assertThat(compose().path("services").path("jobmanager").path("ports"))
+        .as("Flink's REST API (it runs uploaded jars) on the host's loopback only")
+        .allSatisfy(p -> assertThat(p.asText()).startsWith("127.0.0.1:"));
+    assertThat(optionDefault(cli, "cluster start", "--rest-bind-address")).isEqualTo("localhost");
+    JsonNode exporter = kind(K8S.resolve("exporter.yaml"), "Deployment");
+    assertThat(exporter.path("spec").path("template").path("spec").path("containers").toString())
+        .contains("\"--bind\",\"0.0.0.0\"");
+    assertThat(
+            single(K8S.resolve("flink-deployment.yaml"))
+                .path("spec")
+                .path("flinkConfiguration")
+                .path("web.submit.enable")
+                .asText())
+        .as("application mode: no jar upload through the REST API")
+        .isEqualTo("false");
+  }
+
+  @Test
   void composeServicesRunTheCommandsTheClusterTestRuns() throws Exception {
     JsonNode services = compose().path("services");
     assertThat(command(services.path("submit")))

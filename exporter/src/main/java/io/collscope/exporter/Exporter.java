@@ -50,7 +50,7 @@ public final class Exporter implements AutoCloseable {
     return start(bootstrap, Map.of(), topics, port, seriesTtl);
   }
 
-  /** {@link #start} with standard Kafka client properties (TLS, SASL). */
+  /** {@link #start} with standard Kafka client properties (TLS, SASL), on loopback. */
   public static Exporter start(
       String bootstrap,
       Map<String, ?> client,
@@ -58,10 +58,22 @@ public final class Exporter implements AutoCloseable {
       int port,
       Duration seriesTtl)
       throws IOException {
+    return start(bootstrap, client, topics, port, seriesTtl, ExporterAccess.LOCAL);
+  }
+
+  /** {@link #start} with who may scrape: the bind address, TLS, basic authentication. */
+  public static Exporter start(
+      String bootstrap,
+      Map<String, ?> client,
+      OutputTopicReader.Topics topics,
+      int port,
+      Duration seriesTtl,
+      ExporterAccess access)
+      throws IOException {
     ExporterState state = new ExporterState(seriesTtl, Clock.systemUTC());
     PrometheusRegistry registry = new PrometheusRegistry();
     ExporterMetrics.register(state, registry);
-    HTTPServer server = HTTPServer.builder().port(port).registry(registry).buildAndStart();
+    HTTPServer server = access.start(port, registry);
     OutputTopicReader reader = new OutputTopicReader(state, topics);
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Thread t =

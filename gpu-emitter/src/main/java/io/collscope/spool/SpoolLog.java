@@ -30,9 +30,16 @@ import java.util.zip.CRC32C;
  *       a crash the records after the last commit are read again: at least once, and the consumer
  *       of the topic drops what it has seen (the job keys snapshots by rank, boot and sequence).
  *   <li><b>Torn tail</b>: a crash mid-append leaves a short or corrupt last frame. {@link #open}
- *       checks every frame of the newest segment against its checksum, cuts the file at the first
- *       bad one and counts the frames lost ({@link #tornRecords}); a bad frame met while reading an
- *       older segment (a disk error) ends that segment, counted the same way.
+ *       checks every frame against its checksum and cuts the newest segment after its last good
+ *       frame, counting the loss ({@link #tornRecords}).
+ *   <li><b>Write errors</b>: an append that fails part-way (a full disk, a file-size limit) cuts
+ *       its half-written frame back off before it throws, so the segment ends on a frame boundary
+ *       and later appends are readable; nothing acknowledged before it is touched.
+ *   <li><b>Corruption</b> inside a segment (a disk error, a bit flip): readers skip to the next
+ *       frame whose length and checksum hold and count the stretch once ({@link #tornRecords},
+ *       {@link #tornBytes}); the good frames after it are read, never dropped with it. The tail
+ *       segment is read only up to its last complete append, so a frame being written is never
+ *       mistaken for corruption and a reader never waits on one.
  *   <li><b>Bound</b>: when the spool would pass {@code maxBytes}, whole oldest segments are dropped
  *       (the cursor moves past them) and their records counted ({@link #droppedRecords}): during a
  *       long outage the newest counters are worth more than the oldest, and the next snapshot's
@@ -42,7 +49,10 @@ import java.util.zip.CRC32C;
  *
  * Appends are not fsync'd one by one ({@link #sync} does it): a snapshot is a cumulative counter
  * read, so losing the last ones to a power cut costs resolution, not totals. Thread-safe: one
- * appender and one reader may work at once.
+ * appender and one reader may work at once. A peek holds the lock while it reads (at most one
+ * batch, from the page cache as a rule), so the bound can never drop a segment under it and the
+ * dropped count stays exact; records peeked and not yet committed count as dropped only once the
+ * reader gives them up (its next peek).
  *
  * <p>Hand-written rather than a library: Tape 2 (Square's QueueFile) is a beta single file without
  * per-record checksums, Chronicle Queue needs JVM module opens and memory-maps gigabytes; neither
@@ -72,6 +82,26 @@ public final class SpoolLog implements AutoCloseable {
   private long pending;
   private long droppedRecords;
   private long tornRecords;
+  private long tornBytes;
+
+  /**
+   * The batch the reader peeked and has not committed (one reader): where it ends, and how many of
+   * its records sit in segments the bound dropped since. Guarded by this.
+   */
+  private boolean peeked;
+
+  private long peekEndSegment;
+  private long peekEndOffset;
+  private long inFlightDropped;
+
+  /** End of the last complete frame in the tail segment: readers stop there. Guarded by this. */
+  private long tailEnd;
+
+  /**
+   * Corrupt stretches found, segment → (start → end): every reader skips them, and each is counted
+   * once however often it is read over. Guarded by this.
+   */
+  private final java.util.Map<Long, TreeMap<Long, Long>> corrupt = new java.util.HashMap<>();
 
   /** Read position: segment and offset; advanced by {@link #commit}. */
   private long cursorSegment;
@@ -151,33 +181,88 @@ public final class SpoolLog implements AutoCloseable {
       tailNumber = segments.lastKey();
     }
     tail = openTail(tailNumber);
+    tailEnd = tail.size();
     pending = countFrom(cursorSegment, cursorOffset);
   }
 
-  /** Frames in a segment; in the newest, cuts the file at the first bad frame (a torn tail). */
+  /**
+   * Good frames in a segment. Corrupt stretches are skipped and counted; in the newest segment a
+   * bad end with no good frame after it is the append a crash cut short: the file is cut there, so
+   * appends go on from a frame boundary.
+   */
   private long scan(long n, boolean newest) throws IOException {
     try (FileChannel ch =
         FileChannel.open(segment(n), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      long pos = 0;
-      long count = 0;
       long size = ch.size();
-      while (pos < size) {
-        int len = frameAt(ch, pos, size);
-        if (len < 0) {
-          // A torn or corrupt frame: nothing after it can be trusted to be framed right. In the
-          // newest segment it is the append a crash cut short: cut it off so appends go on from a
-          // frame boundary. In an older one (a disk error) reading skips the rest and counts it.
-          if (newest) {
-            tornRecords++;
-            ch.truncate(pos);
-          }
-          break;
-        }
-        pos += HEADER + len;
-        count++;
+      long[] count = {0};
+      walk(ch, n, 0, size, (pos, len) -> count[0]++);
+      TreeMap<Long, Long> bad = corrupt.get(n);
+      if (newest && bad != null && bad.lastEntry().getValue() == size) {
+        ch.truncate(bad.lastKey()); // counted by walk, like every corrupt stretch
+        bad.pollLastEntry();
+        if (bad.isEmpty()) corrupt.remove(n);
       }
-      return count;
+      return count[0];
     }
+  }
+
+  /** A good frame at {@code pos}, given its length. */
+  private interface FrameVisitor {
+    void frame(long pos, int len) throws IOException;
+  }
+
+  /**
+   * Visits the good frames of segment {@code n} in [{@code from}, {@code end}), skipping corrupt
+   * stretches (a new one is recorded and counted); returns {@code end}.
+   */
+  private long walk(FileChannel ch, long n, long from, long end, FrameVisitor v)
+      throws IOException {
+    long pos = from;
+    while (pos < end) {
+      int len = frameAt(ch, pos, end);
+      if (len < 0) {
+        pos = skipCorrupt(ch, n, pos, end);
+        continue;
+      }
+      v.frame(pos, len);
+      pos += HEADER + len;
+    }
+    return end;
+  }
+
+  /**
+   * The end of the corrupt stretch that starts at {@code pos}: the next offset where a frame's
+   * length and checksum hold, or {@code end}. A stretch seen for the first time is recorded and
+   * counted. (A false match needs a plausible length and a CRC-32C collision: about 2^-32 per
+   * offset.)
+   */
+  private long skipCorrupt(FileChannel ch, long n, long pos, long end) throws IOException {
+    synchronized (this) {
+      TreeMap<Long, Long> known = corrupt.get(n);
+      Long knownEnd = known == null ? null : known.get(pos);
+      if (knownEnd != null) return Math.min(knownEnd, end);
+    }
+    ByteBuffer rest = ByteBuffer.allocate(Math.toIntExact(end - pos));
+    readFully(ch, rest, pos);
+    byte[] b = rest.array();
+    long stretchEnd = end;
+    for (int q = 1; q + HEADER <= b.length; q++) {
+      int len = ByteBuffer.wrap(b, q, HEADER).getInt();
+      if (len < 1 || len > b.length - q - HEADER) continue;
+      CRC32C c = new CRC32C();
+      c.update(b, q + HEADER, len);
+      if ((int) c.getValue() == ByteBuffer.wrap(b, q + 4, 4).getInt()) {
+        stretchEnd = pos + q;
+        break;
+      }
+    }
+    synchronized (this) {
+      if (corrupt.computeIfAbsent(n, k -> new TreeMap<>()).putIfAbsent(pos, stretchEnd) == null) {
+        tornRecords++;
+        tornBytes += stretchEnd - pos;
+      }
+    }
+    return stretchEnd;
   }
 
   /** The length of a good frame at {@code pos}, or -1 when it is short or fails its checksum. */
@@ -187,7 +272,9 @@ public final class SpoolLog implements AutoCloseable {
     readFully(ch, h, pos);
     int len = h.getInt(0);
     int crc = h.getInt(4);
-    if (len < 0 || len > MAX_RECORD || size - pos - HEADER < len) return -1;
+    // Length 0 is never appended: a zero-filled stretch (what some filesystems leave after a crash)
+    // would otherwise read as empty records whose checksum, 0, holds.
+    if (len < 1 || len > MAX_RECORD || size - pos - HEADER < len) return -1;
     ByteBuffer body = ByteBuffer.allocate(len);
     readFully(ch, body, pos + HEADER);
     return crc(body.array()) == crc ? len : -1;
@@ -204,29 +291,30 @@ public final class SpoolLog implements AutoCloseable {
 
   /** Good frames of one segment from {@code offset} on. */
   private long countInSegment(long seg, long offset) throws IOException {
-    long n = 0;
+    long[] n = {0};
     try (FileChannel ch = FileChannel.open(segment(seg), StandardOpenOption.READ)) {
-      long pos = offset;
-      long size = ch.size();
-      while (pos < size) {
-        int len = frameAt(ch, pos, size);
-        if (len < 0) break;
-        pos += HEADER + len;
-        n++;
-      }
+      long end = seg == tailNumber ? Math.min(tailEnd, ch.size()) : ch.size();
+      walk(ch, seg, offset, end, (pos, len) -> n[0]++);
     }
-    return n;
+    return n[0];
   }
 
   /** Appends one record; drops the oldest segments first when the spool is full. */
   public synchronized void append(byte[] record) throws IOException {
-    if (record.length > MAX_RECORD) {
+    if (record.length > MAX_RECORD || record.length == 0) {
       throw new IllegalArgumentException("spool: record of " + record.length + " bytes");
     }
-    if (tail.size() >= segmentBytes) roll();
+    if (tailEnd >= segmentBytes) roll();
     ByteBuffer frame = ByteBuffer.allocate(HEADER + record.length);
     frame.putInt(record.length).putInt(crc(record)).put(record).flip();
-    while (frame.hasRemaining()) tail.write(frame);
+    long start = tailEnd;
+    try {
+      while (frame.hasRemaining()) tail.write(frame, start + frame.position());
+    } catch (IOException e) {
+      cutBack(start, e);
+      throw e;
+    }
+    tailEnd = start + frame.limit();
     segments.merge(tailNumber, 1L, Long::sum);
     totalBytes += HEADER + record.length;
     pending++;
@@ -234,11 +322,32 @@ public final class SpoolLog implements AutoCloseable {
     notifyAll();
   }
 
+  /**
+   * After a failed append: cuts the tail back to {@code start}, its last frame boundary, so the
+   * half-written frame neither hides the appends after it nor reads as corruption. Should the cut
+   * fail too, the stretch is recorded as skipped (not counted: nothing acknowledged is in it) and
+   * the next append starts a new segment.
+   */
+  private void cutBack(long start, IOException cause) {
+    try {
+      tail.truncate(start);
+    } catch (IOException e) {
+      cause.addSuppressed(e);
+      try {
+        corrupt.computeIfAbsent(tailNumber, k -> new TreeMap<>()).put(start, tail.size());
+      } catch (IOException ignored) {
+        corrupt.computeIfAbsent(tailNumber, k -> new TreeMap<>()).put(start, Long.MAX_VALUE);
+      }
+      tailEnd = segmentBytes; // roll on the next append
+    }
+  }
+
   private void roll() throws IOException {
     tail.close();
     tailNumber++;
     segments.put(tailNumber, 0L);
     tail = openTail(tailNumber);
+    tailEnd = 0;
   }
 
   /**
@@ -247,10 +356,18 @@ public final class SpoolLog implements AutoCloseable {
    */
   private void dropOldest() throws IOException {
     long n = segments.firstKey();
-    long unread = countInSegment(n, n == cursorSegment ? cursorOffset : 0);
+    long from = n == cursorSegment ? cursorOffset : 0;
+    long unread = countInSegment(n, from);
+    // Records the reader has peeked and is sending are not lost yet: they count as dropped only if
+    // the reader gives the batch up (its next peek), not if it commits it.
+    long inFlight = 0;
+    if (peeked && peekEndSegment > n) inFlight = unread;
+    else if (peeked && peekEndSegment == n) inFlight = unread - countInSegment(n, peekEndOffset);
     segments.remove(n);
-    droppedRecords += unread;
-    pending -= unread;
+    corrupt.remove(n);
+    droppedRecords += unread - inFlight;
+    inFlightDropped += inFlight;
+    pending -= unread - inFlight;
     totalBytes -= Files.size(segment(n));
     Files.deleteIfExists(segment(n));
     if (cursorSegment <= n) {
@@ -262,14 +379,15 @@ public final class SpoolLog implements AutoCloseable {
 
   /**
    * Up to {@code max} records from the read position on, without consuming them; waits up to {@code
-   * waitMs} for one when there is none. Hand the batch's {@link Batch#end} to {@link #commit} once
-   * they are delivered.
+   * waitMs} for one when there is none. Hand the batch to {@link #commit} once they are delivered;
+   * the next peek gives up a batch that was not committed (it is read again from the cursor).
    */
-  public Batch peek(int max, long waitMs) throws IOException, InterruptedException {
+  public synchronized Batch peek(int max, long waitMs) throws IOException, InterruptedException {
     long deadline = System.currentTimeMillis() + waitMs;
     long seg;
     long off;
     synchronized (this) {
+      abandonPeeked();
       while (pending == 0) {
         long left = deadline - System.currentTimeMillis();
         if (left <= 0) return new Batch(List.of(), cursorSegment, cursorOffset);
@@ -279,26 +397,24 @@ public final class SpoolLog implements AutoCloseable {
       off = cursorOffset;
     }
     List<byte[]> out = new ArrayList<>();
+    long tornBefore = tornRecords();
     while (out.size() < max) {
-      Path p = segment(seg);
       boolean hasNext;
+      long limit;
       synchronized (this) {
         if (!segments.containsKey(seg)) break; // dropped under us: the next peek starts afresh
         hasNext = segments.higherKey(seg) != null;
+        // The tail is read up to its last complete append: a frame being written is not there yet.
+        limit = seg == tailNumber ? tailEnd : Long.MAX_VALUE;
       }
-      long size;
-      try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-        size = ch.size();
-        while (out.size() < max && off < size) {
-          int len = frameAt(ch, off, size);
+      long end;
+      try (FileChannel ch = FileChannel.open(segment(seg), StandardOpenOption.READ)) {
+        end = Math.min(limit, ch.size());
+        while (out.size() < max && off < end) {
+          int len = frameAt(ch, off, end);
           if (len < 0) {
-            // Only a frame being written right now looks short; anything else is corruption.
-            if (!hasNext) break;
-            synchronized (this) {
-              tornRecords++;
-            }
-            off = size;
-            break;
+            off = skipCorrupt(ch, seg, off, end); // corruption: skipped, counted, never waited on
+            continue;
           }
           ByteBuffer body = ByteBuffer.allocate(len);
           readFully(ch, body, off + HEADER);
@@ -306,14 +422,37 @@ public final class SpoolLog implements AutoCloseable {
           off += HEADER + len;
         }
       }
-      if (off >= size && hasNext) {
+      if (off >= end && hasNext) {
         seg++;
         off = 0;
         continue;
       }
       break;
     }
+    if (tornRecords() != tornBefore) recount(); // frames lost to the new stretch leave pending
+    synchronized (this) {
+      peeked = !out.isEmpty();
+      peekEndSegment = seg;
+      peekEndOffset = off;
+    }
     return new Batch(out, seg, off);
+  }
+
+  /**
+   * A new peek gives up the batch peeked before and not committed: what of it the bound dropped
+   * meanwhile is lost now, counted.
+   */
+  private void abandonPeeked() {
+    droppedRecords += inFlightDropped;
+    pending -= inFlightDropped;
+    inFlightDropped = 0;
+    peeked = false;
+  }
+
+  /** Recounts every segment's frames and the pending ones, after corruption turned up. */
+  private synchronized void recount() throws IOException {
+    for (var e : segments.entrySet()) e.setValue(countInSegment(e.getKey(), 0));
+    pending = countFrom(cursorSegment, cursorOffset);
   }
 
   /** Records read up to (segment, offset), exclusive. */
@@ -322,19 +461,27 @@ public final class SpoolLog implements AutoCloseable {
   /** Marks a peeked batch consumed: moves the cursor and deletes the segments it left. */
   public synchronized void commit(Batch b) throws IOException {
     if (b.records().isEmpty()) return;
+    // Delivered: records of it in segments the bound dropped meanwhile were kept out of the dropped
+    // count (in flight) and are still pending.
+    pending = Math.max(0, pending - b.records().size());
+    inFlightDropped = 0;
+    peeked = false;
     if (b.endSegment() < cursorSegment
         || (b.endSegment() == cursorSegment && b.endOffset() <= cursorOffset)) {
       return; // its segments were dropped meanwhile; the cursor is already past them
     }
     cursorSegment = b.endSegment();
     cursorOffset = b.endOffset();
-    pending = Math.max(0, pending - b.records().size());
-    writeCursor();
+    // Consumed segments go before the cursor is written: on a full disk the deletion is what makes
+    // room for the cursor file. A crash in between leaves the old cursor naming a deleted segment;
+    // open() then starts at the oldest segment left: a resend (at least once), never a loss.
     while (segments.firstKey() < cursorSegment) {
       long n = segments.pollFirstEntry().getKey();
       totalBytes -= Files.size(segment(n));
       Files.deleteIfExists(segment(n));
+      corrupt.remove(n);
     }
+    writeCursor();
   }
 
   /** Forces appended records to disk. */
@@ -352,9 +499,16 @@ public final class SpoolLog implements AutoCloseable {
     return droppedRecords;
   }
 
-  /** Torn or corrupt frames skipped (a crash mid-append, a disk error). */
+  /**
+   * Torn or corrupt stretches skipped (a crash mid-append, a disk error), each at least one frame.
+   */
   public synchronized long tornRecords() {
     return tornRecords;
+  }
+
+  /** Bytes of the torn or corrupt stretches skipped. */
+  public synchronized long tornBytes() {
+    return tornBytes;
   }
 
   public synchronized long bytes() {
@@ -410,7 +564,12 @@ public final class SpoolLog implements AutoCloseable {
 
   private void writeCursor() throws IOException {
     Path tmp = dir.resolve(CURSOR + ".tmp");
-    Files.writeString(tmp, cursorSegment + " " + cursorOffset + "\n");
+    try {
+      Files.writeString(tmp, cursorSegment + " " + cursorOffset + "\n");
+    } catch (IOException e) {
+      Files.deleteIfExists(tmp); // a half-written file holds space a full disk needs
+      throw e;
+    }
     try {
       Files.move(
           tmp,

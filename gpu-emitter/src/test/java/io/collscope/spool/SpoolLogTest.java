@@ -115,6 +115,91 @@ class SpoolLogTest {
     }
   }
 
+  /** Flips one bit in the body of the frame of {@code record} in {@code seg}; returns nothing. */
+  private static void corrupt(Path seg, byte[] record) throws IOException {
+    byte[] bytes = Files.readAllBytes(seg);
+    int at = indexOf(bytes, record);
+    assertThat(at).as("record in %s", seg).isNotNegative();
+    try (RandomAccessFile f = new RandomAccessFile(seg.toFile(), "rw")) {
+      f.seek(at + 2);
+      f.write(bytes[at + 2] ^ 0x40);
+    }
+  }
+
+  private static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int k = 0; k < needle.length; k++) if (hay[i + k] != needle[k]) continue outer;
+      return i;
+    }
+    return -1;
+  }
+
+  private List<Path> segmentFiles() throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.toString().endsWith(SpoolLog.SUFFIX)).sorted().toList();
+    }
+  }
+
+  @Test
+  void aFrameCorruptedInTheNewestSegmentWhileRunningNeitherStallsReadingNorHidesLaterFrames()
+      throws Exception {
+    try (SpoolLog log = SpoolLog.open(dir, 1 << 20, 1 << 16)) {
+      for (int i = 0; i < 10; i++) log.append(rec(i));
+      corrupt(segmentFiles().get(0), rec(4)); // a disk error under the running spool
+      for (int i = 10; i < 13; i++) log.append(rec(i));
+      List<String> want = expected(0, 4);
+      want.addAll(expected(5, 13));
+      assertThat(drainAll(log)).as("every frame but the corrupt one").isEqualTo(want);
+      assertThat(log.tornRecords()).isEqualTo(1);
+      assertThat(log.pending()).isZero();
+    }
+  }
+
+  @Test
+  void aFrameCorruptedInAnOlderSegmentSkipsOnlyItselfNotTheRestOfItsSegment() throws Exception {
+    try (SpoolLog log = SpoolLog.open(dir, 1 << 20, 512)) {
+      for (int i = 0; i < 40; i++) log.append(rec(i));
+      List<Path> segs = segmentFiles();
+      assertThat(segs.size()).isGreaterThan(2);
+      corrupt(segs.get(0), rec(2)); // record 2 sits in the first segment, records after it too
+      List<String> want = expected(0, 2);
+      want.addAll(expected(3, 40));
+      assertThat(drainAll(log)).isEqualTo(want);
+      assertThat(log.tornRecords()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void openCountsACorruptFrameInAnOlderSegmentAndKeepsTheFramesAfterIt() throws Exception {
+    try (SpoolLog log = SpoolLog.open(dir, 1 << 20, 512)) {
+      for (int i = 0; i < 40; i++) log.append(rec(i));
+    }
+    corrupt(segmentFiles().get(0), rec(2));
+    try (SpoolLog log = SpoolLog.open(dir, 1 << 20, 512)) {
+      assertThat(log.tornRecords()).as("what scan() dropped, counted").isEqualTo(1);
+      assertThat(log.pending()).isEqualTo(39);
+      List<String> want = expected(0, 2);
+      want.addAll(expected(3, 40));
+      assertThat(drainAll(log)).isEqualTo(want);
+      assertThat(log.tornRecords()).as("counted once, however often read").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aFrameCorruptedInsideTheNewestSegmentBeforeARestartCostsOnlyItself() throws Exception {
+    try (SpoolLog log = SpoolLog.open(dir, 1 << 20, 1 << 16)) {
+      for (int i = 0; i < 10; i++) log.append(rec(i));
+    }
+    corrupt(segmentFiles().get(0), rec(4));
+    try (SpoolLog log = SpoolLog.open(dir, 1 << 20, 1 << 16)) {
+      assertThat(log.tornRecords()).isEqualTo(1);
+      List<String> want = expected(0, 4);
+      want.addAll(expected(5, 10));
+      assertThat(drainAll(log)).isEqualTo(want);
+    }
+  }
+
   @Test
   void aFullSpoolDropsItsOldestRecordsAndCountsThem() throws Exception {
     try (SpoolLog log = SpoolLog.open(dir, 4096, 1024)) {
@@ -125,6 +210,34 @@ class SpoolLogTest {
       assertThat(log.pending()).isEqualTo(500 - dropped);
       // What is left is the newest, in order, with nothing missing in between.
       assertThat(drainAll(log)).isEqualTo(expected((int) dropped, 500));
+    }
+  }
+
+  @Test
+  void recordsBeingSentWhenTheBoundDropsTheirSegmentAreNotCountedAsDroppedOnceDelivered()
+      throws Exception {
+    try (SpoolLog log = SpoolLog.open(dir, 4096, 1024)) {
+      for (int i = 0; i < 20; i++) log.append(rec(i));
+      SpoolLog.Batch sending = log.peek(5, 0); // the sender holds these while the broker is slow
+      for (int i = 20; i < 500; i++) log.append(rec(i));
+      log.commit(sending); // acknowledged after all
+      List<String> rest = drainAll(log);
+      long delivered = sending.records().size() + rest.size();
+      assertThat(delivered + log.droppedRecords()).as("delivered + dropped").isEqualTo(500);
+      assertThat(log.pending()).isZero();
+    }
+  }
+
+  @Test
+  void recordsBeingSentWhenTheBoundDropsTheirSegmentCountAsDroppedWhenTheSenderGivesThemUp()
+      throws Exception {
+    try (SpoolLog log = SpoolLog.open(dir, 4096, 1024)) {
+      for (int i = 0; i < 20; i++) log.append(rec(i));
+      log.peek(5, 0); // the send fails: the sender peeks again instead of committing
+      for (int i = 20; i < 500; i++) log.append(rec(i));
+      List<String> delivered = drainAll(log);
+      assertThat(delivered.size() + log.droppedRecords()).as("delivered + dropped").isEqualTo(500);
+      assertThat(log.pending()).isZero();
     }
   }
 

@@ -78,6 +78,28 @@ final class AlertsCommand implements Runnable {
     boolean fromBeginning;
 
     @Option(
+        names = "--alertmanager-basic-auth-username",
+        description = "Basic auth to Alertmanager (Prometheus: basic_auth.username).")
+    String basicAuthUsername;
+
+    @Option(
+        names = "--alertmanager-basic-auth-password-file",
+        description = "Its password, the file's first line (basic_auth.password_file).")
+    java.nio.file.Path basicAuthPasswordFile;
+
+    @Option(
+        names = "--alertmanager-bearer-token-file",
+        description = "A bearer token, the file's first line (authorization.credentials_file).")
+    java.nio.file.Path bearerTokenFile;
+
+    @Option(
+        names = "--alertmanager-ca-file",
+        description =
+            "PEM CA certificate(s) that sign Alertmanager's TLS certificate, besides the JVM's"
+                + " (tls_config.ca_file).")
+    java.nio.file.Path caFile;
+
+    @Option(
         names = "--generator-url",
         description = "Sent as each alert's generatorURL (e.g. a dashboard); default: none.")
     String generatorUrl;
@@ -105,7 +127,27 @@ final class AlertsCommand implements Runnable {
           throw new IllegalArgumentException("--generator-url " + e.getMessage());
         }
       }
-      AlertmanagerClient client = new AlertmanagerClient(url, Duration.ofSeconds(10));
+      if (basicAuthPasswordFile != null && basicAuthUsername == null) {
+        throw new IllegalArgumentException(
+            "--alertmanager-basic-auth-password-file needs --alertmanager-basic-auth-username");
+      }
+      if (basicAuthUsername != null && bearerTokenFile != null) {
+        throw new IllegalArgumentException(
+            "--alertmanager-basic-auth-username and --alertmanager-bearer-token-file exclude each"
+                + " other");
+      }
+      for (java.nio.file.Path f :
+          new java.nio.file.Path[] {basicAuthPasswordFile, bearerTokenFile, caFile}) {
+        if (f != null && !java.nio.file.Files.isReadable(f)) {
+          throw new IllegalArgumentException("cannot read " + f);
+        }
+      }
+      AlertmanagerClient client =
+          new AlertmanagerClient(
+              url,
+              Duration.ofSeconds(10),
+              new AlertmanagerClient.Credentials(
+                  basicAuthUsername, basicAuthPasswordFile, bearerTokenFile, caFile));
       AlertForwarder forwarder =
           new AlertForwarder(client, AlertForwarder.Config.of(resend, generatorUrl));
       CountDownLatch done = new CountDownLatch(1);

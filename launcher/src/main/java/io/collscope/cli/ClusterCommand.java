@@ -81,6 +81,15 @@ final class ClusterCommand implements Runnable {
     int restPort;
 
     @Option(
+        names = "--rest-bind-address",
+        defaultValue = "localhost",
+        description =
+            "Where the REST API and web UI listen. Whoever reaches them can upload and run a jar"
+                + " (collscope job submit does), so loopback unless you say otherwise, e.g."
+                + " 0.0.0.0 behind a firewall. Default: ${DEFAULT-VALUE}")
+    String restBindAddress;
+
+    @Option(
         names = "--rpc-port",
         defaultValue = "6123",
         description = "The JobManager's RPC port. Default: ${DEFAULT-VALUE}")
@@ -126,7 +135,8 @@ final class ClusterCommand implements Runnable {
                     restPort,
                     rpcPort,
                     configured ? bootstrap : null,
-                    kafkaPort),
+                    kafkaPort,
+                    restBindAddress),
                 timeout);
       } catch (java.io.IOException e) {
         cluster.stop();

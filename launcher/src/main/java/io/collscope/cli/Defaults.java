@@ -40,4 +40,11 @@ final class Defaults {
   static final int EXIT_FAILURE = 1;
   static final int EXIT_USAGE = 2;
   static final int EXIT_BROKER_UNREACHABLE = 3;
+
+  /**
+   * {@code emit}: snapshots were lost (dropped from a full spool, a spool write failed, or a
+   * delivery failed without a spool); its summary says how many. Distinct from 1, where what was
+   * not delivered is still in the spool for the next run.
+   */
+  static final int EXIT_SNAPSHOTS_LOST = 4;
 }

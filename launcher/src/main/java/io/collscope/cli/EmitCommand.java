@@ -200,6 +200,10 @@ final class EmitCommand implements Callable<Integer> {
     if (seconds < 0) throw usage("--seconds must be >= 0");
     if (partitions < 1) throw usage("--partitions must be >= 1");
     if (spoolMb < 1) throw usage("--spool-mb must be >= 1");
+    pathComponent("--cluster", cluster);
+    pathComponent("--job", job);
+    pathComponent("--communicator", rankOptions.communicator);
+    pathComponent("--topic", topic);
     boolean nccl;
     switch (source) {
       case "ranks" -> nccl = false;
@@ -351,7 +355,16 @@ final class EmitCommand implements Callable<Integer> {
           err().println("collscope emit: backend failed: " + r.failure().get());
           return Defaults.EXIT_FAILURE;
         }
-        return r.failedDeliveries() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
+        if (r.failedDeliveries() > 0) {
+          err()
+              .printf(
+                  "collscope emit: %d snapshots lost (dropped from a full spool, or not written):"
+                      + " exit %d%n",
+                  r.failedDeliveries(), Defaults.EXIT_SNAPSHOTS_LOST);
+          err().flush();
+          return Defaults.EXIT_SNAPSHOTS_LOST;
+        }
+        return left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
       }
     } finally {
       finished.countDown();
@@ -413,7 +426,8 @@ final class EmitCommand implements Callable<Integer> {
             sidecar.tornSkips(),
             left > 0 ? ", " + left + " left in the spool" : "");
     err().flush();
-    return sink.failed() > 0 || left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
+    if (sink.failed() > 0) return Defaults.EXIT_SNAPSHOTS_LOST;
+    return left > 0 ? Defaults.EXIT_FAILURE : Defaults.EXIT_OK;
   }
 
   /**
@@ -421,9 +435,34 @@ final class EmitCommand implements Callable<Integer> {
    * under the topic it feeds, so what a run left behind goes only where it was headed.
    */
   private java.nio.file.Path defaultSpool() {
-    java.nio.file.Path p =
-        java.nio.file.Path.of(".run", "spool", topic, cluster, job, rankOptions.communicator);
-    return onlyRank == null ? p : p.resolve("rank-" + onlyRank);
+    java.nio.file.Path base = java.nio.file.Path.of(".run", "spool");
+    java.nio.file.Path p = base.resolve(topic);
+    for (String name : new String[] {cluster, job, rankOptions.communicator}) p = p.resolve(name);
+    p = onlyRank == null ? p : p.resolve("rank-" + onlyRank);
+    // Checked by pathComponent already; this is the invariant that matters, kept next to its use.
+    if (!p.normalize().startsWith(base)) throw usage("spool directory " + p + " escapes " + base);
+    return p;
+  }
+
+  /**
+   * A name that becomes one directory of the default spool path (and one part of the record key
+   * {@code cluster/job/communicator/rank}): no separator, not {@code .} or {@code ..}, so it can
+   * never reach outside the spool directory.
+   */
+  private void pathComponent(String option, String value) {
+    if (value.isEmpty()
+        || value.equals(".")
+        || value.equals("..")
+        || value.indexOf('/') >= 0
+        || value.indexOf('\\') >= 0
+        || value.indexOf('\0') >= 0) {
+      throw usage(
+          option
+              + " '"
+              + value
+              + "' must be a plain name: no '/' or '\\', not '.' or '..' (it names a directory of"
+              + " the spool and a part of the record key)");
+    }
   }
 
   private java.io.PrintWriter err() {

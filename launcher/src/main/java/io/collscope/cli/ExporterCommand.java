@@ -1,6 +1,7 @@
 package io.collscope.cli;
 
 import io.collscope.exporter.Exporter;
+import io.collscope.exporter.ExporterAccess;
 import io.collscope.exporter.ExporterState;
 import io.collscope.exporter.OutputTopicReader;
 import io.collscope.kafka.BrokerUnreachableException;
@@ -43,6 +44,31 @@ final class ExporterCommand implements Callable<Integer> {
       description =
           "Port of the metrics endpoint (all interfaces); 0: a free one. Default: ${DEFAULT-VALUE}")
   int port;
+
+  @Option(
+      names = "--bind",
+      defaultValue = "${env:COLLSCOPE_EXPORTER_BIND:-127.0.0.1}",
+      description =
+          "Address to serve /metrics on: loopback unless told otherwise; 0.0.0.0 for every"
+              + " interface (env COLLSCOPE_EXPORTER_BIND). Default: ${DEFAULT-VALUE}")
+  String bind;
+
+  @Option(
+      names = "--tls-keystore",
+      description = "Serve HTTPS with the key and certificate of this PKCS12 key store.")
+  java.nio.file.Path tlsKeystore;
+
+  @Option(
+      names = "--tls-keystore-password-file",
+      description = "File whose first line is the --tls-keystore password (none: empty).")
+  java.nio.file.Path tlsKeystorePasswordFile;
+
+  @Option(
+      names = "--basic-auth-users",
+      description =
+          "File of user:password lines: scrapes without one of them are refused (401). Keep it"
+              + " 0600; Prometheus sends the password from its basic_auth.password_file.")
+  java.nio.file.Path basicAuthUsers;
 
   @Option(
       names = "--series-ttl",
@@ -94,6 +120,8 @@ final class ExporterCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     OutputTopicReader.Topics topics = checkOptions();
     PrintWriter err = spec.commandLine().getErr();
+    ExporterAccess access =
+        new ExporterAccess(bind, tlsKeystore, tlsKeystorePasswordFile, basicAuthUsers);
     try {
       kafkaClient.checkAccepted(bootstrap, brokerTimeout);
     } catch (BrokerUnreachableException e) {
@@ -116,11 +144,17 @@ final class ExporterCommand implements Callable<Integer> {
             },
             "collscope-exporter-stop");
     try (Exporter exporter =
-        Exporter.start(bootstrap, kafkaClient.properties(), topics, port, seriesTtl)) {
+        Exporter.start(bootstrap, kafkaClient.properties(), topics, port, seriesTtl, access)) {
       Runtime.getRuntime().addShutdownHook(hook);
       err.printf(
-          "collscope exporter: http://0.0.0.0:%d/metrics, reading %s from %s, series TTL %ds%n",
-          exporter.port(), String.join(", ", topics.all()), bootstrap, seriesTtl.toSeconds());
+          "collscope exporter: %s://%s:%d/metrics%s, reading %s from %s, series TTL %ds%n",
+          access.tls() ? "https" : "http",
+          bind,
+          exporter.port(),
+          basicAuthUsers != null ? " (basic auth)" : "",
+          String.join(", ", topics.all()),
+          bootstrap,
+          seriesTtl.toSeconds());
       err.flush();
       long deadline = seconds == 0 ? Long.MAX_VALUE : System.nanoTime() + seconds * 1_000_000_000L;
       // Until the time is up, the process is told to stop, or the reader failed.
@@ -155,6 +189,16 @@ final class ExporterCommand implements Callable<Integer> {
       throw new IllegalArgumentException("--port must be in 0..65535, got " + port);
     }
     if (seriesTtl.isZero()) throw new IllegalArgumentException("--series-ttl must be > 0");
+    if (bind.isBlank()) throw new IllegalArgumentException("--bind must not be empty");
+    if (tlsKeystorePasswordFile != null && tlsKeystore == null) {
+      throw new IllegalArgumentException("--tls-keystore-password-file needs --tls-keystore");
+    }
+    for (java.nio.file.Path f :
+        new java.nio.file.Path[] {tlsKeystore, tlsKeystorePasswordFile, basicAuthUsers}) {
+      if (f != null && !java.nio.file.Files.isReadable(f)) {
+        throw new IllegalArgumentException("cannot read " + f);
+      }
+    }
     if (brokerTimeout.isZero()) throw new IllegalArgumentException("--broker-timeout must be > 0");
     if (seconds < 0) throw new IllegalArgumentException("--seconds must be >= 0");
     OutputTopicReader.Topics topics =

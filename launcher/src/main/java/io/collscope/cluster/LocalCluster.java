@@ -47,9 +47,22 @@ public final class LocalCluster {
    * @param bootstrap a Kafka to use, or null to start one on {@code kafkaPort}
    * @param kafkaPort the started broker's port
    */
+  /**
+   * @param restBindAddress where the REST API (and web UI, with its jar upload) listens: localhost
+   *     unless the user says otherwise, since whoever reaches it can run code on the cluster
+   */
   public record Settings(
-      int taskManagers, int slots, int restPort, int rpcPort, String bootstrap, int kafkaPort) {
+      int taskManagers,
+      int slots,
+      int restPort,
+      int rpcPort,
+      String bootstrap,
+      int kafkaPort,
+      String restBindAddress) {
     public Settings {
+      if (restBindAddress == null || restBindAddress.isBlank()) {
+        throw new IllegalArgumentException("--rest-bind-address must not be empty");
+      }
       if (taskManagers < 1 || taskManagers > 64) {
         throw new IllegalArgumentException("--taskmanagers must be in 1..64, got " + taskManagers);
       }
@@ -268,7 +281,7 @@ public final class LocalCluster {
             "jobmanager.bind-host: localhost",
             "jobmanager.rpc.port: " + s.rpcPort(),
             "rest.address: localhost",
-            "rest.bind-address: localhost",
+            "rest.bind-address: " + s.restBindAddress(),
             "rest.port: " + s.restPort(),
             "taskmanager.host: localhost",
             "taskmanager.bind-host: localhost",

@@ -121,6 +121,11 @@ public final class SessionCluster implements AutoCloseable {
     return dir;
   }
 
+  /** The REST API's base URL, e.g. {@code http://localhost:8081/}. */
+  public URI restUrl() {
+    return URI.create("http://localhost:" + restPort + "/");
+  }
+
   public void startJobManager() throws IOException {
     jobManager =
         launch(
