@@ -48,7 +48,8 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
   private final int[] controllerPorts;
   private final Process[] processes;
 
-  private EmbeddedKafkaCluster(Path dir, int nodes, boolean deleteOnClose) throws IOException {
+  private EmbeddedKafkaCluster(Path dir, int nodes, int basePort, boolean deleteOnClose)
+      throws IOException {
     this.dir = dir;
     this.deleteOnClose = deleteOnClose;
     Path idFile = dir.resolve("cluster.id");
@@ -74,7 +75,7 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     } else {
       List<String> lines = new ArrayList<>();
       for (int i = 0; i < nodes; i++) {
-        clientPorts[i] = EmbeddedKafka.freePort();
+        clientPorts[i] = basePort > 0 ? basePort + i : EmbeddedKafka.freePort();
         controllerPorts[i] = EmbeddedKafka.freePort();
         lines.add(clientPorts[i] + " " + controllerPorts[i]);
       }
@@ -85,18 +86,24 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
   /** A cluster of {@code nodes} nodes in a temporary directory, deleted on close. */
   public static EmbeddedKafkaCluster startTemporary(int nodes) {
     try {
-      return start(Files.createTempDirectory("collscope-kafka-cluster-"), nodes, true);
+      return start(Files.createTempDirectory("collscope-kafka-cluster-"), nodes, 0, true);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
-  /** Starts every node and waits until all of them are registered brokers. */
-  public static EmbeddedKafkaCluster start(Path dir, int nodes, boolean deleteOnClose) {
+  /**
+   * Starts every node and waits until all of them are registered brokers.
+   *
+   * @param basePort the first node's client port, the others' the next ones; 0 picks free ports.
+   *     The ports chosen the first time are kept in the directory and used again.
+   */
+  public static EmbeddedKafkaCluster start(
+      Path dir, int nodes, int basePort, boolean deleteOnClose) {
     if (nodes < 1) throw new IllegalArgumentException("a cluster needs at least one node");
     try {
       Files.createDirectories(dir);
-      EmbeddedKafkaCluster c = new EmbeddedKafkaCluster(dir, nodes, deleteOnClose);
+      EmbeddedKafkaCluster c = new EmbeddedKafkaCluster(dir, nodes, basePort, deleteOnClose);
       Runtime.getRuntime()
           .addShutdownHook(new Thread(c::stopQuietly, "collscope-kafka-cluster-reaper"));
       // All at once: a node waits for a quorum of voters before it serves anything.

@@ -101,6 +101,15 @@ final class ClusterCommand implements Runnable {
     int kafkaPort;
 
     @Option(
+        names = "--brokers",
+        defaultValue = "1",
+        description =
+            "Kafka KRaft nodes to start (each its own JVM, on --kafka-port and the ports after"
+                + " it); 3 makes every topic 3 replicas with min.insync.replicas 2, so one broker"
+                + " may die without a lost or refused write. Default: ${DEFAULT-VALUE}")
+    int brokers;
+
+    @Option(
         names = "--timeout",
         defaultValue = "120s",
         converter = DurationConverter.class,
@@ -115,6 +124,12 @@ final class ClusterCommand implements Runnable {
           pr.hasMatchedOption(b)
               || ConfigCommand.provider(spec).resolve(b).source()
                   != ConfigDefaultProvider.Source.DEFAULT;
+      if (configured && brokers != 1) {
+        throw new IllegalArgumentException(
+            "--brokers starts brokers, but --bootstrap names an existing Kafka ("
+                + bootstrap
+                + "): not both");
+      }
       LocalCluster cluster = dir.cluster();
       URI rest;
       try {
@@ -126,7 +141,8 @@ final class ClusterCommand implements Runnable {
                     restPort,
                     rpcPort,
                     configured ? bootstrap : null,
-                    kafkaPort),
+                    kafkaPort,
+                    brokers),
                 timeout);
       } catch (java.io.IOException e) {
         cluster.stop();

@@ -45,11 +45,21 @@ public final class LocalCluster {
    * @param restPort the JobManager's REST port (web UI and {@code collscope job})
    * @param rpcPort the JobManager's RPC port
    * @param bootstrap a Kafka to use, or null to start one on {@code kafkaPort}
-   * @param kafkaPort the started broker's port
+   * @param kafkaPort the started broker's port (the first node's, with several)
+   * @param brokers KRaft nodes to start (each its own JVM); from 3 on, replicated (RF 3, min ISR 2)
    */
   public record Settings(
-      int taskManagers, int slots, int restPort, int rpcPort, String bootstrap, int kafkaPort) {
+      int taskManagers,
+      int slots,
+      int restPort,
+      int rpcPort,
+      String bootstrap,
+      int kafkaPort,
+      int brokers) {
     public Settings {
+      if (brokers < 1 || brokers > 9) {
+        throw new IllegalArgumentException("--brokers must be in 1..9, got " + brokers);
+      }
       if (taskManagers < 1 || taskManagers > 64) {
         throw new IllegalArgumentException("--taskmanagers must be in 1..64, got " + taskManagers);
       }
@@ -112,7 +122,6 @@ public final class LocalCluster {
     List<String> all = classpath();
     String bootstrap = s.bootstrap();
     if (bootstrap == null) {
-      bootstrap = "localhost:" + s.kafkaPort();
       Path log = logDir().resolve("kafka.out");
       Files.deleteIfExists(log);
       launch(
@@ -124,9 +133,13 @@ public final class LocalCluster {
               "kafka",
               "--port",
               Integer.toString(s.kafkaPort()),
+              "--nodes",
+              Integer.toString(s.brokers()),
               "--data-dir",
               dir.resolve("kafka").toString()));
-      awaitLine(log, "Kafka ready at", KAFKA_START_TIMEOUT, "kafka");
+      String ready = awaitLine(log, "Kafka ready at ", KAFKA_START_TIMEOUT, "kafka");
+      // Every node's address, as the broker command printed them.
+      bootstrap = ready.substring(ready.indexOf("Kafka ready at ") + 15).split(" ")[0];
     }
     List<String> flink = flinkOnly(all);
     List<String> configDir = List.of("--configDir", confDir().toString());
@@ -243,11 +256,16 @@ public final class LocalCluster {
     Files.writeString(dir.resolve("pids").resolve(name), Long.toString(p.pid()));
   }
 
-  private static void awaitLine(Path log, String text, Duration timeout, String name)
+  /** Waits for a line of {@code log} that contains {@code text}; returns it. */
+  private static String awaitLine(Path log, String text, Duration timeout, String name)
       throws IOException {
     Instant deadline = Instant.now().plus(timeout);
     while (Instant.now().isBefore(deadline)) {
-      if (Files.exists(log) && Files.readString(log, StandardCharsets.UTF_8).contains(text)) return;
+      if (Files.exists(log)) {
+        for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+          if (line.contains(text)) return line;
+        }
+      }
       try {
         Thread.sleep(200);
       } catch (InterruptedException e) {
