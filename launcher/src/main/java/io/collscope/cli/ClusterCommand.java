@@ -110,6 +110,21 @@ final class ClusterCommand implements Runnable {
     int brokers;
 
     @Option(
+        names = "--ha",
+        description =
+            "Two JobManagers with ZooKeeper high availability (a ZooKeeper server is started on"
+                + " --zookeeper-port; the standby's REST port is --rest-port + 1): when the leader"
+                + " dies, the standby takes its jobs over from their latest checkpoint, no command"
+                + " typed.")
+    boolean ha;
+
+    @Option(
+        names = "--zookeeper-port",
+        defaultValue = "2181",
+        description = "The ZooKeeper server's port (with --ha). Default: ${DEFAULT-VALUE}")
+    int zookeeperPort;
+
+    @Option(
         names = "--timeout",
         defaultValue = "120s",
         converter = DurationConverter.class,
@@ -142,7 +157,9 @@ final class ClusterCommand implements Runnable {
                     rpcPort,
                     configured ? bootstrap : null,
                     kafkaPort,
-                    brokers),
+                    brokers,
+                    ha,
+                    zookeeperPort),
                 timeout);
       } catch (java.io.IOException e) {
         cluster.stop();
@@ -150,6 +167,14 @@ final class ClusterCommand implements Runnable {
       }
       var out = spec.commandLine().getOut();
       out.println("Flink at " + rest + " (" + taskManagers + " TaskManagers)");
+      if (ha) {
+        out.println(
+            "standby JobManager at "
+                + cluster.state().getProperty("rest.standby")
+                + " (ZooKeeper at "
+                + cluster.state().getProperty("zookeeper")
+                + ")");
+      }
       out.println("Kafka at " + cluster.state().getProperty("bootstrap"));
       out.println("folder " + cluster.dir() + " (logs in " + cluster.logDir() + ")");
       out.flush();

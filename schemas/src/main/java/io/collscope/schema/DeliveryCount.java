@@ -1,4 +1,4 @@
-package io.collscope.flink.testing;
+package io.collscope.schema;
 
 import io.collscope.avro.CounterSnapshot;
 import java.util.Collection;
@@ -42,5 +42,51 @@ public record DeliveryCount(
     long duplicated = 0;
     for (int n : copies.values()) duplicated += n - 1;
     return new DeliveryCount(produced.size(), consumed, readBack.size(), lost, duplicated);
+  }
+
+  /**
+   * Against an emitter's own count of what it published ({@code collscope emit}'s "published N
+   * snapshots"): each rank and boot numbers its snapshots 1..n, so the identities it produced are
+   * 1..the highest read back, and what the counter says beyond those is a lost tail.
+   */
+  public static DeliveryCount ofCounter(long published, Collection<CounterSnapshot> readBack) {
+    Map<String, Long> highest = new HashMap<>();
+    Map<String, CounterSnapshot> any = new HashMap<>();
+    for (CounterSnapshot s : readBack) {
+      String boot =
+          s.getCluster()
+              + "/"
+              + s.getJob()
+              + "/"
+              + s.getCommunicator()
+              + "/"
+              + s.getRank()
+              + "/"
+              + s.getBootId();
+      highest.merge(boot, s.getSeq(), Math::max);
+      any.putIfAbsent(boot, s);
+    }
+    Set<String> known = new TreeSet<>();
+    highest.forEach(
+        (boot, max) -> {
+          CounterSnapshot s = any.get(boot);
+          for (long q = 1; q <= max; q++) {
+            known.add(
+                key(
+                    s.getCluster(),
+                    s.getJob(),
+                    s.getCommunicator(),
+                    s.getRank(),
+                    s.getBootId(),
+                    q));
+          }
+        });
+    DeliveryCount d = of(known, readBack);
+    return new DeliveryCount(published, d.consumed(), d.records(), d.lost(), d.duplicated());
+  }
+
+  /** Produced and never read back: the identities missing, or the counter's excess if larger. */
+  public long lostCount() {
+    return Math.max(lost.size(), produced - consumed);
   }
 }
