@@ -130,8 +130,26 @@ class DeployFilesTest {
     assertThat(containerPorts(services.path("jobmanager")))
         .containsExactly(Integer.parseInt(optionDefault(cli, "cluster start", "--rest-port")));
     assertThat(optionDefault(cli, "emit", "--bootstrap")).endsWith(":9092");
-    assertThat(services.path("kafka").path("environment").path("KAFKA_LISTENERS").asText())
-        .contains("PLAINTEXT://:9092");
+    // Three KRaft nodes, each a voter; every topic 3 replicas with 2 in sync required, and every
+    // client given all three addresses (one node down must not cut a client off).
+    for (int node = 1; node <= 3; node++) {
+      JsonNode env = services.path("kafka-" + node).path("environment");
+      assertThat(env.path("KAFKA_LISTENERS").asText()).contains("PLAINTEXT://:9092");
+      assertThat(env.path("KAFKA_NODE_ID").asInt()).isEqualTo(node);
+      assertThat(env.path("KAFKA_CONTROLLER_QUORUM_VOTERS").asText())
+          .isEqualTo("1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093");
+      assertThat(env.path("KAFKA_DEFAULT_REPLICATION_FACTOR").asInt()).isEqualTo(3);
+      assertThat(env.path("KAFKA_MIN_INSYNC_REPLICAS").asInt()).isEqualTo(2);
+      assertThat(env.path("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR").asInt()).isEqualTo(3);
+      assertThat(env.path("KAFKA_TRANSACTION_STATE_LOG_MIN_ISR").asInt()).isEqualTo(2);
+      assertThat(env.path("KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR").asInt()).isEqualTo(3);
+    }
+    for (var e : services.properties()) {
+      JsonNode b = e.getValue().path("environment").path("COLLSCOPE_BOOTSTRAP");
+      if (!b.isMissingNode()) {
+        assertThat(b.asText()).as(e.getKey()).isEqualTo("kafka-1:9092,kafka-2:9092,kafka-3:9092");
+      }
+    }
     assertThat(Files.readString(DOCKER.resolve("prometheus/prometheus-compose.yml")))
         .contains("'exporter:" + optionDefault(cli, "exporter", "--port") + "'");
     assertThat(

@@ -12,6 +12,8 @@ import io.collscope.flink.history.HistoryLayout;
 import io.collscope.flink.testing.CanaryFeed;
 import io.collscope.flink.testing.EmitterProcess;
 import io.collscope.flink.testing.SessionCluster;
+import io.collscope.schema.DeliveryCount;
+import io.collscope.schema.WindowCount;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -167,7 +169,8 @@ class ProcessKillITCase {
             communicatorWindows(expected.keySet()),
             attributionsInHistory);
 
-        String emitterCounts = assertEmitterRebootTakenAsNewBaseline(kafka, options, snapshots);
+        String emitterCounts =
+            assertEmitterRebootTakenAsNewBaseline(kafka, options, snapshots, emitterLog);
         writeRows(phases, expected, inTopic, inHistory, cutoff, emitterCounts);
       }
     }
@@ -372,7 +375,20 @@ class ProcessKillITCase {
    * with a negative count or time, and windows of the second boot.
    */
   private static String assertEmitterRebootTakenAsNewBaseline(
-      EmbeddedKafka kafka, JobOptions options, String snapshots) {
+      EmbeddedKafka kafka, JobOptions options, String snapshots, Path emitterLog)
+      throws java.io.IOException {
+    // Produced: the emitter's own count, one line per snapshot in its spool (EmitterProcess), so
+    // what a kill left unsent, a tail after a boot's highest sequence in the topic included, shows.
+    Set<String> produced = new TreeSet<>();
+    for (String line : Files.readAllLines(emitterLog)) {
+      String[] f = line.split(" ");
+      if (f.length == 4 && f[0].equals("appended")) {
+        produced.add(
+            DeliveryCount.key(
+                "it", "it", "emitter", Integer.parseInt(f[2]), f[1], Long.parseLong(f[3])));
+      }
+    }
+    List<CounterSnapshot> readBack = new ArrayList<>();
     Map<Integer, Set<String>> boots = new TreeMap<>();
     Map<String, Long> bootStart = new HashMap<>();
     // Per (rank, boot): the sequences in the topic; a gap below the highest is a lost snapshot.
@@ -383,6 +399,7 @@ class ProcessKillITCase {
             kafka.bootstrapServers(), snapshots, Duration.ofSeconds(5), l -> false)) {
       CounterSnapshot s = AttributionScenarios.decode(CounterSnapshot.class, r.value());
       if (!s.getCommunicator().equals("emitter")) continue;
+      readBack.add(s);
       records++;
       boots.computeIfAbsent(s.getRank(), k -> new TreeSet<>()).add(s.getBootId());
       bootStart.merge(s.getBootId(), s.getEventTime().toEpochMilli(), Math::min);
@@ -437,18 +454,30 @@ class ProcessKillITCase {
           .anyMatch(w -> w.getRank() == r && w.getWindowStart().toEpochMilli() >= secondBoot);
     }
     assertThat(gaps).as("snapshots missing from a boot's sequence 1..n: %s", seqs).isZero();
-    return distinct
-        + " snapshots (2 ranks, 2 boots)\t"
-        + distinct
-        + " in the topic, "
+    DeliveryCount d = DeliveryCount.of(produced, readBack);
+    assertThat(d.lost()).as("snapshots the emitter spooled but the topic never got").isEmpty();
+    // After the job's dedupe: the emitter's rank windows against the calls of its snapshots, up
+    // to the windows the watermark has certainly closed (the feed runs on after the emitter).
+    long lastSnapshot =
+        readBack.stream().mapToLong(s -> s.getEventTime().toEpochMilli()).max().orElseThrow();
+    WindowCount w =
+        WindowCount.of(readBack, WINDOW.toMillis(), 0, lastSnapshot - WINDOW.toMillis(), windows);
+    assertThat(w.mismatches()).as("the emitter's rank windows against its snapshots").isEmpty();
+    return d.produced()
+        + " snapshots (the emitter's own count, 2 ranks, 2 boots)\t"
+        + d.consumed()
+        + " in the topic ("
+        + d.records()
+        + " records), "
         + dead.size()
         + " dead letters, "
-        + windows.size()
-        + " rank windows, none negative\t"
-        + gaps
+        + w.describe()
+        + ", none negative\t"
+        + d.lost().size()
         + "\t"
-        + (records - distinct)
-        + " in the topic (spool resend), 0 after the job's dedupe";
+        + d.duplicated()
+        + " in the topic (spool resend); after the job's dedupe "
+        + w.describeDuplicates();
   }
 
   /**

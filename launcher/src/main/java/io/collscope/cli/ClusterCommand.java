@@ -110,6 +110,30 @@ final class ClusterCommand implements Runnable {
     int kafkaPort;
 
     @Option(
+        names = "--brokers",
+        defaultValue = "1",
+        description =
+            "Kafka KRaft nodes to start (each its own JVM, on --kafka-port and the ports after"
+                + " it); 3 makes every topic 3 replicas with min.insync.replicas 2, so one broker"
+                + " may die without a lost or refused write. Default: ${DEFAULT-VALUE}")
+    int brokers;
+
+    @Option(
+        names = "--ha",
+        description =
+            "Two JobManagers with ZooKeeper high availability (a ZooKeeper server is started on"
+                + " --zookeeper-port; the standby's REST port is --rest-port + 1): when the leader"
+                + " dies, the standby takes its jobs over from their latest checkpoint, no command"
+                + " typed.")
+    boolean ha;
+
+    @Option(
+        names = "--zookeeper-port",
+        defaultValue = "2181",
+        description = "The ZooKeeper server's port (with --ha). Default: ${DEFAULT-VALUE}")
+    int zookeeperPort;
+
+    @Option(
         names = "--timeout",
         defaultValue = "120s",
         converter = DurationConverter.class,
@@ -124,6 +148,12 @@ final class ClusterCommand implements Runnable {
           pr.hasMatchedOption(b)
               || ConfigCommand.provider(spec).resolve(b).source()
                   != ConfigDefaultProvider.Source.DEFAULT;
+      if (configured && brokers != 1) {
+        throw new IllegalArgumentException(
+            "--brokers starts brokers, but --bootstrap names an existing Kafka ("
+                + bootstrap
+                + "): not both");
+      }
       LocalCluster cluster = dir.cluster();
       URI rest;
       try {
@@ -136,7 +166,10 @@ final class ClusterCommand implements Runnable {
                     rpcPort,
                     configured ? bootstrap : null,
                     kafkaPort,
-                    restBindAddress),
+                    restBindAddress,
+                    brokers,
+                    ha,
+                    zookeeperPort),
                 timeout);
       } catch (java.io.IOException e) {
         cluster.stop();
@@ -144,6 +177,14 @@ final class ClusterCommand implements Runnable {
       }
       var out = spec.commandLine().getOut();
       out.println("Flink at " + rest + " (" + taskManagers + " TaskManagers)");
+      if (ha) {
+        out.println(
+            "standby JobManager at "
+                + cluster.state().getProperty("rest.standby")
+                + " (ZooKeeper at "
+                + cluster.state().getProperty("zookeeper")
+                + ")");
+      }
       out.println("Kafka at " + cluster.state().getProperty("bootstrap"));
       out.println("folder " + cluster.dir() + " (logs in " + cluster.logDir() + ")");
       out.flush();

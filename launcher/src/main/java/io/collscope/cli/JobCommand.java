@@ -30,8 +30,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code collscope job submit|list|savepoint|cancel|upgrade}: the attribution job on a Flink
- * session cluster, through the JobManager's REST API (FlinkRest). Its options come from the
+ * {@code collscope job submit|list|savepoint|cancel|upgrade|recover}: the attribution job on a
+ * Flink session cluster, through the JobManager's REST API (FlinkRest). Its options come from the
  * configuration (AttributionConfig): {@code --set NAME=VALUE} &gt; environment &gt; file &gt;
  * default.
  */
@@ -39,13 +39,15 @@ import picocli.CommandLine.Parameters;
     name = "job",
     mixinStandardHelpOptions = true,
     description =
-        "The attribution job on a Flink cluster: submit, list, savepoint, cancel, upgrade.",
+        "The attribution job on a Flink cluster: submit, list, savepoint, cancel, upgrade,"
+            + " recover.",
     subcommands = {
       JobCommand.Submit.class,
       JobCommand.ListJobs.class,
       JobCommand.Savepoint.class,
       JobCommand.Cancel.class,
-      JobCommand.Upgrade.class
+      JobCommand.Upgrade.class,
+      JobCommand.Recover.class
     })
 final class JobCommand implements Runnable {
 
@@ -345,6 +347,86 @@ final class JobCommand implements Runnable {
       out.flush();
       String id = submit(flink, jar, args, savepoint, allowNonRestored);
       out.println("job " + id + " RUNNING from savepoint " + savepoint);
+      out.flush();
+      return Defaults.EXIT_OK;
+    }
+  }
+
+  @Command(
+      name = "recover",
+      mixinStandardHelpOptions = true,
+      description = {
+        "After a JobManager died without high availability: submit the job (jar and options as"
+            + " for submit) from the newest complete checkpoint Flink retained in the cluster's"
+            + " execution.checkpointing.dir (or the job option checkpoint-dir), so it goes on"
+            + " where its last checkpoint left it: nothing lost, nothing twice.",
+      })
+  static final class Recover implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @Mixin Target target;
+    @Mixin Submission submission;
+
+    @Parameters(
+        arity = "0..1",
+        paramLabel = "JOB_ID",
+        description = "The dead job whose checkpoints to take. Default: the newest checkpoint.")
+    String jobId;
+
+    @Option(
+        names = "--from-checkpoint",
+        paramLabel = "DIR",
+        description = "This checkpoint (.../chk-N) instead of the newest one found.")
+    String checkpoint;
+
+    @Override
+    public Integer call() throws Exception {
+      PrintWriter out = spec.commandLine().getOut();
+      FlinkRest flink = target.flink();
+      flink.awaitTaskManagers(1, RUNNING_TIMEOUT);
+      for (FlinkRest.Job j : flink.jobs()) {
+        if (j.name().equals(AttributionJob.JOB_NAME)
+            && List.of("RUNNING", "CREATED", "RESTARTING", "INITIALIZING").contains(j.state())) {
+          throw new IllegalArgumentException(
+              "job "
+                  + j.id()
+                  + " is "
+                  + j.state()
+                  + " at "
+                  + flink.base()
+                  + ": nothing to recover");
+        }
+      }
+      List<String> args = submission.arguments(spec, target, out);
+      String from = checkpoint;
+      if (from == null) {
+        Configuration cluster = Configuration.fromMap(flink.configuration());
+        cluster.set(DeploymentOptions.TARGET, "remote");
+        String dir =
+            CheckpointStorageSettings.resolve(
+                    cluster, JobOptions.parse(args.toArray(String[]::new)))
+                .get(org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTS_DIRECTORY);
+        var latest = io.collscope.cluster.RetainedCheckpoints.latest(dir, jobId);
+        if (latest.isEmpty()) {
+          throw new IllegalArgumentException(
+              "no complete checkpoint"
+                  + (jobId == null ? "" : " of job " + jobId)
+                  + " in "
+                  + dir
+                  + ": submit the job instead");
+        }
+        from = latest.get().path().toUri().toString();
+        out.println(
+            "newest checkpoint: "
+                + from
+                + " (job "
+                + latest.get().jobId()
+                + ", completed "
+                + latest.get().completed()
+                + ")");
+        out.flush();
+      }
+      String id = submit(flink, submission.jar(), args, from, false);
+      out.println("job " + id + " RUNNING from checkpoint " + from);
       out.flush();
       return Defaults.EXIT_OK;
     }

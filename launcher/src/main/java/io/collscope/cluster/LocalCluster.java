@@ -33,6 +33,13 @@ public final class LocalCluster {
       "org.apache.flink.runtime.taskexecutor.TaskManagerRunner";
   public static final String KAFKA_MAIN = "io.collscope.cli.Collscope";
 
+  /**
+   * A real ZooKeeper server, from the ZooKeeper Flink itself ships and uses for its high
+   * availability (flink-shaded-zookeeper-3, already in lib/): nothing to download or install.
+   */
+  public static final String ZOOKEEPER_MAIN =
+      "org.apache.flink.shaded.zookeeper3.org.apache.zookeeper.server.ZooKeeperServerMain";
+
   private static final String STATE_FILE = "cluster.properties";
   private static final Duration KAFKA_START_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
@@ -45,9 +52,11 @@ public final class LocalCluster {
    * @param restPort the JobManager's REST port (web UI and {@code collscope job})
    * @param rpcPort the JobManager's RPC port
    * @param bootstrap a Kafka to use, or null to start one on {@code kafkaPort}
-   * @param kafkaPort the started broker's port
-   */
-  /**
+   * @param kafkaPort the started broker's port (the first node's, with several)
+   * @param brokers KRaft nodes to start (each its own JVM); from 3 on, replicated (RF 3, min ISR 2)
+   * @param ha two JobManagers with ZooKeeper high availability (and a ZooKeeper server on {@code
+   *     zookeeperPort}): the standby takes over a dead leader's jobs from their latest checkpoint
+   * @param zookeeperPort the ZooKeeper server's client port (with {@code ha})
    * @param restBindAddress where the REST API (and web UI, with its jar upload) listens: localhost
    *     unless the user says otherwise, since whoever reaches it can run code on the cluster
    */
@@ -58,10 +67,16 @@ public final class LocalCluster {
       int rpcPort,
       String bootstrap,
       int kafkaPort,
-      String restBindAddress) {
+      String restBindAddress,
+      int brokers,
+      boolean ha,
+      int zookeeperPort) {
     public Settings {
       if (restBindAddress == null || restBindAddress.isBlank()) {
         throw new IllegalArgumentException("--rest-bind-address must not be empty");
+      }
+      if (brokers < 1 || brokers > 9) {
+        throw new IllegalArgumentException("--brokers must be in 1..9, got " + brokers);
       }
       if (taskManagers < 1 || taskManagers > 64) {
         throw new IllegalArgumentException("--taskmanagers must be in 1..64, got " + taskManagers);
@@ -104,8 +119,20 @@ public final class LocalCluster {
     return p;
   }
 
+  /**
+   * The REST URL of a JobManager that runs: the first one's, or with high availability the
+   * standby's once the first is gone (either answers for the leader).
+   */
   public Optional<URI> restUrl() throws IOException {
-    String rest = state().getProperty("rest");
+    Properties state = state();
+    String rest = state.getProperty("rest");
+    String standby = state.getProperty("rest.standby");
+    if (standby != null) {
+      Map<String, Long> alive = running();
+      if (!alive.containsKey("jobmanager") && alive.containsKey("jobmanager-standby")) {
+        rest = standby;
+      }
+    }
     return rest == null ? Optional.empty() : Optional.of(URI.create(rest));
   }
 
@@ -125,7 +152,6 @@ public final class LocalCluster {
     List<String> all = classpath();
     String bootstrap = s.bootstrap();
     if (bootstrap == null) {
-      bootstrap = "localhost:" + s.kafkaPort();
       Path log = logDir().resolve("kafka.out");
       Files.deleteIfExists(log);
       launch(
@@ -137,13 +163,47 @@ public final class LocalCluster {
               "kafka",
               "--port",
               Integer.toString(s.kafkaPort()),
+              "--nodes",
+              Integer.toString(s.brokers()),
               "--data-dir",
               dir.resolve("kafka").toString()));
-      awaitLine(log, "Kafka ready at", KAFKA_START_TIMEOUT, "kafka");
+      String ready = awaitLine(log, "Kafka ready at ", KAFKA_START_TIMEOUT, "kafka");
+      // Every node's address, as the broker command printed them.
+      bootstrap = ready.substring(ready.indexOf("Kafka ready at ") + 15).split(" ")[0];
     }
     List<String> flink = flinkOnly(all);
     List<String> configDir = List.of("--configDir", confDir().toString());
-    launch("jobmanager", jvm("jobmanager", "-Xmx768m"), flink, JOB_MANAGER_MAIN, configDir);
+    if (s.ha()) {
+      Path zk = dir.resolve("zookeeper");
+      Files.createDirectories(zk);
+      List<String> zkJvm = new ArrayList<>(jvm("zookeeper", "-Xmx128m"));
+      // Its admin HTTP server (port 8080 by default) is not needed and would collide.
+      zkJvm.add("-Dzookeeper.admin.enableServer=false");
+      launch(
+          "zookeeper",
+          zkJvm,
+          flink,
+          ZOOKEEPER_MAIN,
+          List.of(Integer.toString(s.zookeeperPort()), zk.toString()));
+      awaitPort(s.zookeeperPort(), KAFKA_START_TIMEOUT, "zookeeper");
+      // The leader first: the standby then finds a leader and waits.
+      launch(
+          "jobmanager",
+          jvm("jobmanager", "-Xmx768m"),
+          flink,
+          JOB_MANAGER_MAIN,
+          withRestPort(configDir, s.restPort()));
+      new FlinkRest(URI.create("http://localhost:" + s.restPort() + "/"))
+          .awaitTaskManagers(0, timeout);
+      launch(
+          "jobmanager-standby",
+          jvm("jobmanager-standby", "-Xmx768m"),
+          flink,
+          JOB_MANAGER_MAIN,
+          withRestPort(configDir, s.restPort() + 1));
+    } else {
+      launch("jobmanager", jvm("jobmanager", "-Xmx768m"), flink, JOB_MANAGER_MAIN, configDir);
+    }
     for (int i = 1; i <= s.taskManagers(); i++) {
       launch(
           "taskmanager-" + i,
@@ -157,6 +217,10 @@ public final class LocalCluster {
     p.setProperty("rest", rest.toString());
     p.setProperty("bootstrap", bootstrap);
     p.setProperty("taskmanagers", Integer.toString(s.taskManagers()));
+    if (s.ha()) {
+      p.setProperty("rest.standby", "http://localhost:" + (s.restPort() + 1) + "/");
+      p.setProperty("zookeeper", "localhost:" + s.zookeeperPort());
+    }
     try (var w = Files.newBufferedWriter(dir.resolve(STATE_FILE))) {
       p.store(w, "collscope cluster start");
     }
@@ -188,7 +252,7 @@ public final class LocalCluster {
     Map<String, Long> alive = running();
     List<String> order = new ArrayList<>();
     alive.keySet().stream().filter(n -> n.startsWith("taskmanager")).forEach(order::add);
-    alive.keySet().stream().filter(n -> n.equals("jobmanager")).forEach(order::add);
+    alive.keySet().stream().filter(n -> n.startsWith("jobmanager")).forEach(order::add);
     alive.keySet().stream().filter(n -> !order.contains(n)).forEach(order::add);
     for (String name : order) {
       ProcessHandle.of(alive.get(name)).ifPresent(LocalCluster::terminate);
@@ -256,11 +320,41 @@ public final class LocalCluster {
     Files.writeString(dir.resolve("pids").resolve(name), Long.toString(p.pid()));
   }
 
-  private static void awaitLine(Path log, String text, Duration timeout, String name)
+  /** The entry point's arguments with this JobManager's REST port (a dynamic property). */
+  private static List<String> withRestPort(List<String> configDir, int restPort) {
+    List<String> out = new ArrayList<>(configDir);
+    out.add("-D");
+    out.add("rest.port=" + restPort);
+    return out;
+  }
+
+  private static void awaitPort(int port, Duration timeout, String name) throws IOException {
+    Instant deadline = Instant.now().plus(timeout);
+    while (Instant.now().isBefore(deadline)) {
+      try (java.net.Socket sock = new java.net.Socket("localhost", port)) {
+        return;
+      } catch (IOException e) {
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted", ie);
+        }
+      }
+    }
+    throw new IOException(name + " did not listen on port " + port + " within " + timeout);
+  }
+
+  /** Waits for a line of {@code log} that contains {@code text}; returns it. */
+  private static String awaitLine(Path log, String text, Duration timeout, String name)
       throws IOException {
     Instant deadline = Instant.now().plus(timeout);
     while (Instant.now().isBefore(deadline)) {
-      if (Files.exists(log) && Files.readString(log, StandardCharsets.UTF_8).contains(text)) return;
+      if (Files.exists(log)) {
+        for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+          if (line.contains(text)) return line;
+        }
+      }
       try {
         Thread.sleep(200);
       } catch (InterruptedException e) {
@@ -291,6 +385,10 @@ public final class LocalCluster {
             "execution.checkpointing.dir: " + dir.resolve("checkpoints").toUri(),
             "execution.checkpointing.savepoint-dir: " + savepointDir().toUri(),
             "web.upload.dir: " + dir.resolve("jars"),
+            // A job's checkpoints outlive it (a crash, a cancel): `collscope job recover`
+            // resubmits from the newest, and so may an operator.
+            "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION",
+            ha(s),
             // Flink's start scripts derive these for a TaskManager; started directly, it needs
             // them spelled out.
             "taskmanager.cpu.cores: " + s.slots(),
@@ -319,6 +417,25 @@ public final class LocalCluster {
             "logger.kafka.name = org.apache.kafka",
             "logger.kafka.level = WARN",
             ""));
+  }
+
+  /**
+   * ZooKeeper high availability: the leader's address and the jobs' graphs and checkpoint pointers
+   * in ZooKeeper, their contents in {@code ha/} (which every JobManager reaches: one machine).
+   */
+  private String ha(Settings s) {
+    if (!s.ha()) return "high-availability.type: none";
+    return String.join(
+        "\n",
+        "high-availability.type: zookeeper",
+        "high-availability.zookeeper.quorum: localhost:" + s.zookeeperPort(),
+        "high-availability.storageDir: " + dir.resolve("ha").toUri(),
+        "high-availability.cluster-id: /collscope-" + Integer.toHexString(dir.hashCode()),
+        // The JobManagers' RPC ports: any free one; TaskManagers find the leader in ZooKeeper.
+        "high-availability.jobmanager.port: 0",
+        // A dead leader's ZooKeeper session, and with it its leadership, ends after this: the
+        // standby takes over within it (Flink's default, 60 s, would leave the job down a minute).
+        "high-availability.zookeeper.client.session-timeout: 10000");
   }
 
   /** The running CLI's classpath (bin/collscope's lib/), one jar or folder per entry. */

@@ -209,6 +209,138 @@ class AlertForwarderITCase {
     }
   }
 
+  /**
+   * The forwarder (the real {@code collscope alerts forward}, its own JVM) SIGKILLed after it
+   * delivered a FIRING; while it is dead that alert RESOLVES and a second one FIRES; started again,
+   * it rebuilds its state from the topic. Counted from Alertmanager's notifications to the webhook,
+   * per (fingerprint, status): every transition once (a repeat of one Alertmanager deduplicates by
+   * fingerprint counts once, and is counted apart), none lost.
+   */
+  @Test
+  void theForwarderSigkilledAndRestartedDeliversEveryTransition() throws Exception {
+    String topic = EmbeddedKafka.freshTopic("collscope.alerts");
+    kafka.createTopics(1, topic);
+    String hook = "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook";
+    Path log = Files.createTempFile("alerts-forward-", ".log");
+    try (AlertmanagerProcess am = AlertmanagerProcess.start(AlertmanagerProcess.config(hook));
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      Alert a =
+          labelled(TestAlerts.firing("6a0c2d9e81a4b7c1", Instant.now().minusSeconds(10)), "5");
+      send(producer, topic, a);
+      Process forwarder = forwarderProcess(am, topic, log);
+      await(
+          "A firing notified",
+          () -> transitions().containsKey("5/firing") ? Optional.of(1) : Optional.empty());
+      forwarder.destroyForcibly(); // SIGKILL
+      assertThat(forwarder.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      long killedAt = System.currentTimeMillis();
+
+      // While it is dead: A resolves, B fires.
+      send(producer, topic, TestAlerts.resolved(a, Instant.now().truncatedTo(ChronoUnit.MILLIS)));
+      Alert b = labelled(TestAlerts.firing("6a0c2d9e81a4b7c2", Instant.now().minusSeconds(1)), "6");
+      send(producer, topic, b);
+      Thread.sleep(2000);
+      long restartedAt = System.currentTimeMillis();
+      Process again = forwarderProcess(am, topic, log);
+      try {
+        await(
+            "A resolved and B firing notified",
+            () ->
+                transitions().keySet().containsAll(List.of("5/resolved", "6/firing"))
+                    ? Optional.of(1)
+                    : Optional.empty());
+        long recoveredAt = System.currentTimeMillis();
+        // Repeats would come within a group interval or two: give them the chance to show.
+        Thread.sleep(4000);
+        Map<String, Integer> seen = transitions();
+        List<String> expected = List.of("5/firing", "5/resolved", "6/firing");
+        long lost = expected.stream().filter(k -> !seen.containsKey(k)).count();
+        long repeats = 0;
+        for (int n : seen.values()) repeats += n - 1;
+        System.out.println("forwarder kill: notifications per transition " + seen);
+        Path row = Path.of("target", "reliability", "AlertForwarderKill.tsv");
+        Files.createDirectories(row.getParent());
+        Files.writeString(
+            row,
+            String.join(
+                    "\t",
+                    "alert forwarder SIGKILLed after a FIRING; while it is down that alert RESOLVES"
+                        + " and another FIRES; started again",
+                    "`AlertForwarderITCase` (`collscope alerts forward` in its own JVM, a real"
+                        + " Alertmanager, its webhook notifications counted)",
+                    expected.size() + " transitions in the alerts topic",
+                    seen.size() + " distinct (fingerprint, status) notified by Alertmanager",
+                    Long.toString(lost),
+                    repeats
+                        + " repeated notifications (Alertmanager's dedupe by fingerprint: once)",
+                    "—",
+                    seen.size() + " of " + expected.size() + " transitions",
+                    String.format(
+                        java.util.Locale.ROOT,
+                        "%.1f s after the restart (down %.1f s)",
+                        (recoveredAt - restartedAt) / 1000.0,
+                        (restartedAt - killedAt) / 1000.0))
+                + "\n");
+        assertThat(lost).as("transitions never notified: %s", seen).isZero();
+        assertThat(seen.keySet()).containsExactlyInAnyOrderElementsOf(expected);
+      } finally {
+        again.destroy();
+        again.waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  /** The alert with communicator "forwarder-kill" and the given rank: its own fingerprint. */
+  private static Alert labelled(Alert a, String rank) {
+    Map<String, String> labels = new java.util.TreeMap<>(a.getLabels());
+    labels.put("communicator", "forwarder-kill");
+    labels.put("rank", rank);
+    a.setLabels(labels);
+    return a;
+  }
+
+  /** Notifications of the forwarder-kill alerts: "RANK/status" → how many times notified. */
+  private static Map<String, Integer> transitions() {
+    Map<String, Integer> out = new java.util.TreeMap<>();
+    for (String n : notifications) {
+      try {
+        for (JsonNode alert : JSON.readTree(n).path("alerts")) {
+          JsonNode labels = alert.path("labels");
+          if (!labels.path("communicator").asText().equals("forwarder-kill")) continue;
+          out.merge(
+              labels.path("rank").asText() + "/" + alert.path("status").asText(), 1, Integer::sum);
+        }
+      } catch (IOException e) {
+        throw new AssertionError("webhook body is not JSON: " + n, e);
+      }
+    }
+    return out;
+  }
+
+  private static Process forwarderProcess(AlertmanagerProcess am, String topic, Path log)
+      throws IOException {
+    List<String> cmd =
+        List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp",
+            System.getProperty("java.class.path"),
+            "io.collscope.cli.Collscope",
+            "alerts",
+            "forward",
+            "--alertmanager",
+            am.url().toString(),
+            "--bootstrap",
+            kafka.bootstrapServers(),
+            "--topic",
+            topic,
+            "--resend",
+            "1s");
+    return new ProcessBuilder(cmd)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+        .start();
+  }
+
   private static Thread runInBackground(AlertForwarder forwarder, String topic) {
     Thread t =
         new Thread(

@@ -3,12 +3,16 @@ package io.collscope.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.collscope.avro.Attribution;
+import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.FindingKind;
+import io.collscope.avro.RankWindow;
 import io.collscope.broker.EmbeddedKafka;
 import io.collscope.broker.TopicDrainer;
 import io.collscope.flink.AttributionJob;
 import io.collscope.flink.JobOptions;
 import io.collscope.schema.AvroCodec;
+import io.collscope.schema.DeliveryCount;
+import io.collscope.schema.WindowCount;
 import io.collscope.testing.TestCertificates;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -183,6 +187,55 @@ class SecureKafkaITCase {
         assertThat(tail.exitCode()).as(tail.err()).isZero();
         assertThat(tail.out()).contains(" attribution ");
 
+        // Counted: the emitter's own "published N" against every snapshot identity read back (as
+        // the broker's admin), and the job's rank windows against those snapshots' calls.
+        java.util.regex.Matcher published =
+            java.util.regex.Pattern.compile("published (\\d+) snapshots")
+                .matcher(ok.out() + ok.err());
+        assertThat(published.find()).as(ok.out() + ok.err()).isTrue();
+        long produced = Long.parseLong(published.group(1));
+        List<CounterSnapshot> readBack = new java.util.ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r :
+            TopicDrainer.drain(
+                kafka.bootstrapServers(),
+                kafka.adminClient(),
+                snapshots,
+                Duration.ofSeconds(30),
+                l -> l.size() >= produced)) {
+          readBack.add(AvroCodec.of(CounterSnapshot.class).decode(r.value()));
+        }
+        DeliveryCount delivered = DeliveryCount.ofCounter(produced, readBack);
+        long lastSnapshot =
+            readBack.stream().mapToLong(x -> x.getEventTime().toEpochMilli()).max().orElseThrow();
+        List<RankWindow> windows = new java.util.ArrayList<>();
+        WindowCount[] counted = new WindowCount[1];
+        TopicDrainer.drain(
+            kafka.bootstrapServers(),
+            kafka.adminClient(),
+            options.get(JobOptions.RANK_WINDOW_TOPIC),
+            Duration.ofSeconds(60),
+            l -> {
+              windows.clear();
+              for (ConsumerRecord<byte[], byte[]> r : l) windows.add(decodeWindow(r.value()));
+              // Windows the watermark has certainly closed: two before the last snapshot's.
+              counted[0] = WindowCount.of(readBack, 2000, 0, lastSnapshot - 4000, windows);
+              return counted[0].seenWindows() == counted[0].expectedWindows();
+            });
+        WindowCount w = counted[0];
+        System.out.println(
+            "secure pipeline: produced "
+                + produced
+                + ", read back "
+                + delivered.consumed()
+                + ", lost "
+                + delivered.lostCount()
+                + ", duplicated "
+                + delivered.duplicated()
+                + "; "
+                + w.describe());
+        assertThat(delivered.lostCount()).as("snapshots lost").isZero();
+        assertThat(w.mismatches()).as("rank windows against the snapshots").isEmpty();
+
         // docs/RELIABILITY.md's row (dev/chaos/run-all collects it).
         Path row = Path.of("target", "reliability", "SecureKafkaITCase.tsv");
         Files.createDirectories(row.getParent());
@@ -193,11 +246,18 @@ class SecureKafkaITCase {
                     "a client without credentials, with a wrong password, or reading a topic its"
                         + " ACLs do not allow",
                     "`SecureKafkaITCase` (SASL_SSL, SCRAM-SHA-512, StandardAuthorizer)",
-                    "3 refused clients, then the authorised emitter's snapshots",
-                    "each refusal one line, exit 3 ([output](reliability/secure-kafka-refusals.txt));"
-                        + " the authorised job's verdict names the slow rank",
-                    "0",
-                    "0",
+                    "3 refused clients, then "
+                        + produced
+                        + " snapshots (the authorised emitter's own count)",
+                    delivered.consumed()
+                        + " read back; each refusal one line, exit 3"
+                        + " ([output](reliability/secure-kafka-refusals.txt)); the authorised"
+                        + " job's verdict names the slow rank; "
+                        + w.describe(),
+                    Long.toString(delivered.lostCount()),
+                    delivered.duplicated()
+                        + " in the topic; after the job's dedupe "
+                        + w.describeDuplicates(),
                     "—")
                 + "\n");
 
@@ -351,5 +411,13 @@ class SecureKafkaITCase {
       p.store(w, "Kafka client properties of " + name);
     }
     return f;
+  }
+
+  private static RankWindow decodeWindow(byte[] b) {
+    try {
+      return AvroCodec.of(RankWindow.class).decode(b);
+    } catch (io.collscope.schema.DecodeException e) {
+      throw new AssertionError(e);
+    }
   }
 }

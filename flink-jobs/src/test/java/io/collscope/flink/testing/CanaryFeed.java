@@ -29,6 +29,10 @@ public final class CanaryFeed implements AutoCloseable {
   private final String communicator;
   private final Duration interval;
   private final List<Long> eventTimes = new CopyOnWriteArrayList<>();
+  private final java.util.concurrent.atomic.AtomicLong sent =
+      new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong acknowledged =
+      new java.util.concurrent.atomic.AtomicLong();
   private final Thread thread;
   private volatile boolean running = true;
   private volatile Exception failure;
@@ -65,11 +69,13 @@ public final class CanaryFeed implements AutoCloseable {
           s.setJob("it");
           s.setCommunicator(communicator);
           s.setBootId("boot-" + communicator);
+          sent.incrementAndGet();
           producer
               .send(
                   new ProducerRecord<>(
                       topic, null, t, KafkaSnapshotSink.key(s), Snapshots.encode(s)))
               .get(30, TimeUnit.SECONDS);
+          acknowledged.incrementAndGet();
         }
         eventTimes.add(t);
         Thread.sleep(interval.toMillis());
@@ -83,6 +89,21 @@ public final class CanaryFeed implements AutoCloseable {
 
   public String communicator() {
     return communicator;
+  }
+
+  /** The producer's own count of records it handed to {@code send}. */
+  public long sent() {
+    return sent.get();
+  }
+
+  /** The producer's own count of records the broker acknowledged (acks=all). */
+  public long acknowledged() {
+    return acknowledged.get();
+  }
+
+  /** The boot id every snapshot of the feed carries. */
+  public String bootId() {
+    return "boot-" + communicator;
   }
 
   /** Event times of the snapshots every rank published, in order. */
