@@ -1034,7 +1034,9 @@ public final class Attributor {
                                 timeouts,
                                 calls)
                             : "none of them timed out: it runs, but does not report"),
-                "", io.collscope.avro.HardwareCause.NONE, ""));
+                "",
+                io.collscope.avro.HardwareCause.NONE,
+                ""));
       }
       return found;
     }
@@ -1138,7 +1140,9 @@ public final class Attributor {
               rowExcess,
               100 * lastShare,
               causeEvidence(w)),
-          "", io.collscope.avro.HardwareCause.NONE, "");
+          "",
+          io.collscope.avro.HardwareCause.NONE,
+          "");
     }
 
     /**
@@ -1252,7 +1256,9 @@ public final class Attributor {
                     base,
                     b,
                     causeEvidence(w)),
-                "", io.collscope.avro.HardwareCause.NONE, ""));
+                "",
+                io.collscope.avro.HardwareCause.NONE,
+                ""));
       }
       return found;
     }
@@ -1318,7 +1324,9 @@ public final class Attributor {
               whenLate,
               meanExcess,
               100 * lastShare),
-          "", io.collscope.avro.HardwareCause.NONE, "");
+          "",
+          io.collscope.avro.HardwareCause.NONE,
+          "");
     }
 
     /** The tail shares' effects: rows centred on their median share, columns by median. */
@@ -1427,7 +1435,9 @@ public final class Attributor {
                       x.rows[i].getLateTailEdgeUs(),
                       100 * share,
                       100 * othersShare),
-                  "", io.collscope.avro.HardwareCause.NONE, ""));
+                  "",
+                  io.collscope.avro.HardwareCause.NONE,
+                  ""));
         }
       }
       return links;
@@ -1459,7 +1469,9 @@ public final class Attributor {
               e,
               sender,
               colBar[j]),
-          "", io.collscope.avro.HardwareCause.NONE, "");
+          "",
+          io.collscope.avro.HardwareCause.NONE,
+          "");
     }
 
     /** Column j's values of q over the rows neither excluded nor {@code except} nor j. */
@@ -1512,7 +1524,9 @@ public final class Attributor {
               100 * excess / baselineUs,
               baselineUs,
               phases),
-          "", io.collscope.avro.HardwareCause.NONE, "");
+          "",
+          io.collscope.avro.HardwareCause.NONE,
+          "");
     }
 
     /** Grows with how far the effect clears its bar and the share that sees it. */

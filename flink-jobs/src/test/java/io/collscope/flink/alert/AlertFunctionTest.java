@@ -113,7 +113,16 @@ class AlertFunctionTest {
 
   private static Finding slowRank(int r) {
     return new Finding(
-        FindingKind.SLOW_RANK, r, -1, Cause.ARRIVED_LATE, 0.9, 200.0, "evidence", "", io.collscope.avro.HardwareCause.NONE, "");
+        FindingKind.SLOW_RANK,
+        r,
+        -1,
+        Cause.ARRIVED_LATE,
+        0.9,
+        200.0,
+        "evidence",
+        "",
+        io.collscope.avro.HardwareCause.NONE,
+        "");
   }
 
   @Test

@@ -75,7 +75,9 @@ final class HistoryRecords {
                         0.9,
                         250.0,
                         "",
-                        "", io.collscope.avro.HardwareCause.NONE, "")))
+                        "",
+                        io.collscope.avro.HardwareCause.NONE,
+                        "")))
         .setConfidence(0.9)
         .setCollectiveUs(15)
         .setBytesPerCall(4096)
