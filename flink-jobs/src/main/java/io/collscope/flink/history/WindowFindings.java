@@ -50,6 +50,9 @@ public final class WindowFindings implements FlatMapFunction<Attribution, Window
               .setConfidence(f.getConfidence())
               .setExcessWaitUs(f.getExcessWaitUs())
               .setEvidence(f.getEvidence() == null ? "" : f.getEvidence().toString())
+              .setHardwareCause(f.getHardwareCause().name())
+              .setHardwareEvidence(
+                  f.getHardwareEvidence() == null ? "" : f.getHardwareEvidence().toString())
               .build());
     }
     return rows;
