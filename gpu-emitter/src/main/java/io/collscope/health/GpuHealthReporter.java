@@ -103,13 +103,42 @@ public final class GpuHealthReporter implements AutoCloseable {
   }
 
   /**
+   * Reads the node's GPUs once and publishes, for each snapshot just taken, the read of the GPU its
+   * rank runs on, with the snapshot's key, boot and instant: a GPU emitter's rank by its CUDA
+   * device ({@code cuda:N}, through CUDA_VISIBLE_DEVICES), an NCCL rank by its process (NVML's
+   * process list; on a one-GPU node, that GPU). A rank whose GPU cannot be told gets no record.
+   */
+  public void publishFor(List<io.collscope.avro.CounterSnapshot> snapshots) {
+    if (nvml == null || snapshots.isEmpty()) return;
+    read();
+    for (io.collscope.avro.CounterSnapshot s : snapshots) {
+      String device = s.getDevice() == null ? "" : s.getDevice();
+      int gpu;
+      if (device.startsWith("nccl pid ")) {
+        try {
+          gpu = gpuOfPid(Integer.parseInt(device.substring("nccl pid ".length()).trim()));
+        } catch (NumberFormatException e) {
+          gpu = -1;
+        }
+      } else {
+        int ordinal = cudaOrdinal(device);
+        gpu =
+            ordinal < 0
+                ? -1
+                : nvmlIndexOfCudaOrdinal(ordinal, System.getenv("CUDA_VISIBLE_DEVICES"));
+      }
+      if (gpu >= 0) publish(s.getCommunicator(), s.getRank(), gpu, s.getBootId(), s.getEventTime());
+    }
+  }
+
+  /**
    * Publishes the last read of {@code gpu} as rank {@code rank}'s health; false if no such read.
    */
-  public boolean publish(String communicator, int rank, int gpu, Instant at) {
+  public boolean publish(String communicator, int rank, int gpu, String boot, Instant at) {
     for (NvmlReader.Read r : last) {
       if (r.gpuIndex() != gpu) continue;
       long n = seq.merge(communicator + "/" + rank, 1L, Long::sum);
-      sink.accept(record(r, communicator, rank, n, at));
+      sink.accept(record(r, communicator, rank, boot, n, at));
       published++;
       return true;
     }
@@ -120,7 +149,8 @@ public final class GpuHealthReporter implements AutoCloseable {
     return published;
   }
 
-  GpuHealth record(NvmlReader.Read r, String communicator, int rank, long seqNo, Instant at) {
+  GpuHealth record(
+      NvmlReader.Read r, String communicator, int rank, String boot, long seqNo, Instant at) {
     List<NvLinkCounters> links = new ArrayList<>();
     for (NvmlReader.Link l : r.nvlinks()) {
       links.add(new NvLinkCounters(l.link(), l.replay(), l.recovery(), l.crcFlit()));
@@ -133,7 +163,7 @@ public final class GpuHealthReporter implements AutoCloseable {
         .setHost(host)
         .setGpuIndex(r.gpuIndex())
         .setGpuName(r.name())
-        .setBootId(bootId)
+        .setBootId(boot == null ? bootId : boot)
         .setSeq(seqNo)
         .setEventTime(at)
         .setSmClockMhz(r.smMhz())
