@@ -27,8 +27,9 @@ import java.util.Map;
  *       more than it grew on the median peer GPU;
  *   <li>HW_SLOWDOWN (clock events 0x8 or 0x80 without thermal 0x40), THERMAL (0x20 or 0x40),
  *       POWER_CAP (0x4): set in at least {@link #MIN_SHARE} of the GPU's reads, and in {@link
- *       #MIN_SHARE} more of them than on the median peer GPU. A power cap every GPU hits under load
- *       (an H100 at its 700 W limit, as in the recorded run) explains no one rank;
+ *       #MIN_SHARE} more of them than on the median peer GPU, or with a mean SM clock {@link
+ *       #CLOCK_DROP} or more below the peers' median. A power cap every GPU hits under load at the
+ *       same clocks (an H100 at its 700 W limit, as in the recorded runs) explains no one rank;
  *   <li>CONTENDED: more compute processes on the GPU than on the median peer GPU.
  * </ul>
  *
@@ -44,6 +45,9 @@ public final class HardwareRule {
 
   /** The share of a window's reads a clock event must be set in to be a cause. */
   public static final double MIN_SHARE = 0.2;
+
+  /** How far below the peers' median SM clock a GPU whose clock event they share must run. */
+  public static final double CLOCK_DROP = 0.05;
 
   static final List<HardwareCause> RANK_ORDER =
       List.of(
@@ -252,8 +256,13 @@ public final class HardwareRule {
           worst = culprits.stream().max(Comparator.comparingDouble(g -> g.score(c))).get();
         }
       } else {
+        double peerSm =
+            median(
+                peers.stream().filter(g -> g.smMhz() >= 0).mapToDouble(GpuWindow::smMhz).toArray());
         for (GpuWindow g : culprits) {
-          if (present(c, g.score(c), peer) && (worst == null || g.score(c) > worst.score(c))) {
+          boolean slower = peerSm > 0 && g.smMhz() >= 0 && g.smMhz() <= (1 - CLOCK_DROP) * peerSm;
+          if ((present(c, g.score(c), peer) || clockEventWithSlowerClocks(c, g, slower))
+              && (worst == null || g.score(c) > worst.score(c))) {
             worst = g;
           }
         }
@@ -263,6 +272,18 @@ public final class HardwareRule {
     return new Judged(
         HardwareCause.NONE,
         evidence(HardwareCause.NONE, culprits.get(0), peers, culprits.size(), 0));
+  }
+
+  /**
+   * A clock event every GPU shows (all at their power cap, say) still names the GPU whose clocks it
+   * held {@link #CLOCK_DROP} or more below the peers' median clock.
+   */
+  static boolean clockEventWithSlowerClocks(HardwareCause c, GpuWindow g, boolean slower) {
+    return slower
+        && (c == HardwareCause.HW_SLOWDOWN
+            || c == HardwareCause.THERMAL
+            || c == HardwareCause.POWER_CAP)
+        && g.score(c) >= MIN_SHARE;
   }
 
   static boolean present(HardwareCause c, double score, double peerMedian) {
