@@ -47,7 +47,7 @@ public final class HardwareRule {
   public static final double MIN_SHARE = 0.2;
 
   /** How far below the peers' median SM clock a GPU whose clock event they share must run. */
-  public static final double CLOCK_DROP = 0.05;
+  public static final double CLOCK_DROP = 0.10;
 
   static final List<HardwareCause> RANK_ORDER =
       List.of(
@@ -322,11 +322,16 @@ public final class HardwareRule {
           b.append(
               String.format(
                   Locale.ROOT,
-                  "; %s %.0f %% of the window's %d reads (peers' median %.0f %%)",
+                  "; %s %.0f %% of the window's %d reads (peers' median %.0f %%, SM %,.0f MHz)",
                   c,
                   100 * g.score(c),
                   g.reads(),
-                  100 * peerMedian));
+                  100 * peerMedian,
+                  median(
+                      peers.stream()
+                          .filter(x -> x.smMhz() >= 0)
+                          .mapToDouble(GpuWindow::smMhz)
+                          .toArray())));
       case XID ->
           b.append(
               String.format(Locale.ROOT, "; %d XID event(s), last XID %d", g.xids(), g.lastXid()));

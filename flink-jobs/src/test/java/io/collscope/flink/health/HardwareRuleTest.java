@@ -113,7 +113,7 @@ class HardwareRuleTest {
     assertThat(j.evidence())
         .startsWith("GPU 5 of node-a (rank 5): SM ")
         .contains("/1,980 MHz")
-        .contains("THERMAL 100 % of the window's 40 reads (peers' median 0 %)");
+        .contains("THERMAL 100 % of the window's 40 reads (peers' median 0 %, SM ");
   }
 
   @Test
