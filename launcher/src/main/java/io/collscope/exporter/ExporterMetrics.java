@@ -234,7 +234,7 @@ public final class ExporterMetrics {
   }
 
   private void registerCulpritMetrics(PrometheusRegistry r) {
-    String[] labels = {CLUSTER, JOB, COMMUNICATOR, KIND, RANK, LINK, "cause"};
+    String[] labels = {CLUSTER, JOB, COMMUNICATOR, KIND, RANK, LINK, "cause", "hardware_cause"};
     culpritGauge(
         r,
         CULPRIT_EXCESS,
@@ -337,7 +337,8 @@ public final class ExporterMetrics {
 
   /**
    * A finding's culprit labels: kind, rank (SLOW_RANK, SILENT_RANK), link {@code P->R} (SLOW_LINK),
-   * cause. The rank of a link finding (its receiver) is not a culprit, so it is left empty.
+   * cause, and the hardware cause its GPUs showed (NONE without GPU health). The rank of a link
+   * finding (its receiver) is not a culprit, so it is left empty.
    */
   static String[] culpritLabels(CommunicatorKey k, Finding f) {
     String rank = "";
@@ -348,7 +349,14 @@ public final class ExporterMetrics {
       default -> rank = f.getRank() < 0 ? "" : Integer.toString(f.getRank());
     }
     return new String[] {
-      k.cluster(), k.job(), k.communicator(), f.getKind().name(), rank, link, f.getCause().name()
+      k.cluster(),
+      k.job(),
+      k.communicator(),
+      f.getKind().name(),
+      rank,
+      link,
+      f.getCause().name(),
+      f.getHardwareCause().name()
     };
   }
 
