@@ -237,7 +237,9 @@ class RecordedHealthReplayITCase {
           if (mine) onGpu++;
           // a silent rank sent no snapshot, so its GPU no read: nothing to show; a counter's
           // growth needs two reads of the GPU (one may be before the window)
-          boolean read = !f.getHardwareEvidence().isEmpty();
+          boolean read =
+              p.readsBefore(a.getWindowEnd().toEpochMilli())
+                  > p.readsBefore(a.getWindowStart().toEpochMilli());
           boolean counter =
               p.cause() == HardwareCause.ECC
                   || p.cause() == HardwareCause.LINK_ERRORS
