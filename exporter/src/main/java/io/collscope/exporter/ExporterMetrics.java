@@ -235,7 +235,7 @@ public final class ExporterMetrics {
   }
 
   private void registerCulpritMetrics(PrometheusRegistry r) {
-    String[] labels = {CLUSTER, JOB, COMMUNICATOR, KIND, RANK, LINK, NODE, "cause"};
+    String[] labels = {CLUSTER, JOB, COMMUNICATOR, KIND, RANK, LINK, NODE, "cause", "hardware_cause"};
     culpritGauge(
         r,
         CULPRIT_EXCESS,
@@ -338,8 +338,9 @@ public final class ExporterMetrics {
 
   /**
    * A finding's culprit labels: kind, rank (SLOW_RANK, SILENT_RANK), link {@code P->R} (SLOW_LINK),
-   * node (SLOW_NODE: the slow host; empty otherwise), cause. The rank of a link or node finding is
-   * not a culprit, so it is left empty.
+   * node (SLOW_NODE: the slow host; empty otherwise), cause, and the hardware cause its GPUs showed
+   * (NONE without GPU health). The rank of a link or node finding is not a culprit, so it is left
+   * empty.
    */
   static String[] culpritLabels(CommunicatorKey k, Finding f) {
     String rank = "";
@@ -359,7 +360,8 @@ public final class ExporterMetrics {
       rank,
       link,
       node,
-      f.getCause().name()
+      f.getCause().name(),
+      f.getHardwareCause().name()
     };
   }
 

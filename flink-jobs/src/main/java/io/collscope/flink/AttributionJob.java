@@ -3,6 +3,7 @@ package io.collscope.flink;
 import io.collscope.avro.Alert;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.DeadLetter;
+import io.collscope.avro.GpuHealth;
 import io.collscope.avro.RankWindow;
 import io.collscope.flink.alert.AlertFunction;
 import io.collscope.flink.attribution.AttributionFunction;
@@ -11,6 +12,7 @@ import io.collscope.flink.decode.RankKeyFunction;
 import io.collscope.flink.decode.RankRecord;
 import io.collscope.flink.delta.DeltaFunction;
 import io.collscope.flink.delta.SnapshotDelta;
+import io.collscope.flink.health.HardwareJoinFunction;
 import io.collscope.flink.history.HistorySinks;
 import io.collscope.flink.sink.AvroRecordSerializer;
 import io.collscope.flink.source.RawRecord;
@@ -161,7 +163,7 @@ public final class AttributionJob {
             .name("rank window")
             .uid("rank-window");
 
-    SingleOutputStreamOperator<Attribution> attributions =
+    SingleOutputStreamOperator<Attribution> judged =
         rankWindows
             .keyBy((RankWindow w) -> CommunicatorKey.of(w))
             .process(
@@ -169,6 +171,19 @@ public final class AttributionJob {
                     o.thresholds(), o.stateTtl(), o.duration(JobOptions.LATE_RANK_GRACE)))
             .name("attribution")
             .uid("attribution");
+
+    // Each finding gets the hardware evidence of its GPUs: the health reads of the same ranks and
+    // window. The verdict is the attribution's own; without health records it passes unchanged.
+    SingleOutputStreamOperator<Attribution> attributions =
+        judged
+            .keyBy((Attribution a) -> CommunicatorKey.of(a))
+            .connect(
+                keyed
+                    .getSideOutput(RankKeyFunction.HEALTH)
+                    .keyBy((GpuHealth h) -> CommunicatorKey.of(h)))
+            .process(new HardwareJoinFunction(o.duration(JobOptions.WINDOW), o.stateTtl()))
+            .name("hardware evidence")
+            .uid("hardware-evidence");
 
     SingleOutputStreamOperator<Alert> alerts =
         attributions
@@ -228,7 +243,13 @@ public final class AttributionJob {
   public static KafkaSourceBuilder<RawRecord> kafkaSourceBuilder(JobOptions o) {
     return KafkaSource.<RawRecord>builder()
         .setBootstrapServers(o.get(JobOptions.BOOTSTRAP))
-        .setTopics(o.get(JobOptions.SNAPSHOT_TOPIC))
+        // A pattern, not a list: a topic of the list that does not exist fails the job at start,
+        // and a cluster without GPU health (CPU ranks, old emitters) never creates that one.
+        .setTopicPattern(
+            java.util.regex.Pattern.compile(
+                java.util.regex.Pattern.quote(o.get(JobOptions.SNAPSHOT_TOPIC))
+                    + "|"
+                    + java.util.regex.Pattern.quote(o.get(JobOptions.HEALTH_TOPIC))))
         .setGroupId(o.get(JobOptions.GROUP_ID))
         // Resume from committed offsets; a new group starts at the beginning of the topic.
         .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))

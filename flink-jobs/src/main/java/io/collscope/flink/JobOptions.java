@@ -14,6 +14,10 @@ public final class JobOptions {
 
   public static final String BOOTSTRAP = "bootstrap";
   public static final String SNAPSHOT_TOPIC = "snapshot-topic";
+
+  /** The emitters' GpuHealth records, read beside the snapshots (absent: no hardware evidence). */
+  public static final String HEALTH_TOPIC = "health-topic";
+
   public static final String RANK_WINDOW_TOPIC = "rank-window-topic";
   public static final String ATTRIBUTION_TOPIC = "attribution-topic";
   public static final String DEADLETTER_TOPIC = "deadletter-topic";
@@ -98,6 +102,7 @@ public final class JobOptions {
       Map.ofEntries(
           Map.entry(BOOTSTRAP, "localhost:9092"),
           Map.entry(SNAPSHOT_TOPIC, "collscope.snapshots"),
+          Map.entry(HEALTH_TOPIC, "collscope.gpu-health"),
           Map.entry(RANK_WINDOW_TOPIC, "collscope.rank-windows"),
           Map.entry(ATTRIBUTION_TOPIC, "collscope.attribution"),
           Map.entry(DEADLETTER_TOPIC, "collscope.deadletter"),

@@ -30,6 +30,7 @@ public final class Emitter {
   private final SnapshotSink sink;
   private final Duration interval;
   private final CountDownLatch stop = new CountDownLatch(1);
+  private io.collscope.health.GpuHealthReporter health;
 
   public Emitter(
       CollectiveBackend backend, Identity identity, SnapshotSink sink, Duration interval) {
@@ -37,6 +38,12 @@ public final class Emitter {
     this.sink = sink;
     this.interval = interval;
     this.reporter = new Reporter(backend, identity, sink);
+  }
+
+  /** After each interval's snapshots, publishes their ranks' GPU health (null: none). */
+  public Emitter withHealth(io.collscope.health.GpuHealthReporter health) {
+    this.health = health;
+    return this;
   }
 
   /** Asks a running {@link #run} to finish (e.g. from a SIGTERM hook). */
@@ -85,7 +92,8 @@ public final class Emitter {
 
   private synchronized void reportSafely() {
     try {
-      reporter.reportOnce();
+      java.util.List<io.collscope.avro.CounterSnapshot> taken = reporter.reportOnce();
+      if (health != null) health.publishFor(taken);
     } catch (RuntimeException e) {
       LOG.error("reporter: {}", e.toString(), e);
     }

@@ -250,6 +250,7 @@ public final class ReportQuery {
    * row per finding ({@code report_findings}, windows with findings only).
    */
   private void scanAttributions() throws SQLException {
+    hardware = null;
     execute(
         "CREATE OR REPLACE TEMP TABLE report_windows AS SELECT "
             + KEY
@@ -286,6 +287,32 @@ public final class ReportQuery {
         "SELECT column_type FROM (DESCRIBE attributions) WHERE column_name = 'findings'",
         r -> has[0] = r.getString(1).contains("node VARCHAR"));
     return has[0];
+  }
+
+  /**
+   * Whether the range's attributions carry hardware evidence (Attribution version 8 on): a history
+   * written only by older jobs has no such field, and naming it would fail the query.
+   */
+  private Boolean hardware;
+
+  private boolean hasHardware() {
+    if (hardware == null) {
+      try {
+        query("SELECT f.hardware_cause FROM report_findings LIMIT 0", r -> {});
+        hardware = true;
+      } catch (SQLException e) {
+        hardware = false;
+      }
+    }
+    return hardware;
+  }
+
+  /** A finding's hardware cause and evidence after its label, where its GPUs showed one. */
+  private String hardwareLabel() {
+    return hasHardware()
+        ? " || CASE WHEN f.hardware_cause IS NULL OR f.hardware_cause = 'NONE' THEN ''"
+            + " ELSE ' [' || f.hardware_cause || ': ' || f.hardware_evidence || ']' END"
+        : "";
   }
 
   private void dropTemporaryTables() throws SQLException {
@@ -687,7 +714,9 @@ public final class ReportQuery {
             + " WHEN 'SLOW_LINK' THEN f.from_rank || '->' || f.rank"
             + " WHEN 'SLOW_NODE' THEN node"
             + " WHEN 'UNIFORM_SLOWDOWN' THEN 'all' ELSE f.rank::VARCHAR END"
-            + " || ', ' || f.cause || ', ' || round(f.excess_wait_us, 1) || ' µs)', ' '"
+            + " || ', ' || f.cause || ', ' || round(f.excess_wait_us, 1) || ' µs)'"
+            + hardwareLabel()
+            + ", ' '"
             + " ORDER BY f.excess_wait_us DESC) AS label FROM report_findings WHERE "
             + keyIn(keys)
             + " GROUP BY k, s, e QUALIFY row_number() OVER (PARTITION BY k ORDER BY"

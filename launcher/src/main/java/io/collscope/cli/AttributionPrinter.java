@@ -141,6 +141,9 @@ final class AttributionPrinter implements Consumer<Attribution> {
     sb.append(",\"cause\":");
     if (top == null) sb.append("null");
     else RecordJson.string(top.getCause().name(), sb);
+    sb.append(",\"hardware_cause\":");
+    if (top == null) sb.append("null");
+    else RecordJson.string(top.getHardwareCause().name(), sb);
     sb.append(",\"confidence\":");
     RecordJson.write(a.getConfidence(), sb);
     sb.append(",\"max_wait_rank\":").append(a.getMaxWaitRank());
@@ -189,6 +192,17 @@ final class AttributionPrinter implements Consumer<Attribution> {
             a.getMaxWaitRank(),
             a.getMissingRanks().isEmpty() ? "-" : a.getMissingRanks().toString(),
             noisy(a)));
+    // Each finding's hardware evidence, where its GPUs reported health (GpuHealth) in the window.
+    for (Finding f : a.getFindings()) {
+      if (f.getHardwareEvidence() == null || f.getHardwareEvidence().isEmpty()) continue;
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "  hardware %s: %s: %s%n",
+              finding(f),
+              f.getHardwareCause(),
+              f.getHardwareEvidence()));
+    }
     sb.append(String.format(Locale.ROOT, "%6s %9s", "rank", "calls"));
     for (Phase p : Phase.values()) {
       sb.append(String.format(Locale.ROOT, " %10s", p.fieldName() + "_us"));

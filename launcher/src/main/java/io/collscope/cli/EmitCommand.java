@@ -146,6 +146,19 @@ final class EmitCommand implements Callable<Integer> {
   long spoolMb;
 
   @Option(
+      names = "--health-topic",
+      defaultValue = "${env:COLLSCOPE_HEALTH_TOPIC:-collscope.gpu-health}",
+      description =
+          "Topic of the GPUs' health (NVML, read-only, every interval; CUDA and NCCL sources)."
+              + " Default: ${DEFAULT-VALUE}")
+  String healthTopic;
+
+  @Option(
+      names = "--no-health",
+      description = "Do not read NVML: snapshots only (as emitters before GPU health).")
+  boolean noHealth;
+
+  @Option(
       names = "--no-spool",
       description =
           "Send straight to the broker: an outage longer than the producer's 30 s retry loses snapshots.")
@@ -195,8 +208,20 @@ final class EmitCommand implements Callable<Integer> {
           "With --gemm-ar: dispatch (the program the routing table chooses), on or off. Default: ${DEFAULT-VALUE}")
   String throttle;
 
+  private io.collscope.health.KafkaHealthSink healthSink;
+  private io.collscope.health.GpuHealthReporter health;
+
   @Override
   public Integer call() throws Exception {
+    try {
+      return emit();
+    } finally {
+      if (health != null) health.close();
+      if (healthSink != null) healthSink.close();
+    }
+  }
+
+  private int emit() throws Exception {
     if (seconds < 0) throw usage("--seconds must be >= 0");
     if (partitions < 1) throw usage("--partitions must be >= 1");
     if (spoolMb < 1) throw usage("--spool-mb must be >= 1");
@@ -279,9 +304,29 @@ final class EmitCommand implements Callable<Integer> {
     if (node != null) {
       id = new Identity(id.cluster(), id.job(), id.communicator(), node, id.bootId());
     }
+    // GPU health beside the counters: CUDA and NCCL ranks, published to Kafka (not with --record).
+    // A node without NVML (a CPU node, no driver) logs one warning and creates no topic.
+    if (!noHealth && record == null && (nccl || kind != Backends.Kind.CPU || gemmAr != null)) {
+      health =
+          io.collscope.health.GpuHealthReporter.open(
+              cluster, job, id.host(), id.bootId(), h -> healthSink.accept(h));
+      if (!health.available()) {
+        health = null;
+      } else {
+        try {
+          healthSink =
+              io.collscope.health.KafkaHealthSink.connect(
+                  bootstrap, kafkaClient.config(), healthTopic, partitions, brokerTimeout);
+        } catch (BrokerUnreachableException e) {
+          err().println("collscope emit: no GPU health: " + e.getMessage());
+          health.close();
+          health = null;
+        }
+      }
+    }
     if (nccl) {
       try (sink) {
-        return runNcclSidecar(id, sink, spooled);
+        return runNcclSidecar(id, sink, spooled, health);
       }
     }
     CountDownLatch finished = new CountDownLatch(1);
@@ -298,7 +343,7 @@ final class EmitCommand implements Callable<Integer> {
                     ? Backends.create(kind, cfg, plan)
                     : Backends.createProcessRank(
                         kind, cfg, plan, onlyRank, device, rendezvous, rendezvousTimeout)) {
-      Emitter emitter = new Emitter(b, id, sink, rankOptions.interval);
+      Emitter emitter = new Emitter(b, id, sink, rankOptions.interval).withHealth(health);
       stopOnSigterm(emitter::requestStop, finished);
       err()
           .printf(
@@ -375,7 +420,11 @@ final class EmitCommand implements Callable<Integer> {
    * {@code --source nccl}: every interval, publish the blocks of the NCCL jobs on this node until
    * --seconds pass or SIGTERM; then one last read, so a finished job's final counters are sent.
    */
-  private int runNcclSidecar(Identity id, SnapshotSink sink, SpoolingSnapshotSink spooled)
+  private int runNcclSidecar(
+      Identity id,
+      SnapshotSink sink,
+      SpoolingSnapshotSink spooled,
+      io.collscope.health.GpuHealthReporter health)
       throws InterruptedException {
     if (rankOptions.interval.toMillis() < 10) throw usage("--interval must be at least 10ms");
     io.collscope.nccl.NcclSidecar sidecar =
@@ -397,7 +446,8 @@ final class EmitCommand implements Callable<Integer> {
     long deadline = seconds > 0 ? System.nanoTime() + seconds * 1_000_000_000L : Long.MAX_VALUE;
     try {
       while (true) {
-        sidecar.reportOnce();
+        java.util.List<io.collscope.avro.CounterSnapshot> taken = sidecar.reportOnce();
+        if (health != null) health.publishFor(taken);
         long left = deadline - System.nanoTime();
         if (left <= 0) break;
         if (stop.await(

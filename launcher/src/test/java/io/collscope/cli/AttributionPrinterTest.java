@@ -123,6 +123,7 @@ class AttributionPrinterTest {
             "rank",
             "link",
             "cause",
+            "hardware_cause",
             "confidence",
             "max_wait_rank",
             "max_wait_us",
@@ -198,6 +199,27 @@ class AttributionPrinterTest {
     few.setThresholdUs(412.0);
     assertThat(verdictLine(AttributionPrinter.table(few, true)))
         .endsWith("(noisy: 7 collectives sampled, a culprit needed > 412us)");
+  }
+
+  @Test
+  void aFindingWithHardwareEvidenceHasItsLineUnderTheVerdict() {
+    Finding f = slowRank(5, Cause.ARRIVED_LATE, 0.9);
+    Attribution without = window(Verdict.SLOW_RANK, List.of(f), 8);
+    assertThat(AttributionPrinter.table(without, true)).doesNotContain("hardware");
+    assertThat(parse(AttributionPrinter.jsonLine(without, true)).get("hardware_cause").asText())
+        .isEqualTo("NONE");
+
+    Finding hot = Finding.newBuilder(f).build();
+    hot.setHardwareCause(io.collscope.avro.HardwareCause.THERMAL);
+    hot.setHardwareEvidence("GPU 5 of node-a (rank 5): SM 1,386/1,980 MHz, 87 °C");
+    Attribution with = window(Verdict.SLOW_RANK, List.of(hot), 8);
+    String table = AttributionPrinter.table(with, true);
+    assertThat(table.strip().lines().skip(1).findFirst().orElseThrow())
+        .isEqualTo(
+            "  hardware SLOW_RANK(5,ARRIVED_LATE): THERMAL: GPU 5 of node-a (rank 5): SM"
+                + " 1,386/1,980 MHz, 87 °C");
+    assertThat(parse(AttributionPrinter.jsonLine(with, true)).get("hardware_cause").asText())
+        .isEqualTo("THERMAL");
   }
 
   private static Attribution window(Verdict verdict, List<Finding> findings, int ranks) {

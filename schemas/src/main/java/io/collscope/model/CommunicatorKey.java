@@ -2,6 +2,7 @@ package io.collscope.model;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.avro.GpuHealth;
 import io.collscope.avro.RankWindow;
 import java.io.Serializable;
 
@@ -19,6 +20,10 @@ public record CommunicatorKey(String cluster, String job, String communicator)
 
   public static CommunicatorKey of(CounterSnapshot s) {
     return new CommunicatorKey(s.getCluster(), s.getJob(), s.getCommunicator());
+  }
+
+  public static CommunicatorKey of(GpuHealth h) {
+    return new CommunicatorKey(h.getCluster(), h.getJob(), h.getCommunicator());
   }
 
   public RankKey rank(int rank) {

@@ -4,6 +4,7 @@ import io.collscope.avro.Alert;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.CounterSnapshot;
 import io.collscope.avro.DeadLetter;
+import io.collscope.avro.GpuHealth;
 import io.collscope.avro.RankWindow;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -24,7 +25,8 @@ public final class RecordTypes {
           RankWindow.class,
           Attribution.class,
           Alert.class,
-          DeadLetter.class);
+          DeadLetter.class,
+          GpuHealth.class);
 
   private static final Map<Long, AvroCodec<?>> BY_FINGERPRINT = new HashMap<>();
 

@@ -60,7 +60,10 @@ class SchemaHistoryTest {
   void theHistoryHoldsEveryTypeAndNoCurrentVersion() throws Exception {
     List<String> files = publishedVersions().toList();
     for (Class<? extends SpecificRecord> t : RecordTypes.ALL) {
-      assertThat(files).anyMatch(f -> f.startsWith(t.getSimpleName() + ".v"));
+      // A type still at its first version (its doc ends "Version 1.") has no history yet.
+      if (!AvroCodec.of(t).schema().getDoc().endsWith("Version 1.")) {
+        assertThat(files).anyMatch(f -> f.startsWith(t.getSimpleName() + ".v"));
+      }
       long current = AvroCodec.of(t).knownFingerprints().get(0);
       assertThat(
               AvroCodec.of(t)

@@ -6,6 +6,7 @@ import io.collscope.avro.AlertState;
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Classification;
 import io.collscope.avro.Finding;
+import io.collscope.avro.HardwareCause;
 import io.collscope.avro.RankPhases;
 import io.collscope.flink.baseline.WindowBaseline;
 import io.collscope.model.CommunicatorKey;
@@ -187,6 +188,12 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
         st.severity = s.startsWith("DEAD_RANK") ? "critical" : "warning";
         st.sizeBucket = sizeBucket(a.getBytesPerCall());
         st.collective = collective(a);
+        st.hardwareCause = "";
+        for (Finding f : a.getFindings()) {
+          if (s.equals(subject(f)) && f.getHardwareCause() != HardwareCause.NONE) {
+            st.hardwareCause = f.getHardwareCause().name();
+          }
+        }
         out.collect(culprit(key, a, s, st, AlertState.FIRING, end));
       } else if (st.open && st.absent >= resolveAfter) {
         out.collect(culprit(key, a, s, st, AlertState.RESOLVED, end));
@@ -462,6 +469,9 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     if (f != null) {
       ann.put("description", f.getEvidence());
       ann.put("cause", f.getCause().name());
+      if (f.getHardwareEvidence() != null && !f.getHardwareEvidence().isEmpty()) {
+        ann.put("hardware_evidence", f.getHardwareEvidence());
+      }
       ann.put("excess_us", String.format(Locale.ROOT, "%.1f", f.getExcessWaitUs()));
     }
     double excess = f == null ? 0 : f.getExcessWaitUs();
@@ -520,6 +530,10 @@ public final class AlertFunction extends KeyedProcessFunction<CommunicatorKey, A
     if (kind == AlertKind.SLOW_LINK) l.put("link", what);
     else if (kind == AlertKind.SLOW_NODE) l.put("node", what);
     else if (!what.isEmpty()) l.put("rank", what);
+    // Only when the GPUs showed one: alerts of windows without health keep their labels and id.
+    if (st.hardwareCause != null && !st.hardwareCause.isEmpty()) {
+      l.put("hardware_cause", st.hardwareCause);
+    }
     return l;
   }
 

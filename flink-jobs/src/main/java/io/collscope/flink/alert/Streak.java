@@ -18,5 +18,11 @@ public class Streak {
   public String sizeBucket = "";
   public String collective = "";
 
+  /**
+   * The hardware cause of the finding in the window that fired it (Finding.hardware_cause), empty
+   * for NONE: a label, kept for the RESOLVED transition like the others.
+   */
+  public String hardwareCause = "";
+
   public Streak() {}
 }

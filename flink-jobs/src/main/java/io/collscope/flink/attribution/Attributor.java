@@ -1034,6 +1034,8 @@ public final class Attributor {
                                 timeouts,
                                 calls)
                             : "none of them timed out: it runs, but does not report"),
+                "",
+                io.collscope.avro.HardwareCause.NONE,
                 ""));
       }
       return found;
@@ -1138,6 +1140,8 @@ public final class Attributor {
               rowExcess,
               100 * lastShare,
               causeEvidence(w)),
+          "",
+          io.collscope.avro.HardwareCause.NONE,
           "");
     }
 
@@ -1252,6 +1256,8 @@ public final class Attributor {
                     base,
                     b,
                     causeEvidence(w)),
+                "",
+                io.collscope.avro.HardwareCause.NONE,
                 ""));
       }
       return found;
@@ -1318,6 +1324,8 @@ public final class Attributor {
               whenLate,
               meanExcess,
               100 * lastShare),
+          "",
+          io.collscope.avro.HardwareCause.NONE,
           "");
     }
 
@@ -1427,6 +1435,8 @@ public final class Attributor {
                       x.rows[i].getLateTailEdgeUs(),
                       100 * share,
                       100 * othersShare),
+                  "",
+                  io.collscope.avro.HardwareCause.NONE,
                   ""));
         }
       }
@@ -1459,6 +1469,8 @@ public final class Attributor {
               e,
               sender,
               colBar[j]),
+          "",
+          io.collscope.avro.HardwareCause.NONE,
           "");
     }
 
@@ -1512,6 +1524,8 @@ public final class Attributor {
               100 * excess / baselineUs,
               baselineUs,
               phases),
+          "",
+          io.collscope.avro.HardwareCause.NONE,
           "");
     }
 

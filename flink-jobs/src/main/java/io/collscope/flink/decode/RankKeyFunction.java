@@ -1,9 +1,11 @@
 package io.collscope.flink.decode;
 
 import io.collscope.avro.DeadLetterReason;
+import io.collscope.avro.GpuHealth;
 import io.collscope.avro.Stage;
 import io.collscope.flink.source.RawRecord;
 import io.collscope.model.RankKey;
+import io.collscope.schema.AvroCodec;
 import io.collscope.schema.DecodeException;
 import io.collscope.schema.SnapshotKeys;
 import io.collscope.schema.Snapshots;
@@ -11,6 +13,7 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
 
 /**
  * Reads each snapshot record's rank key, so the record can be routed to its rank's state without
@@ -24,6 +27,15 @@ import org.apache.flink.util.Collector;
  */
 public final class RankKeyFunction extends ProcessFunction<RawRecord, RankRecord> {
 
+  /**
+   * GPU health reads (the emitters' {@code GpuHealth} records, from their own topic, which the
+   * job's source reads beside the snapshots): decoded here and handed to the hardware join.
+   */
+  public static final OutputTag<GpuHealth> HEALTH = new OutputTag<>("gpu-health") {};
+
+  private static final java.util.Set<Long> HEALTH_FINGERPRINTS =
+      java.util.Set.copyOf(AvroCodec.of(GpuHealth.class).knownFingerprints());
+
   private transient Counter deadLettered;
   private transient Counter decodedForKey;
 
@@ -36,6 +48,16 @@ public final class RankKeyFunction extends ProcessFunction<RawRecord, RankRecord
   @Override
   public void processElement(RawRecord r, Context ctx, Collector<RankRecord> out) {
     try {
+      if (isHealth(r.value)) {
+        GpuHealth h = AvroCodec.of(GpuHealth.class).decode(r.value);
+        if (!Snapshots.plausibleEventTime(r.timestamp, System.currentTimeMillis())) {
+          throw new DecodeException(
+              DeadLetterReason.INVALID,
+              "record timestamp " + r.timestamp + " is before 2000 or more than a day ahead");
+        }
+        ctx.output(HEALTH, h);
+        return;
+      }
       RankKey key = SnapshotKeys.peek(r.value);
       boolean decoded = false;
       if (key == null) {
@@ -67,5 +89,11 @@ public final class RankKeyFunction extends ProcessFunction<RawRecord, RankRecord
               r.key,
               r.value));
     }
+  }
+
+  static boolean isHealth(byte[] v) {
+    if (v == null || v.length < 10 || v[0] != (byte) 0xC3 || v[1] != 0x01) return false;
+    long fp = java.nio.ByteBuffer.wrap(v, 2, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+    return HEALTH_FINGERPRINTS.contains(fp);
   }
 }

@@ -51,6 +51,9 @@ public final class WindowFindings implements FlatMapFunction<Attribution, Window
               .setExcessWaitUs(f.getExcessWaitUs())
               .setEvidence(f.getEvidence() == null ? "" : f.getEvidence().toString())
               .setNode(f.getNode() == null ? "" : f.getNode().toString())
+              .setHardwareCause(f.getHardwareCause().name())
+              .setHardwareEvidence(
+                  f.getHardwareEvidence() == null ? "" : f.getHardwareEvidence().toString())
               .build());
     }
     return rows;

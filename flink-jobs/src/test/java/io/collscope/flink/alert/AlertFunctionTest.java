@@ -113,7 +113,16 @@ class AlertFunctionTest {
 
   private static Finding slowRank(int r) {
     return new Finding(
-        FindingKind.SLOW_RANK, r, -1, Cause.ARRIVED_LATE, 0.9, 200.0, "evidence", "");
+        FindingKind.SLOW_RANK,
+        r,
+        -1,
+        Cause.ARRIVED_LATE,
+        0.9,
+        200.0,
+        "evidence",
+        "",
+        io.collscope.avro.HardwareCause.NONE,
+        "");
   }
 
   @Test
@@ -207,6 +216,34 @@ class AlertFunctionTest {
     for (int i = 0; i < 80; i++) window(150, 1000);
     assertThat(alerts()).hasSize(1);
     assertThat(alerts().get(0).getState()).isEqualTo(AlertState.FIRING);
+  }
+
+  @Test
+  void aSlowRankWhoseGpuShowedACauseCarriesItAsALabelUntilItResolves() throws Exception {
+    for (int i = 0; i < 12; i++) window(100, 1000);
+    Finding hot = slowRank(2);
+    hot.setHardwareCause(io.collscope.avro.HardwareCause.THERMAL);
+    hot.setHardwareEvidence("GPU 2 of n (rank 2): SM 1,386/1,980 MHz, 87 °C");
+    window(100, 1000, slowRank(2));
+    window(100, 1000, slowRank(2));
+    window(100, 1000, hot);
+    Alert fired = alerts().get(0);
+    assertThat(fired.getLabels()).containsEntry("hardware_cause", "THERMAL");
+    assertThat(fired.getAnnotations())
+        .containsEntry("hardware_evidence", "GPU 2 of n (rank 2): SM 1,386/1,980 MHz, 87 °C");
+    for (int i = 0; i < 3; i++) window(100, 1000);
+    Alert resolved = alerts().get(1);
+    assertThat(resolved.getState()).isEqualTo(AlertState.RESOLVED);
+    assertThat(resolved.getLabels()).isEqualTo(fired.getLabels());
+    assertThat(resolved.getAlertId()).isEqualTo(fired.getAlertId());
+  }
+
+  @Test
+  void withoutAHardwareCauseTheLabelsAreThoseOfBefore() throws Exception {
+    for (int i = 0; i < 15; i++)
+      window(100, 1000, i < 12 ? new Finding[0] : new Finding[] {slowRank(2)});
+    assertThat(alerts().get(0).getLabels()).doesNotContainKey("hardware_cause");
+    assertThat(alerts().get(0).getAnnotations()).doesNotContainKey("hardware_evidence");
   }
 
   @Test

@@ -75,6 +75,8 @@ final class HistoryRecords {
                         0.9,
                         250.0,
                         "",
+                        "",
+                        io.collscope.avro.HardwareCause.NONE,
                         "")))
         .setConfidence(0.9)
         .setCollectiveUs(15)
