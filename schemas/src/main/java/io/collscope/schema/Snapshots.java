@@ -195,12 +195,15 @@ public final class Snapshots {
    * within [0, MAX_COUNTER].
    */
   private static String netProblem(CounterSnapshot s) {
-    java.util.List<Integer> peers = s.getNetPeers();
+    java.util.List<Integer> peers = orEmpty(s.getNetPeers());
     int n = peers.size();
     String[] names = {"net_send_wait_ns", "net_send_steps", "net_recv_wait_ns", "net_recv_steps"};
     java.util.List<java.util.List<Long>> arrays =
         java.util.List.of(
-            s.getNetSendWaitNs(), s.getNetSendSteps(), s.getNetRecvWaitNs(), s.getNetRecvSteps());
+            orEmpty(s.getNetSendWaitNs()),
+            orEmpty(s.getNetSendSteps()),
+            orEmpty(s.getNetRecvWaitNs()),
+            orEmpty(s.getNetRecvSteps()));
     for (int a = 0; a < names.length; a++) {
       if (arrays.get(a).size() != n) {
         return names[a] + " has " + arrays.get(a).size() + " entries, net_peers " + n;
@@ -230,6 +233,10 @@ public final class Snapshots {
       }
     }
     return null;
+  }
+
+  private static <T> java.util.List<T> orEmpty(java.util.List<T> list) {
+    return list == null ? java.util.List.of() : list;
   }
 
   /** The scalar counters and phase cycles of a CounterSnapshot: their field names and positions. */
