@@ -35,6 +35,12 @@ import java.util.Set;
  *       ring's one crossing) is compared with the other ranks only.
  * </ul>
  *
+ * <p>And the receiver, where its window has network waits, corroborates: its receive steps from A
+ * (RecvWait) wait at least half the send side's excess longer than the median of the other links'
+ * receive steps. A sender's proxy thread descheduled while a send was in flight inflates only the
+ * send side; a slow link delays the data on both ends. (A receive wait alone names nothing: it also
+ * grows with a late sender, a slow GPU.)
+ *
  * <p>Its excess is the extra wait per step times the link's steps per timed collective (the
  * sender's sampled calls: proxy events come for the timed collectives only), µs per collective like
  * the other findings'. The receive side (RecvWait) is kept in the windows but names nothing: it
@@ -58,6 +64,19 @@ final class NetworkLinks {
     for (RankWindow w : windows) hostOf.put(w.getRank(), Objects.toString(w.getHost(), ""));
     if (new HashSet<>(hostOf.values()).size() < 2) return List.of();
     List<Link> links = new ArrayList<>();
+    Map<List<Integer>, Double> recvUs = new HashMap<>(); // (receiver, sender) -> mean per step
+    for (RankWindow w : windows) {
+      List<Integer> rPeers = orEmpty(w.getNetPeers());
+      List<Double> rMean = orEmpty(w.getNetRecvWaitMeanUs());
+      List<Long> rSteps = orEmpty(w.getNetRecvSteps());
+      if (rMean.size() != rPeers.size() || rSteps.size() != rPeers.size()) continue;
+      for (int i = 0; i < rPeers.size(); i++) {
+        int from = rPeers.get(i);
+        if (rSteps.get(i) < MIN_STEPS || Objects.equals(hostOf.get(from), hostOf.get(w.getRank())))
+          continue;
+        recvUs.put(List.of(w.getRank(), from), rMean.get(i));
+      }
+    }
     for (RankWindow w : windows) {
       List<Integer> peers = orEmpty(w.getNetPeers());
       List<Double> mean = orEmpty(w.getNetSendWaitMeanUs());
@@ -91,6 +110,16 @@ final class NetworkLinks {
         double ownBar = Math.max(t.absFloorUs(), Math.max(t.relExcess() * ref, z * spread));
         if (l.meanUs - ref < ownBar) continue; // all its sends are slow: its NIC, not this link
       }
+      Double recv = recvUs.get(List.of(l.to, l.from));
+      double recvCenter = Double.NaN;
+      if (recv != null) {
+        List<Double> otherRecv = new ArrayList<>();
+        for (var e : recvUs.entrySet()) {
+          if (!e.getKey().equals(List.of(l.to, l.from))) otherRecv.add(e.getValue());
+        }
+        recvCenter = Attributor.median(otherRecv);
+        if (recv - recvCenter < 0.5 * (l.meanUs - center)) continue; // the sender's own hiccup
+      }
       long sampled = SampledCalls.of(l.sender);
       double stepsPerCall = sampled > 0 ? (double) l.steps / sampled : 1.0;
       double excessUs = (l.meanUs - ref) * stepsPerCall;
@@ -108,7 +137,7 @@ final class NetworkLinks {
                       Locale.ROOT,
                       "rank %d's sends to rank %d (%s → %s) took %.1f us per step on the network"
                           + " against %.1f us %s (median of %d links of other ranks: %.1f us, bar"
-                          + " %.1f us; %d steps, %.1f a timed collective)",
+                          + " %.1f us; %d steps, %.1f a timed collective)%s",
                       l.from,
                       l.to,
                       hostOf.get(l.from),
@@ -120,7 +149,16 @@ final class NetworkLinks {
                       center,
                       bar,
                       l.steps,
-                      stepsPerCall))
+                      stepsPerCall,
+                      recv == null
+                          ? "; the receiver reports no network waits"
+                          : String.format(
+                              Locale.ROOT,
+                              "; rank %d waited %.1f us per step for its data against %.1f us on"
+                                  + " the other links",
+                              l.to,
+                              recv,
+                              recvCenter)))
               .build());
     }
     return out;

@@ -40,6 +40,7 @@ final class NcclNodeWindows {
 
   static final int STEPS = 4;
   private final double[][] linkUs;
+  private final double[][] sendOnlyUs;
 
   NcclNodeWindows(int nodes, int perNode, long seed) {
     this.nodes = nodes;
@@ -47,6 +48,7 @@ final class NcclNodeWindows {
     this.n = nodes * perNode;
     this.delayUs = new double[n];
     this.linkUs = new double[n][n];
+    this.sendOnlyUs = new double[n][n];
     this.rnd = new Random(seed);
   }
 
@@ -65,6 +67,15 @@ final class NcclNodeWindows {
   /** Every network step from rank {@code from} to rank {@code to} takes {@code us} longer. */
   NcclNodeWindows slowLink(int from, int to, double us) {
     linkUs[from][to] += us;
+    return this;
+  }
+
+  /**
+   * Rank {@code from}'s send steps to {@code to} take {@code us} longer on its own clock only (its
+   * proxy thread descheduled while they were in flight): the receiver's steps are not delayed.
+   */
+  NcclNodeWindows sendSideOnly(int from, int to, double us) {
+    sendOnlyUs[from][to] += us;
     return this;
   }
 
@@ -238,7 +249,7 @@ final class NcclNodeWindows {
     for (int peer : new int[] {(r + 1) % n, (r + n - 1) % n}) {
       if (nodeOf(peer) == nodeOf(r)) continue;
       double[] m = peers.computeIfAbsent(peer, p -> new double[3]);
-      m[0] += mean(r, peer, k);
+      m[0] += mean(r, peer, k) + sendOnlyUs[r][peer];
       m[1] += mean(peer, r, k);
       m[2]++;
     }

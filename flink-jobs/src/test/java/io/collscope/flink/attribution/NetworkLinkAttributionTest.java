@@ -66,6 +66,15 @@ class NetworkLinkAttributionTest {
   }
 
   @Test
+  void aSendersOwnHiccupThatTheReceiverDidNotSeeIsNoSlowLink() {
+    NcclNodeWindows job = new NcclNodeWindows(2, 2, 19).sendSideOnly(1, 2, 40);
+    assertThat(verdict(attribute(job.next()))).isEqualTo("NONE");
+    // the same on both ends is the link
+    Attribution a = attribute(new NcclNodeWindows(2, 2, 19).slowLink(1, 2, 40).next());
+    assertThat(a.getFindings().get(0).getEvidence()).contains("rank 2 waited");
+  }
+
+  @Test
   void cleanNetworksNameNothing() {
     for (int nodes : new int[] {2, 4}) {
       NcclNodeWindows job = new NcclNodeWindows(nodes, 2, 14);
