@@ -31,6 +31,15 @@
 // pseudo-random amount in every process. COLLSCOPE_DRIVER_PACE_US=P: sleep P us after each
 // collective, so a run spans several of the job's windows. COLLSCOPE_DRIVER_COMM=HEX: the
 // communicator's hash (default c0115c09e), so several communicators can run side by side.
+// Network proxy events (when the mask holds ProxyOp/ProxyStep, as NCCL's net transport sends them):
+// after a collective's channels, each rank's channel 0 sends to its ring successor and receives
+// from its predecessor, channel 1 the other way round; an operation whose peer is on another node
+// (nodes of COLLSCOPE_DRIVER_RANKS_PER_NODE=K consecutive ranks, default RANKS: this process is one
+// node) gets a ProxyOp and 4 ProxyStep events with NCCL's state sequence (send: SendGPUWait,
+// SendPeerWait, SendWait, stop; receive: RecvWait, RecvGPUWait, stop).
+// COLLSCOPE_DRIVER_SLOW_LINK=FROM:TO:NS: the link from global rank FROM to TO takes NS ns per step
+// (the driver sleeps that long in the sender's SendWait and the receiver's RecvWait).
+#include <time.h>
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <unistd.h>
@@ -40,6 +49,59 @@
 
 #include "../../main/c/nccl-profiler/nccl/err.h"
 #include "../../main/c/nccl-profiler/nccl/profiler.h"
+
+static void sleepNs(unsigned long long ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+typedef ncclResult_t (*start_t)(void*, void**, ncclProfilerEventDescr_v6_t*);
+typedef ncclResult_t (*record_t)(void*, ncclProfilerEventState_v6_t,
+                                 ncclProfilerEventStateArgs_v6_t*);
+
+// One network proxy operation of rank `self` with `peer`, as NCCL's net transport reports it.
+static void proxyOp(void* ctx, start_t start, record_t record, ncclResult_t (*stop)(void*),
+                    void* parent, int self, int peer, int channel, int isSend,
+                    unsigned long long slowNs) {
+  ncclProfilerEventDescr_v6_t d;
+  memset(&d, 0, sizeof d);
+  d.type = ncclProfileProxyOp;
+  d.parentObj = parent;
+  d.rank = self;
+  d.proxyOp.pid = getpid();
+  d.proxyOp.channelId = (unsigned char)channel;
+  d.proxyOp.peer = peer;
+  d.proxyOp.nSteps = 4;
+  d.proxyOp.chunkSize = 1 << 17;
+  d.proxyOp.isSend = isSend;
+  void* op = NULL;
+  start(ctx, &op, &d);
+  ncclProfilerEventStateArgs_v6_t a;
+  memset(&a, 0, sizeof a);
+  for (int step = 0; step < 4; step++) {
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileProxyStep;
+    d.parentObj = op;
+    d.rank = self;
+    d.proxyStep.step = step;
+    void* h = NULL;
+    start(ctx, &h, &d);
+    if (!h) continue;
+    if (isSend) {
+      record(h, ncclProfilerProxyStepSendGPUWait, &a);
+      record(h, ncclProfilerProxyStepSendPeerWait_v4, &a);
+      record(h, ncclProfilerProxyStepSendWait, &a);
+      if (slowNs) sleepNs(slowNs);
+    } else {
+      record(h, ncclProfilerProxyStepRecvWait, &a);
+      if (slowNs) sleepNs(slowNs);
+      record(h, ncclProfilerProxyStepRecvGPUWait, &a);
+    }
+    stop(h);
+  }
+  if (op) stop(op);
+}
 
 static void logger(ncclDebugLogLevel l, unsigned long f, const char* file, int line, const char* fmt,
                    ...) {
@@ -82,6 +144,20 @@ int main(int argc, char** argv) {
   unsigned long long jitterNs = ev && *ev ? strtoull(ev, NULL, 10) : 0;
   ev = getenv("COLLSCOPE_DRIVER_PACE_US");
   int paceUs = ev && *ev ? atoi(ev) : 0;
+  ev = getenv("COLLSCOPE_DRIVER_RANKS_PER_NODE");
+  int perNode = ev && *ev ? atoi(ev) : ranks;
+  if (perNode < 1) perNode = 1;
+  int slowFrom = -1, slowTo = -1;
+  unsigned long long slowLinkNs = 0;
+  ev = getenv("COLLSCOPE_DRIVER_SLOW_LINK");
+  if (ev && *ev && sscanf(ev, "%d:%d:%llu", &slowFrom, &slowTo, &slowLinkNs) != 3) {
+    fprintf(stderr, "COLLSCOPE_DRIVER_SLOW_LINK=%s: not FROM:TO:NS\n", ev);
+    return 2;
+  }
+  start_t startEv = p6 ? p6->startEvent : (start_t)p5->startEvent;
+  record_t record = p6 ? p6->recordEventState : (record_t)p5->recordEventState;
+  ncclResult_t (*stopEv)(void*) = p6 ? p6->stopEvent : p5->stopEvent;
+  int netOps = 0;
   char late[64] = {0};
   ev = getenv("COLLSCOPE_DRIVER_LATE_RANKS");
   if (ev && *ev) {
@@ -184,6 +260,22 @@ int main(int argc, char** argv) {
         if (p6) p6->stopEvent(ch);
         else p5->stopEvent(ch);
       }
+      if (!(m & ncclProfileProxyOp)) continue;  // no network proxy events for this collective
+      int g = first + r;
+      int next = (g + 1) % world, prev = (g + world - 1) % world;
+      for (int c = 0; c < nch; c++) {
+        int to = c == 0 ? next : prev, from = c == 0 ? prev : next;
+        if (to / perNode != g / perNode) {
+          proxyOp(ctx[r], startEv, record, stopEv, coll, g, to, c, 1,
+                  g == slowFrom && to == slowTo ? slowLinkNs : 0);
+          netOps++;
+        }
+        if (from / perNode != g / perNode) {
+          proxyOp(ctx[r], startEv, record, stopEv, coll, g, from, c, 0,
+                  from == slowFrom && g == slowTo ? slowLinkNs : 0);
+          netOps++;
+        }
+      }
     }
     t += lateNs + jitterNs + 100000;
     if (i % 64 == 63) poll(0);
@@ -203,6 +295,7 @@ int main(int argc, char** argv) {
   }
   printf("kernel-channel collectives %d\n", kernelColls);
   printf("kernel-channel captured %d after %d\n", kernelCaptured, kernelAfter);
+  printf("network proxy operations %d\n", netOps);
   printf("done %d collectives on %d ranks\n", n, ranks);
   const char* hold = getenv("COLLSCOPE_DRIVER_HOLD");
   if (hold && *hold == '1') {

@@ -14,7 +14,8 @@
 // Extension region, from CSN_OFF_EXT = the block's size (a multiple of 128). Written under the
 // block's own seqlock, in the same publication as the counters.
 #define CSN_EXT_MAGIC 1481528131  // 0x584e5343, "CSNX" little-endian
-#define CSN_EXT_VERSION 1
+#define CSN_EXT_VERSION 2        // 2: the network region (CSN_X_NET) follows the ring; readers
+                                 // take version 1 blocks too (no network region)
 #define CSN_X_MAGIC 0            // u32
 #define CSN_X_VERSION 4          // u32
 #define CSN_X_RANK 8             // u32
@@ -51,7 +52,9 @@
                                  // KernelCh under sampling; the plugin's README)
 #define CSN_S_GRAPH_MIXED 12     // captured collectives whose KernelCh differed from their
                                  // capture's first (NCCL may hang on that communicator)
-#define CSN_S_N 13
+#define CSN_S_NET_DROPPED 13     // network proxy operations not followed: every proxy record of
+                                 // the process was in use (their steps are not counted)
+#define CSN_S_N 14
 // Per collective type: calls, bytes, kernel ns, from CSN_X_FUNCS, CSN_FUNC_STRIDE bytes apart.
 #define CSN_X_FUNCS (CSN_X_STATS + 8 * 16)
 #define CSN_N_FUNCS 8            // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
@@ -70,3 +73,10 @@
 #define CSN_RING_ENTRIES (CSN_N_FUNCS * CSN_RING_PER_FUNC)
 #define CSN_RING_ENTRY 32
 #define CSN_EXT_SIZE (CSN_X_RING + CSN_RING_ENTRIES * CSN_RING_ENTRY)
+// Network region (extension version 2), from CSN_X_NET: four arrays of nranks u64, cumulative,
+// index = the peer rank of NCCL's ProxyOp events (network proxy steps of the timed collectives):
+// send steps' network wait (ProxyStep SendWait: posted to the network -> completed) in ns, their
+// count, receive steps' wait (RecvWait: posted -> data arrived) in ns, their count. Written under
+// the block's seqlock. The file is CSN_EXT_SIZE + CSN_NET_ARRAYS * 8 * nranks bytes past the block.
+#define CSN_X_NET CSN_EXT_SIZE
+#define CSN_NET_ARRAYS 4

@@ -10,7 +10,10 @@
 //                 claims a slot of the in-flight pool (or counts a drop) and notes the host time
 //                 and the collective's key.
 //   proxy thread  KernelCh start/stop (timed collectives only): atomic min of the channels' GPU
-//                 starts, max of their stops, one more channel done.
+//                 starts, max of their stops, one more channel done. ProxyOp/ProxyStep (the
+//                 network steps of the same timed collectives): a record per operation from a
+//                 process-wide pool, two host clock reads per step, and the step's network wait
+//                 added to its peer's totals (see "network waits" below).
 //   publisher     one thread per process while it has communicators, every CSN_PERIOD_US: takes
 //                 the completed slots in order, writes each one's GPU start into this rank's
 //                 arrival ring, joins it with the node's other ranks' rings (their blocks in the
@@ -21,10 +24,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -131,6 +136,13 @@ struct ctx {
   uint64_t graphRefused, dropped; // atomics, user thread
   uint64_t graphMixed;      // captured collectives whose KernelCh differed from the capture's first
   struct peer* peers;
+  // network waits per peer rank (CSN_X_NET; proxy thread, relaxed atomics): send steps' wait in
+  // ns and their count, receive steps' wait and count
+  uint64_t* netSendNs;
+  uint64_t* netSendSteps;
+  uint64_t* netRecvNs;
+  uint64_t* netRecvSteps;
+  uint64_t netDropped;      // proxy operations without a record (the pool was full)
   int warnedGraph;
   // The last function and datatype names seen, and what they map to (user thread: NCCL calls a
   // communicator's Coll events from one thread at a time, as it takes its API calls). NCCL passes
@@ -174,8 +186,59 @@ static char g_eagerApi, g_capturedApi, g_timedApi;
 // that NCCL latched KernelCh for the collective: its channel events will come. Nothing else the
 // plugin can see tells what NCCL latched (the mask may have changed since), and calls and bytes
 // are counted at the CollApi event, which NCCL sends for every collective either way.
+// The timed collectives' network proxy events come with their kernel-channel events (same mask,
+// so a captured collective has both or neither): COLLSCOPE_NCCL_NET=0 leaves them out.
 #define CSN_BASE_MASK ncclProfileCollApi
-#define CSN_MASK (CSN_BASE_MASK | ncclProfileKernelCh)
+#define CSN_NET_MASK (ncclProfileProxyOp | ncclProfileProxyStep)
+#define CSN_MASK \
+  (CSN_BASE_MASK | ncclProfileKernelCh | __atomic_load_n(&g_netMask, __ATOMIC_RELAXED))
+static int g_netMask = CSN_NET_MASK;
+
+// ---- network waits ---------------------------------------------------------------------------
+// NCCL's net transport sends, for each proxy operation of a timed collective (one channel's sends
+// to or receives from one peer rank), a ProxyOp event (peer, isSend) and, per step, a ProxyStep
+// event whose states say what the step waits for: a send step SendGPUWait (the GPU filling the
+// buffer), SendPeerWait (the receiver's credit), SendWait (posted to the network until its
+// completion: the link itself), then stop; a receive step RecvWait (posted until the data arrived:
+// the link, and a late sender), then RecvFlushWait/RecvGPUWait. The plugin times SendWait and
+// RecvWait on the host's CLOCK_MONOTONIC (the events carry no timestamps) and adds them to the
+// peer's totals: per (rank, peer) means per step, what a slow inter-node link raises and a slow
+// GPU does not (its peers' sends wait in SendPeerWait/SendGPUWait, not on the network).
+//
+// Records come from one process-wide pool, so that a stop or state event (which carries only the
+// handle) tells a network record from a collective's slot by its address. A full pool leaves the
+// operation without a handle (NCCL then sends its steps with no parent: ignored), counted in
+// CSN_S_NET_DROPPED: the job never waits for a record.
+#define CSN_NET_OPS 4096
+#define CSN_NET_STEPS 8     // NCCL_STEPS: NCCL keeps a step's handle at step % 8
+#define CSN_NET_SCAN 64     // records tried before an operation is dropped
+enum { NET_IDLE = 0, NET_SEND_WAIT = 1, NET_RECV_WAIT = 2 };
+struct netStep {
+  uint64_t since;    // CLOCK_MONOTONIC ns the wait began
+  uint32_t state;    // NET_*
+  uint32_t op;       // index of its operation in g_netOps
+};
+struct netOp {
+  uint32_t inUse;
+  uint32_t busy;     // the proxy thread is adding to c's totals (see netFinalize)
+  struct ctx* c;     // NULL once the context was finalized
+  int peer;
+  struct netStep steps[CSN_NET_STEPS];
+};
+static struct netOp g_netOps[CSN_NET_OPS];
+static uint32_t g_netHint;
+
+static int isNetStep(const void* h) {
+  const char* p = h;
+  return p >= (const char*)g_netOps && p < (const char*)(g_netOps + CSN_NET_OPS) &&
+         (size_t)(p - (const char*)g_netOps) % sizeof(struct netOp) >=
+             offsetof(struct netOp, steps);
+}
+static int isNetOp(const void* h) {
+  const char* p = h;
+  return p >= (const char*)g_netOps && p < (const char*)(g_netOps + CSN_NET_OPS) &&
+         (size_t)(p - (const char*)g_netOps) % sizeof(struct netOp) == 0;
+}
 
 static uint64_t nowNs(clockid_t c) {
   struct timespec ts;
@@ -291,7 +354,15 @@ static void publish(struct ctx* c, int finalized) {
   // off for this communicator's captures, or for the whole process while another's last
   c->stats[CSN_S_KERNEL_OFF] = c->kernelOff || __atomic_load_n(&g_tainted, __ATOMIC_RELAXED) > 0;
   c->stats[CSN_S_GRAPH_MIXED] = LD(&c->graphMixed);
+  c->stats[CSN_S_NET_DROPPED] = LD(&c->netDropped);
   for (int i = 0; i < CSN_S_N; i++) put64(x, CSN_X_STATS + 8 * i, c->stats[i]);
+  const uint64_t* net[CSN_NET_ARRAYS] = {c->netSendNs, c->netSendSteps, c->netRecvNs,
+                                         c->netRecvSteps};
+  for (int a = 0; a < CSN_NET_ARRAYS; a++) {
+    for (int p = 0; p < w; p++) {
+      put64(x, CSN_X_NET + 8 * ((size_t)a * w + p), __atomic_load_n(&net[a][p], __ATOMIC_RELAXED));
+    }
+  }
   for (int f = 0; f < CSN_N_FUNCS; f++) {
     put64(x, CSN_X_FUNCS + CSN_FUNC_STRIDE * f, fc[f]);
     put64(x, CSN_X_FUNCS + CSN_FUNC_STRIDE * f + 8, fb[f]);
@@ -741,6 +812,65 @@ static void graphCapture(struct ctx* c, int hadKernel) {
   setWant(c, c->capture == CAPTURE_WITH_KERNEL);
 }
 
+// ---- network proxy events (proxy thread) ------------------------------------------------------
+
+// A record for a proxy operation towards `peer`, or NULL (no room: counted, not followed).
+static struct netOp* netOpStart(struct ctx* c, int peer) {
+  if (peer < 0 || peer >= c->nranks || peer == c->rank) return NULL;
+  uint32_t at = __atomic_fetch_add(&g_netHint, 1, __ATOMIC_RELAXED);
+  for (uint32_t i = 0; i < CSN_NET_SCAN; i++) {
+    struct netOp* op = &g_netOps[(at + i) % CSN_NET_OPS];
+    uint32_t free_ = 0;
+    if (__atomic_load_n(&op->inUse, __ATOMIC_RELAXED) ||
+        !__atomic_compare_exchange_n(&op->inUse, &free_, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+      continue;
+    op->peer = peer;
+    for (int s = 0; s < CSN_NET_STEPS; s++) op->steps[s].state = NET_IDLE;
+    __atomic_store_n(&op->c, c, __ATOMIC_SEQ_CST);
+    return op;
+  }
+  __atomic_fetch_add(&c->netDropped, 1, __ATOMIC_RELAXED);
+  return NULL;
+}
+
+// The step's wait, if one is open, ends at `now` and goes to its peer's totals. `busy` and the
+// context pointer make a handshake with netFinalize (sequentially consistent stores and loads on
+// both sides): either the finalize sees busy and waits for the add, or this sees the pointer gone.
+static void netStepEnds(struct netStep* st, uint64_t now) {
+  uint32_t state = st->state;
+  st->state = NET_IDLE;
+  if (state == NET_IDLE) return;
+  struct netOp* op = &g_netOps[st->op % CSN_NET_OPS];
+  uint64_t ns = now > st->since ? now - st->since : 0;
+  __atomic_store_n(&op->busy, 1, __ATOMIC_SEQ_CST);
+  struct ctx* c = __atomic_load_n(&op->c, __ATOMIC_SEQ_CST);
+  if (c) {
+    int p = op->peer;
+    if (state == NET_SEND_WAIT) {
+      __atomic_fetch_add(&c->netSendNs[p], ns, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&c->netSendSteps[p], 1, __ATOMIC_RELAXED);
+    } else {
+      __atomic_fetch_add(&c->netRecvNs[p], ns, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&c->netRecvSteps[p], 1, __ATOMIC_RELAXED);
+    }
+  }
+  __atomic_store_n(&op->busy, 0, __ATOMIC_RELEASE);
+}
+
+// Before a context's memory goes: its records stop pointing at it, and an add in progress ends.
+// (NCCL stops its proxy operations before it finalizes the profiler; this holds even if not.)
+static void netFinalize(struct ctx* c) {
+  for (int i = 0; i < CSN_NET_OPS; i++) {
+    struct netOp* op = &g_netOps[i];
+    struct ctx* cur = c;
+    if (__atomic_load_n(&op->c, __ATOMIC_RELAXED) != c ||
+        !__atomic_compare_exchange_n(&op->c, &cur, NULL, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+      continue;
+    while (__atomic_load_n(&op->busy, __ATOMIC_SEQ_CST)) sched_yield();
+  }
+}
+
 // ---- the plugin interface --------------------------------------------------------------------
 
 static int mkdirs(const char* dir) {
@@ -806,6 +936,7 @@ static int createBlock(struct ctx* c, const char* dir, const char* tmp, uint32_t
 
 static void freeCtx(struct ctx* c) {
   free(c->peerWait), free(c->peerLast), free(c->peerLate), free(c->peerLateHist), free(c->peers);
+  free(c->netSendNs), free(c->netSendSteps), free(c->netRecvNs), free(c->netRecvSteps);
   free(c);
 }
 
@@ -816,6 +947,8 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   if (nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
   const char* p = getenv("COLLSCOPE_NCCL_PERIOD_US");
   if (p && atoi(p) > 0) g_periodUs = (uint64_t)atoi(p);
+  const char* net = getenv("COLLSCOPE_NCCL_NET");
+  __atomic_store_n(&g_netMask, net && !strcmp(net, "0") ? 0 : CSN_NET_MASK, __ATOMIC_RELAXED);
   const char* ks = getenv("COLLSCOPE_NCCL_KERNEL_SAMPLING");
   if (ks && *ks) {
     char* end;
@@ -839,13 +972,18 @@ static ncclResult_t csInit(void** context, uint64_t commId, int* eActivationMask
   c->log = logfn;
   c->clockLagMin = INT64_MAX;
   c->blockSize = blockSizeOf(nranks);
-  c->len = c->blockSize + CSN_EXT_SIZE;
+  c->len = c->blockSize + CSN_EXT_SIZE + (size_t)CSN_NET_ARRAYS * 8 * (size_t)nranks;
   c->peerWait = calloc(nranks, 8);
   c->peerLast = calloc(nranks, 8);
   c->peerLate = calloc(nranks, 8);
   c->peerLateHist = calloc((size_t)nranks * CB_LATE_BUCKETS, 8);
   c->peers = calloc(nranks, sizeof(struct peer));
-  if (!c->peerWait || !c->peerLast || !c->peerLate || !c->peerLateHist || !c->peers) {
+  c->netSendNs = calloc(nranks, 8);
+  c->netSendSteps = calloc(nranks, 8);
+  c->netRecvNs = calloc(nranks, 8);
+  c->netRecvSteps = calloc(nranks, 8);
+  if (!c->peerWait || !c->peerLast || !c->peerLate || !c->peerLateHist || !c->peers ||
+      !c->netSendNs || !c->netSendSteps || !c->netRecvNs || !c->netRecvSteps) {
     freeCtx(c);
     return ncclSystemError;
   }
@@ -1002,16 +1140,49 @@ static ncclResult_t csStartEvent(void* context, void** eHandle, ncclProfilerEven
     *eHandle = s;
     return ncclSuccess;
   }
+  if (d->type == ncclProfileProxyOp) {
+    *eHandle = netOpStart(c, d->proxyOp.peer);
+    return ncclSuccess;
+  }
+  if (d->type == ncclProfileProxyStep) {
+    // A step of an operation the plugin follows (its parent is a record of the pool): the step's
+    // handle is its place in the record, reset for this step.
+    if (!d->parentObj || !isNetOp(d->parentObj)) return ncclSuccess;
+    struct netOp* op = d->parentObj;
+    struct netStep* st = &op->steps[(unsigned)d->proxyStep.step % CSN_NET_STEPS];
+    st->state = NET_IDLE;
+    st->op = (uint32_t)(op - g_netOps);
+    *eHandle = st;
+    return ncclSuccess;
+  }
   return ncclSuccess;  // Group, P2p and the rest: not enabled or not counted
 }
 
 static ncclResult_t csStopEvent(void* eHandle) {
-  (void)eHandle;  // Coll stops right after launch; KernelCh completes in recordEventState
+  // Coll stops right after launch; KernelCh completes in recordEventState
+  if (!eHandle) return ncclSuccess;
+  if (isNetStep(eHandle)) {
+    netStepEnds(eHandle, nowNs(CLOCK_MONOTONIC));
+  } else if (isNetOp(eHandle)) {
+    struct netOp* op = eHandle;
+    ST(&op->inUse, 0);
+  }
   return ncclSuccess;
 }
 
 static ncclResult_t csRecordEventState(void* eHandle, ncclProfilerEventState_v6_t state,
                                        ncclProfilerEventStateArgs_v6_t* a) {
+  if (eHandle && isNetStep(eHandle)) {
+    struct netStep* st = eHandle;
+    if (state == ncclProfilerProxyStepSendWait || state == ncclProfilerProxyStepRecvWait) {
+      st->since = nowNs(CLOCK_MONOTONIC);
+      st->state = state == ncclProfilerProxyStepSendWait ? NET_SEND_WAIT : NET_RECV_WAIT;
+    } else if (state == ncclProfilerProxyStepRecvFlushWait ||
+               state == ncclProfilerProxyStepRecvGPUWait) {
+      netStepEnds(st, nowNs(CLOCK_MONOTONIC));  // the data arrived
+    }
+    return ncclSuccess;
+  }
   if (!eHandle || state != ncclProfilerKernelChStop || !a) return ncclSuccess;
   struct slot* s = eHandle;  // a KernelCh handle is its collective's slot
   uint64_t t = a->kernelCh.pTimer;
@@ -1033,6 +1204,7 @@ static ncclResult_t csFinalize(void* context) {
     __atomic_fetch_sub(&g_tainted, 1, __ATOMIC_RELAXED);
     storeMask();
   }
+  netFinalize(c);
   drain(c, 1);
   publish(c, 1);
   for (struct ctx** pp = &g_ctxs; *pp; pp = &(*pp)->next) {

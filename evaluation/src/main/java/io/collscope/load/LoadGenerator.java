@@ -206,6 +206,11 @@ public final class LoadGenerator {
     CounterSnapshot s = new CounterSnapshot();
     s.setTimedKeys(List.of());
     s.setTimedKernelNs(List.of());
+    s.setNetPeers(List.of());
+    s.setNetSendWaitNs(List.of());
+    s.setNetSendSteps(List.of());
+    s.setNetRecvWaitNs(List.of());
+    s.setNetRecvSteps(List.of());
     s.setCluster(cluster);
     s.setJob(job);
     s.setCommunicator(c.name());

@@ -18,7 +18,9 @@ import java.util.Map;
  * gpu-emitter/src/main/c/nccl-profiler/collscope_block.h}): a counter block of layout 3, read with
  * {@link io.collscope.counters.SnapshotReader} like the kernels' blocks, then the plugin's
  * extension region (identity of the communicator instance, statistics the counter model has no
- * field for) and the rank's arrival ring, which only the node's other ranks read.
+ * field for) and the rank's arrival ring, which only the node's other ranks read; from extension
+ * version 2 on, the rank's network waits per peer ({@link Extension#net()}). Blocks of version 1
+ * (plugins from before it) are read too, without network waits.
  *
  * <p>Mapped read-only: the sidecar never writes into a training process's memory.
  */
@@ -26,7 +28,10 @@ public final class NcclBlockFile {
 
   public static final int HIST_BUCKETS = 40;
   public static final int EXT_MAGIC = 0x584e5343; // "CSNX"
-  public static final int EXT_VERSION = 1;
+  public static final int EXT_VERSION = 2;
+
+  /** The oldest extension version read: 1, before the network region. */
+  public static final int MIN_EXT_VERSION = 1;
 
   static final int X_MAGIC = 0;
   static final int X_VERSION = 4;
@@ -58,6 +63,11 @@ public final class NcclBlockFile {
   static final int X_RING = X_HWM + 8 * N_FUNCS;
   static final int EXT_SIZE = X_RING + N_FUNCS * RING_PER_FUNC * RING_ENTRY;
 
+  /** Version 2: the network region, {@link #NET_ARRAYS} arrays of nranks longs, at EXT_SIZE. */
+  static final int X_NET = EXT_SIZE;
+
+  static final int NET_ARRAYS = 4;
+
   /** The plugin's statistics, in their order in the extension region. */
   public enum Stat {
     LAUNCH_NS,
@@ -83,7 +93,12 @@ public final class NcclBlockFile {
      */
     KERNEL_OFF,
     /** Captured collectives whose kernel-channel events differed from their capture's first. */
-    GRAPH_MIXED;
+    GRAPH_MIXED,
+    /**
+     * Network proxy operations not followed: every record of the plugin's pool was in use (their
+     * steps are missing from the network waits). 0 in version 1 blocks.
+     */
+    NET_DROPPED;
 
     public static final int COUNT = values().length;
   }
@@ -132,6 +147,7 @@ public final class NcclBlockFile {
     m.put("CSN_FUNC_STRIDE", (long) FUNC_STRIDE);
     m.put("CSN_RING_PER_FUNC", (long) RING_PER_FUNC);
     m.put("CSN_RING_ENTRY", (long) RING_ENTRY);
+    m.put("CSN_NET_ARRAYS", (long) NET_ARRAYS);
     return m;
   }
 
@@ -162,12 +178,17 @@ public final class NcclBlockFile {
     }
   }
 
-  /** The extension's cumulative statistics, read in one publication with the block. */
+  /**
+   * The extension's cumulative statistics, read in one publication with the block. {@code net}: per
+   * peer rank, the network waits of this rank's proxy steps (cumulative) — send wait ns, send
+   * steps, receive wait ns, receive steps, each indexed by peer; {@code null} in a version 1 block.
+   */
   public record Extension(
       boolean finalized,
       long heartbeatNs,
       long[] stats,
-      long[][] funcs /* [func][calls,bytes,ns] */) {
+      long[][] funcs /* [func][calls,bytes,ns] */,
+      long[][] net /* [sendNs,sendSteps,recvNs,recvSteps][peer], null: version 1 */) {
     public long stat(Stat s) {
       return stats[s.ordinal()];
     }
@@ -178,6 +199,7 @@ public final class NcclBlockFile {
   private final CounterBlock block;
   private final int extOffset;
   private final Header header;
+  private final int version;
 
   private NcclBlockFile(Path path, MappedByteBuffer map) {
     this.path = path;
@@ -185,11 +207,18 @@ public final class NcclBlockFile {
     map.order(ByteOrder.LITTLE_ENDIAN);
     this.block = CounterBlock.attach(map);
     this.extOffset = CounterBlock.sizeOf(block.worldSize(), block.buckets());
-    if (map.capacity() < extOffset + EXT_SIZE
+    this.version = map.capacity() < extOffset + EXT_SIZE ? -1 : map.getInt(extOffset + X_VERSION);
+    if (version < MIN_EXT_VERSION
+        || version > EXT_VERSION
         || map.getInt(extOffset + X_MAGIC) != EXT_MAGIC
-        || map.getInt(extOffset + X_VERSION) != EXT_VERSION) {
+        || version >= 2
+            && map.capacity() < extOffset + EXT_SIZE + (long) NET_ARRAYS * 8 * block.worldSize()) {
       throw new IllegalArgumentException(
-          path + ": not a collscope NCCL block of extension version " + EXT_VERSION);
+          path
+              + ": not a collscope NCCL block of extension version "
+              + MIN_EXT_VERSION
+              + " to "
+              + EXT_VERSION);
     }
     byte[] name = new byte[64];
     map.get(extOffset + X_COMM_NAME, name);
@@ -233,6 +262,11 @@ public final class NcclBlockFile {
 
   public Header header() {
     return header;
+  }
+
+  /** The block's extension version ({@link #MIN_EXT_VERSION} to {@link #EXT_VERSION}). */
+  public int version() {
+    return version;
   }
 
   /** Collective types whose ranks end together (AllReduce, AllGather, ReduceScatter, AlltoAll). */
@@ -306,11 +340,19 @@ public final class NcclBlockFile {
           funcs[f][k] = map.getLong(extOffset + X_FUNCS + FUNC_STRIDE * f + 8 * k);
         }
       }
+      long[][] net = null;
+      if (version >= 2) {
+        int w = block.worldSize();
+        net = new long[NET_ARRAYS][w];
+        for (int a = 0; a < NET_ARRAYS; a++) {
+          for (int p = 0; p < w; p++) net[a][p] = map.getLong(extOffset + X_NET + 8 * (a * w + p));
+        }
+      }
       boolean finalized = map.getInt(extOffset + X_FINALIZED) != 0;
       long heartbeat = map.getLong(extOffset + X_HEARTBEAT_NS);
       VarHandle.acquireFence();
       long s2 = (long) LONGS.getOpaque(map, CounterBlock.SEQLOCK_OFFSET);
-      if (s1 == s2) return new Extension(finalized, heartbeat, stats, funcs);
+      if (s1 == s2) return new Extension(finalized, heartbeat, stats, funcs, net);
     }
     return null;
   }

@@ -448,6 +448,7 @@ public final class NcclSidecar {
     s.setReadRetries(e.reader.retries());
     sample(s, x);
     timed(s, e.file.readTimed(e.timedSeen));
+    net(s, x);
     return e.selector == null
         ? s
         : CompactPeers.writeCompact(s, totals, e.selector.select(totals, h.rank()));
@@ -457,6 +458,31 @@ public final class NcclSidecar {
   static void timed(CounterSnapshot s, NcclBlockFile.Timed t) {
     s.setTimedKeys(RankTotals.boxed(t.keys()));
     s.setTimedKernelNs(RankTotals.boxed(t.kernelNs()));
+  }
+
+  /**
+   * The rank's network waits per peer (extension version 2), cumulative as the plugin keeps them:
+   * only the peers with steps in either direction (a rank's network peers are its ring and tree
+   * neighbours on other nodes, a handful), so a record of a large communicator stays small. A block
+   * of version 1, or a read that lost the extension, gives none.
+   */
+  static void net(CounterSnapshot s, NcclBlockFile.Extension x) {
+    List<Integer> peers = new ArrayList<>();
+    List<List<Long>> arrays =
+        List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+    long[][] net = x == null ? null : x.net();
+    if (net != null) {
+      for (int p = 0; p < net[0].length; p++) {
+        if (p == s.getRank() || net[1][p] == 0 && net[3][p] == 0) continue;
+        peers.add(p);
+        for (int a = 0; a < arrays.size(); a++) arrays.get(a).add(net[a][p]);
+      }
+    }
+    s.setNetPeers(peers);
+    s.setNetSendWaitNs(arrays.get(0));
+    s.setNetSendSteps(arrays.get(1));
+    s.setNetRecvWaitNs(arrays.get(2));
+    s.setNetRecvSteps(arrays.get(3));
   }
 
   /**

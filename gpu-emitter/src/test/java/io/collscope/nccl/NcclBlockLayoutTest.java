@@ -36,7 +36,9 @@ class NcclBlockLayoutTest {
     assertThat(h)
         .contains("#define CSN_X_FUNCS (CSN_X_STATS + 8 * 16)")
         .contains("#define CSN_X_HWM (CSN_X_FUNCS + CSN_N_FUNCS * CSN_FUNC_STRIDE)")
-        .contains("#define CSN_X_RING (CSN_X_HWM + 8 * CSN_N_FUNCS)");
+        .contains("#define CSN_X_RING (CSN_X_HWM + 8 * CSN_N_FUNCS)")
+        .contains("#define CSN_X_NET CSN_EXT_SIZE");
+    assertThat(NcclBlockFile.X_NET).isEqualTo(NcclBlockFile.EXT_SIZE);
     assertThat(NcclBlockFile.X_FUNCS).isEqualTo(NcclBlockFile.X_STATS + 8 * 16);
     assertThat(NcclBlockFile.X_RING)
         .isEqualTo(

@@ -642,6 +642,94 @@ class NcclProfilerPluginTest {
   }
 
   /** A sidecar that leaves the blocks in place, records compact from {@code compactFrom} ranks. */
+  /**
+   * Two nodes of two ranks, every collective timed (sampling 1): the driver's network links are 1→2
+   * and 3→0 (channel 0, ring successor) and 2→1 and 0→3 (channel 1, predecessor), 200 collectives ×
+   * 4 steps each; the link 1→2 takes SLOW_NS a step.
+   */
+  static final long SLOW_NS = 200_000;
+
+  static String driveNet(Path shm, java.util.Map<String, String> env) throws Exception {
+    java.util.Map<String, String> e = new java.util.HashMap<>(env);
+    e.put("COLLSCOPE_DRIVER_RANKS_PER_NODE", "2");
+    e.put("COLLSCOPE_DRIVER_SLOW_LINK", "1:2:" + SLOW_NS);
+    return run(
+        shm,
+        false,
+        1,
+        e,
+        driver.toString(),
+        LIB.toAbsolutePath().toString(),
+        "6",
+        "4",
+        "200",
+        "-1",
+        "0");
+  }
+
+  @Test
+  void networkStepsWaitPerPeerAndTheSlowLinkIsSlowOnBothOfItsEnds(@TempDir Path shm)
+      throws Exception {
+    assertThat(driveNet(shm, java.util.Map.of())).contains("network proxy operations 1600");
+    long[][] r1 = NcclBlockFile.open(block(shm, 1)).readExtension(100).net();
+    long[][] r2 = NcclBlockFile.open(block(shm, 2)).readExtension(100).net();
+    long[][] r3 = NcclBlockFile.open(block(shm, 3)).readExtension(100).net();
+    // [sendNs, sendSteps, recvNs, recvSteps][peer]
+    assertThat(r1[1]).containsExactly(0, 0, 800, 0); // sends to its one network peer only
+    assertThat(r1[0][2] / r1[1][2]).isGreaterThanOrEqualTo(SLOW_NS);
+    assertThat(r2[3]).containsExactly(0, 800, 0, 0); // receives over the network from 1 only
+    assertThat(r2[2][1] / r2[3][1]).isGreaterThanOrEqualTo(SLOW_NS);
+    // the other direction and the other links: no sleep, a small share of it
+    assertThat(r2[0][1] / r2[1][1]).isLessThan(SLOW_NS / 4);
+    assertThat(r3[0][0] / r3[1][0]).isLessThan(SLOW_NS / 4);
+    assertThat(r1[2][2] / r1[3][2]).isLessThan(SLOW_NS / 4);
+    assertThat(
+            NcclBlockFile.open(block(shm, 1))
+                .readExtension(100)
+                .stat(NcclBlockFile.Stat.NET_DROPPED))
+        .isZero();
+    // the sidecar publishes the network peers only, cumulative, and the records are valid
+    List<CounterSnapshot> recs = readingSidecar(shm, 128).reportOnce();
+    CounterSnapshot s1 = recs.stream().filter(s -> s.getRank() == 1).findFirst().orElseThrow();
+    assertThat(s1.getNetPeers()).containsExactly(2);
+    assertThat(s1.getNetSendSteps()).containsExactly(800L);
+    assertThat(s1.getNetRecvSteps()).containsExactly(800L);
+    assertThat(s1.getNetSendWaitNs().get(0)).isEqualTo(r1[0][2]);
+    for (CounterSnapshot s : recs) assertThat(Snapshots.validate(s)).isNull();
+  }
+
+  @Test
+  void withNetworkEventsOffTheMaskHasNoProxyEventsAndTheBlocksNoWaits(@TempDir Path shm)
+      throws Exception {
+    assertThat(driveNet(shm, java.util.Map.of("COLLSCOPE_NCCL_NET", "0")))
+        .contains("network proxy operations 0");
+    long[][] r1 = NcclBlockFile.open(block(shm, 1)).readExtension(100).net();
+    for (long[] a : r1) assertThat(a).containsOnly(0L);
+  }
+
+  @Test
+  void aBlockOfExtensionVersion1IsReadWithoutNetworkWaits(@TempDir Path shm) throws Exception {
+    driveNet(shm, java.util.Map.of());
+    // What a plugin from before the network region wrote: version 1, the file ends with the ring.
+    Path old = shm.resolve("old.blk");
+    byte[] b = Files.readAllBytes(block(shm, 1));
+    int ext = io.collscope.counters.CounterBlock.sizeOf(4, NcclBlockFile.HIST_BUCKETS);
+    java.nio.ByteBuffer.wrap(b)
+        .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        .putInt(ext + NcclBlockFile.X_VERSION, 1);
+    Files.write(old, java.util.Arrays.copyOf(b, ext + NcclBlockFile.EXT_SIZE));
+    NcclBlockFile f = NcclBlockFile.open(old);
+    assertThat(f.version()).isEqualTo(1);
+    NcclBlockFile.Extension x = f.readExtension(100);
+    assertThat(x.net()).isNull();
+    assertThat(x.stat(NcclBlockFile.Stat.TIMED)).isEqualTo(200);
+    CounterSnapshot s = new CounterSnapshot();
+    s.setRank(1);
+    NcclSidecar.net(s, x);
+    assertThat(s.getNetPeers()).isEmpty();
+    assertThat(s.getNetSendWaitNs()).isEmpty();
+  }
+
   static NcclSidecar readingSidecar(Path shm, int compactFrom) {
     return new NcclSidecar(
         shm,

@@ -21,22 +21,32 @@ import org.junit.jupiter.api.io.TempDir;
  * COLLSCOPE_SHM_DIR}, nNodes 2, 4 ranks of which 2 a node), one {@code collscope emit --source nccl
  * --node ...} sidecar a node, and the two recordings replayed through the demo (Kafka broker, Flink
  * job). The plugin joins lateness only within a node; the job joins the ranks' timed kernel lengths
- * across the nodes. Three communicators side by side: rank 2 (node 1) 2 ms late at each collective,
- * the whole of node 1 2 ms late, and a clean one.
+ * across the nodes. Four communicators side by side: rank 2 (node 1) 2 ms late at each collective,
+ * the whole of node 1 2 ms late, the network link from rank 1 (node 0) to rank 2 slow (its proxy
+ * steps, named from the senders' and receivers' network waits), and a clean one.
  */
 class NcclMultiNodeITCase {
 
   private static final int COLLECTIVES = 24_000;
   private static final int PACE_US = 200;
 
-  record Scenario(String name, String commHex, String lateRanks, long lateNs, String expected) {}
+  /** slowLink: COLLSCOPE_DRIVER_SLOW_LINK (FROM:TO:NS, "" for none). */
+  record Scenario(
+      String name,
+      String commHex,
+      String lateRanks,
+      long lateNs,
+      String slowLink,
+      String expected) {}
 
   private static final List<Scenario> SCENARIOS =
       List.of(
-          new Scenario("slow rank 2 on node 1", "5a0e00002", "2", 2_000_000, "SLOW_RANK:2"),
+          new Scenario("slow rank 2 on node 1", "5a0e00002", "2", 2_000_000, "", "SLOW_RANK:2"),
           new Scenario(
-              "slow node 1 (ranks 2, 3)", "5a0e00003", "2,3", 2_000_000, "SLOW_NODE:node-1"),
-          new Scenario("clean", "5a0e00004", "", 0, "NONE"));
+              "slow node 1 (ranks 2, 3)", "5a0e00003", "2,3", 2_000_000, "", "SLOW_NODE:node-1"),
+          // the link from rank 1 (node 0) to rank 2 (node 1): 100 us more per network step
+          new Scenario("slow link 1->2", "5a0e00005", "", 0, "1:2:100000", "SLOW_LINK:2"),
+          new Scenario("clean", "5a0e00004", "", 0, "", "NONE"));
 
   @TempDir Path dir;
 
@@ -91,6 +101,7 @@ class NcclMultiNodeITCase {
         env.put("COLLSCOPE_DRIVER_LATE_RANKS", s.lateRanks());
         env.put("COLLSCOPE_DRIVER_JITTER_NS", "3000");
         env.put("COLLSCOPE_DRIVER_PACE_US", Integer.toString(PACE_US));
+        if (!s.slowLink().isEmpty()) env.put("COLLSCOPE_DRIVER_SLOW_LINK", s.slowLink());
         ranks.add(pb.redirectErrorStream(true).start());
       }
     }
@@ -102,7 +113,7 @@ class NcclMultiNodeITCase {
     for (CompletableFuture<CliRun> f : sidecars) {
       CliRun r = f.get();
       assertThat(r.exitCode()).as(r.err()).isZero();
-      assertThat(r.err()).contains("of 6 NCCL communicator instances, 0 failed deliveries");
+      assertThat(r.err()).contains("of 8 NCCL communicator instances, 0 failed deliveries");
     }
 
     List<String> demo = new ArrayList<>(List.of("demo", "--replay"));

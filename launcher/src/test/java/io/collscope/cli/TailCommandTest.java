@@ -53,6 +53,11 @@ class TailCommandTest {
     RankWindow w = new RankWindow();
     w.setTimedKeys(List.of());
     w.setTimedKernelNs(List.of());
+    w.setNetPeers(List.of());
+    w.setNetSendWaitMeanUs(List.of());
+    w.setNetSendSteps(List.of());
+    w.setNetRecvWaitMeanUs(List.of());
+    w.setNetRecvSteps(List.of());
     w.setCluster("c1");
     w.setJob("j1");
     w.setCommunicator("comm0");

@@ -441,6 +441,11 @@ public final class RankTotals {
     // Not counters: the emitters that time collectives (the NCCL sidecar) set them after this.
     if (s.getTimedKeys() == null) s.setTimedKeys(new ArrayList<>());
     if (s.getTimedKernelNs() == null) s.setTimedKernelNs(new ArrayList<>());
+    if (s.getNetPeers() == null) s.setNetPeers(new ArrayList<>());
+    if (s.getNetSendWaitNs() == null) s.setNetSendWaitNs(new ArrayList<>());
+    if (s.getNetSendSteps() == null) s.setNetSendSteps(new ArrayList<>());
+    if (s.getNetRecvWaitNs() == null) s.setNetRecvWaitNs(new ArrayList<>());
+    if (s.getNetRecvSteps() == null) s.setNetRecvSteps(new ArrayList<>());
     s.setLatencyHistogram(boxed(histogram));
     // Dense: every peer has its entries (CompactPeers.writeCompact makes it compact).
     s.setPeerIndex(new ArrayList<>());

@@ -157,6 +157,8 @@ public final class Snapshots {
     }
     String timed = timedProblem(s);
     if (timed != null) return timed;
+    String net = netProblem(s);
+    if (net != null) return net;
     // Straight over the record's fields: expanding a compact record (or copying a dense one) to
     // check its bounds would cost more than decoding it. One pass says whether every counter is
     // within [0, MAX_COUNTER], as almost every record's are; only when one is not do the two passes
@@ -186,6 +188,56 @@ public final class Snapshots {
       if (ns.get(i) < 0) return "timed_kernel_ns[" + i + "] is negative: " + ns.get(i);
     }
     return null;
+  }
+
+  /**
+   * What is wrong with the record's network waits (version 9), or null: the four arrays by position
+   * in net_peers, the peers ascending ranks of the communicator other than this one, every value
+   * within [0, MAX_COUNTER].
+   */
+  private static String netProblem(CounterSnapshot s) {
+    java.util.List<Integer> peers = orEmpty(s.getNetPeers());
+    int n = peers.size();
+    String[] names = {"net_send_wait_ns", "net_send_steps", "net_recv_wait_ns", "net_recv_steps"};
+    java.util.List<java.util.List<Long>> arrays =
+        java.util.List.of(
+            orEmpty(s.getNetSendWaitNs()),
+            orEmpty(s.getNetSendSteps()),
+            orEmpty(s.getNetRecvWaitNs()),
+            orEmpty(s.getNetRecvSteps()));
+    for (int a = 0; a < names.length; a++) {
+      if (arrays.get(a).size() != n) {
+        return names[a] + " has " + arrays.get(a).size() + " entries, net_peers " + n;
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      int p = peers.get(i);
+      if (p < 0 || p >= s.getWorldSize() || p == s.getRank()) {
+        return "net_peers["
+            + i
+            + "] is "
+            + p
+            + ": not another rank of the communicator (world size "
+            + s.getWorldSize()
+            + ", rank "
+            + s.getRank()
+            + ")";
+      }
+      if (i > 0 && p <= peers.get(i - 1)) {
+        return "net_peers is not ascending at " + i + ": " + peers.get(i - 1) + ", " + p;
+      }
+      for (int a = 0; a < names.length; a++) {
+        long v = arrays.get(a).get(i);
+        if (v < 0 || v > MAX_COUNTER) {
+          return names[a] + "[" + i + "] is " + v + ", outside [0, " + MAX_COUNTER + "]";
+        }
+      }
+    }
+    return null;
+  }
+
+  private static <T> java.util.List<T> orEmpty(java.util.List<T> list) {
+    return list == null ? java.util.List.of() : list;
   }
 
   /** The scalar counters and phase cycles of a CounterSnapshot: their field names and positions. */

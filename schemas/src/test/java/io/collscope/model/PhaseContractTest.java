@@ -46,9 +46,14 @@ class PhaseContractTest {
       List<String> means =
           schema.getFields().stream()
               .map(Schema.Field::name)
-              // per-peer means: listed peers' (peer_*) and every other peer's (others_*)
+              // per-peer means: listed peers' (peer_*), every other peer's (others_*) and the
+              // network peers' (net_*, means per network step)
               .filter(
-                  n -> n.endsWith("_mean_us") && !n.startsWith("peer_") && !n.startsWith("others_"))
+                  n ->
+                      n.endsWith("_mean_us")
+                          && !n.startsWith("peer_")
+                          && !n.startsWith("others_")
+                          && !n.startsWith("net_"))
               .toList();
       assertThat(means)
           .as(schema.getName())

@@ -172,6 +172,31 @@ class AvroCodecTest {
   }
 
   @Test
+  void networkWaitsComeByPeerForOtherRanksAscendingAndWithinTheCounterBounds() {
+    var ok = SnapshotFixtures.snapshot("c", 0, 4).setCalls(100);
+    ok.setNetPeers(List.of(1, 3))
+        .setNetSendWaitNs(List.of(5_000L, 7_000L))
+        .setNetSendSteps(List.of(4L, 4L))
+        .setNetRecvWaitNs(List.of(6_000L, 0L))
+        .setNetRecvSteps(List.of(4L, 0L));
+    assertThat(Snapshots.validate(ok.build())).isNull();
+    assertThat(Snapshots.validate(ok.setNetRecvSteps(List.of(4L)).build()))
+        .isEqualTo("net_recv_steps has 1 entries, net_peers 2");
+    ok.setNetRecvSteps(List.of(4L, 0L));
+    assertThat(Snapshots.validate(ok.setNetPeers(List.of(0, 3)).build()))
+        .isEqualTo(
+            "net_peers[0] is 0: not another rank of the communicator (world size 4, rank 0)");
+    assertThat(Snapshots.validate(ok.setNetPeers(List.of(1, 4)).build()))
+        .isEqualTo(
+            "net_peers[1] is 4: not another rank of the communicator (world size 4, rank 0)");
+    assertThat(Snapshots.validate(ok.setNetPeers(List.of(3, 1)).build()))
+        .isEqualTo("net_peers is not ascending at 1: 3, 1");
+    ok.setNetPeers(List.of(1, 3));
+    assertThat(Snapshots.validate(ok.setNetSendWaitNs(List.of(5_000L, -1L)).build()))
+        .isEqualTo("net_send_wait_ns[1] is -1, outside [0, " + Snapshots.MAX_COUNTER + "]");
+  }
+
+  @Test
   void countersAreBoundedByZeroAndTheMaximumAndANegativeOneIsNamedFirst() throws Exception {
     long max = Snapshots.MAX_COUNTER;
     assertThat(Snapshots.validate(SnapshotFixtures.snapshot("c", 0, 4).setCalls(max).build()))

@@ -128,6 +128,11 @@ final class Records {
       RankWindow w = new RankWindow();
       w.setTimedKeys(List.of());
       w.setTimedKernelNs(List.of());
+      w.setNetPeers(List.of());
+      w.setNetSendWaitMeanUs(List.of());
+      w.setNetSendSteps(List.of());
+      w.setNetRecvWaitMeanUs(List.of());
+      w.setNetRecvSteps(List.of());
       w.setCluster("bench");
       w.setJob("bench");
       w.setCollective("allreduce_oneshot_f32");

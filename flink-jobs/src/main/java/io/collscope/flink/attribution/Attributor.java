@@ -288,6 +288,8 @@ public final class Attributor {
         if (f.getExcessWaitUs() >= t.abortShare() * timedOutExcess) findings.add(f);
       }
     }
+    // Inter-node links from NCCL's network proxy steps (windows that carry them): NetworkLinks.
+    NetworkLinks.addTo(findings, NetworkLinks.find(windows, t));
     double baselineUs =
         baseline.matches(x.bytesPerCall) && baseline.ready(t.baselineWindows())
             ? baseline.median()

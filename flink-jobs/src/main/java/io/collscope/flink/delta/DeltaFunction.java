@@ -290,7 +290,36 @@ public final class DeltaFunction extends KeyedProcessFunction<RankKey, RankRecor
     // Not cumulative: the record carries the collectives timed since the previous one.
     d.timedKeys = RankTotals.unboxed(b.getTimedKeys());
     d.timedKernelNs = RankTotals.unboxed(b.getTimedKernelNs());
+    netDelta(d, b, a);
     return d;
+  }
+
+  /**
+   * The network waits since a, per peer of b: cumulative like the counters, so b − a, a peer a did
+   * not list counting from 0, and never negative (the plugin's sums only grow within a boot).
+   */
+  private static void netDelta(SnapshotDelta d, CounterSnapshot b, CounterSnapshot a) {
+    List<Integer> peers = b.getNetPeers();
+    int n = peers.size();
+    d.netPeers = new int[n];
+    d.netSendNs = new long[n];
+    d.netSendSteps = new long[n];
+    d.netRecvNs = new long[n];
+    d.netRecvSteps = new long[n];
+    List<Integer> before = a == null ? List.of() : a.getNetPeers();
+    for (int i = 0; i < n; i++) {
+      int p = peers.get(i);
+      int j = java.util.Collections.binarySearch(before, p);
+      d.netPeers[i] = p;
+      d.netSendNs[i] = since(b.getNetSendWaitNs().get(i), j < 0 ? 0 : a.getNetSendWaitNs().get(j));
+      d.netSendSteps[i] = since(b.getNetSendSteps().get(i), j < 0 ? 0 : a.getNetSendSteps().get(j));
+      d.netRecvNs[i] = since(b.getNetRecvWaitNs().get(i), j < 0 ? 0 : a.getNetRecvWaitNs().get(j));
+      d.netRecvSteps[i] = since(b.getNetRecvSteps().get(i), j < 0 ? 0 : a.getNetRecvSteps().get(j));
+    }
+  }
+
+  private static long since(long now, long was) {
+    return Math.max(0, now - was);
   }
 
   /**

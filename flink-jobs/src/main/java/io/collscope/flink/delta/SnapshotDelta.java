@@ -80,6 +80,18 @@ public class SnapshotDelta {
 
   public long[] timedKernelNs = new long[0];
 
+  /**
+   * NCCL (CounterSnapshot version 9): the network waits of the interval per peer — the peers
+   * (ascending) and, by position, the send steps' wait ns and count and the receive steps' wait ns
+   * and count; empty for other emitters.
+   */
+  public int[] netPeers = new int[0];
+
+  public long[] netSendNs = new long[0];
+  public long[] netSendSteps = new long[0];
+  public long[] netRecvNs = new long[0];
+  public long[] netRecvSteps = new long[0];
+
   public SnapshotDelta() {}
 
   /** Whether the per-peer part is compact ({@link #peerIndex}). */

@@ -117,5 +117,17 @@ public class RankWindowAccumulator {
   /** Timed collectives beyond {@link TimedCollectives#MAX_PER_WINDOW}. */
   public long timedDropped;
 
+  /**
+   * NCCL: the window's network waits per peer ({@link NetworkWaits}): the peers, ascending, and by
+   * position the send steps' wait ns and count, the receive steps' wait ns and count. Null in an
+   * accumulator restored from a job before them.
+   */
+  public int[] netPeers = new int[0];
+
+  public long[] netSendNs = new long[0];
+  public long[] netSendSteps = new long[0];
+  public long[] netRecvNs = new long[0];
+  public long[] netRecvSteps = new long[0];
+
   public RankWindowAccumulator() {}
 }

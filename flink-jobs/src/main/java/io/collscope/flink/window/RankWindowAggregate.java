@@ -99,6 +99,7 @@ public final class RankWindowAggregate
     a.throttleStalls += d.throttleStalls;
     a.tiles += d.tiles;
     TimedCollectives.append(a, d.timedKeys, d.timedKernelNs, 0);
+    NetworkWaits.add(a, d.netPeers, d.netSendNs, d.netSendSteps, d.netRecvNs, d.netRecvSteps);
     if (a.accountedCalls >= 0) {
       a.sampledCalls += d.sampled();
       a.accountedCalls += d.accounted();
@@ -169,6 +170,7 @@ public final class RankWindowAggregate
     a.batchCallsSquares = 0;
     a.batches = 0;
     TimedCollectives.clear(a);
+    NetworkWaits.clear(a);
     if (!d.compact()) {
       a.totals = t.minus(t);
       a.peerWaitUs = new double[t.worldSize()];
@@ -309,6 +311,11 @@ public final class RankWindowAggregate
     c.timedKeys = a.timedKeys;
     c.timedKernelNs = a.timedKernelNs;
     c.timedDropped = a.timedDropped;
+    c.netPeers = a.netPeers;
+    c.netSendNs = a.netSendNs;
+    c.netSendSteps = a.netSendSteps;
+    c.netRecvNs = a.netRecvNs;
+    c.netRecvSteps = a.netRecvSteps;
     c.packedCounts = a.packedCounts;
     unpack(c);
     return c;
@@ -491,6 +498,7 @@ public final class RankWindowAggregate
     a.tiles += b.tiles;
     if (compact(a) != compact(b)) return b; // another shape: the window describes the latest
     TimedCollectives.append(a, b.timedKeys, b.timedKernelNs, b.timedDropped);
+    NetworkWaits.merge(a, b);
     if (a.accountedCalls < 0 || b.accountedCalls < 0) {
       a.sampledCalls = a.accountedCalls = -1;
     } else {

@@ -97,6 +97,7 @@ public final class RankWindowFunction
     w.setTimedKeys(timedKeys);
     w.setTimedKernelNs(timedNs);
     w.setTimedDropped(a.timedDropped);
+    NetworkWaits.writeTo(w, a);
     return w;
   }
 

@@ -42,6 +42,11 @@ class CompactAttributionTest {
     RankWindow w = new RankWindow();
     w.setTimedKeys(List.of());
     w.setTimedKernelNs(List.of());
+    w.setNetPeers(List.of());
+    w.setNetSendWaitMeanUs(List.of());
+    w.setNetSendSteps(List.of());
+    w.setNetRecvWaitMeanUs(List.of());
+    w.setNetRecvSteps(List.of());
     w.setCluster(Windows.KEY.cluster());
     w.setJob(Windows.KEY.job());
     w.setCommunicator(Windows.KEY.communicator());

@@ -16,6 +16,11 @@ import java.util.Random;
  * local arrival) and arrived-last counts are filled as it fills them, every cell towards another
  * node is 0, and the window carries its timed collectives' keys and kernel lengths (RankWindow
  * version 9) for the job's cross-node join. 1 collective in 64 timed, as the plugin's default.
+ *
+ * <p>Network waits (RankWindow version 10): each timed collective's channel 0 sends to the ring
+ * successor, channel 1 to the predecessor, 4 steps each; a step that crosses nodes waits {@link
+ * #NET_BASE_US} (plus noise) on the network, a planted slow link more, on the sender's send steps
+ * and the receiver's receive steps.
  */
 final class NcclNodeWindows {
 
@@ -30,11 +35,20 @@ final class NcclNodeWindows {
   private double jitterUs = 20;
   private int window;
 
+  /** A clean inter-node step's network wait (µs): a 128 KiB chunk at about 16 GB/s. */
+  static final double NET_BASE_US = 8;
+
+  static final int STEPS = 4;
+  private final double[][] linkUs;
+  private final double[][] sendOnlyUs;
+
   NcclNodeWindows(int nodes, int perNode, long seed) {
     this.nodes = nodes;
     this.perNode = perNode;
     this.n = nodes * perNode;
     this.delayUs = new double[n];
+    this.linkUs = new double[n][n];
+    this.sendOnlyUs = new double[n][n];
     this.rnd = new Random(seed);
   }
 
@@ -47,6 +61,21 @@ final class NcclNodeWindows {
   /** Every rank of node {@code node} arrives {@code us} late at every collective. */
   NcclNodeWindows slowNode(int node, double us) {
     for (int r = node * perNode; r < (node + 1) * perNode; r++) delayUs[r] += us;
+    return this;
+  }
+
+  /** Every network step from rank {@code from} to rank {@code to} takes {@code us} longer. */
+  NcclNodeWindows slowLink(int from, int to, double us) {
+    linkUs[from][to] += us;
+    return this;
+  }
+
+  /**
+   * Rank {@code from}'s send steps to {@code to} take {@code us} longer on its own clock only (its
+   * proxy thread descheduled while they were in flight): the receiver's steps are not delayed.
+   */
+  NcclNodeWindows sendSideOnly(int from, int to, double us) {
+    sendOnlyUs[from][to] += us;
     return this;
   }
 
@@ -93,6 +122,21 @@ final class NcclNodeWindows {
       RankWindow c = RankWindow.newBuilder(w).build();
       c.setTimedKeys(List.of());
       c.setTimedKernelNs(List.of());
+      out.add(c);
+    }
+    return out;
+  }
+
+  /** The windows as records before network waits (CounterSnapshot 9) carried them. */
+  static List<RankWindow> withoutNetwork(List<RankWindow> windows) {
+    List<RankWindow> out = new ArrayList<>(windows.size());
+    for (RankWindow w : windows) {
+      RankWindow c = RankWindow.newBuilder(w).build();
+      c.setNetPeers(List.of());
+      c.setNetSendWaitMeanUs(List.of());
+      c.setNetSendSteps(List.of());
+      c.setNetRecvWaitMeanUs(List.of());
+      c.setNetRecvSteps(List.of());
       out.add(c);
     }
     return out;
@@ -193,7 +237,46 @@ final class NcclNodeWindows {
     w.setLateTailEdgeUs(edge);
     w.setTimedKeys(timedKeys);
     w.setTimedKernelNs(timedNs);
+    network(w, r, k);
     return w;
+  }
+
+  /**
+   * Rank r's network peers (ring neighbours on other nodes) and its mean waits to and from them.
+   */
+  private void network(RankWindow w, int r, int k) {
+    java.util.TreeMap<Integer, double[]> peers = new java.util.TreeMap<>(); // sendUs, recvUs
+    for (int peer : new int[] {(r + 1) % n, (r + n - 1) % n}) {
+      if (nodeOf(peer) == nodeOf(r)) continue;
+      double[] m = peers.computeIfAbsent(peer, p -> new double[3]);
+      m[0] += mean(r, peer, k) + sendOnlyUs[r][peer];
+      m[1] += mean(peer, r, k);
+      m[2]++;
+    }
+    List<Integer> ids = new ArrayList<>();
+    List<Double> send = new ArrayList<>();
+    List<Double> recv = new ArrayList<>();
+    List<Long> steps = new ArrayList<>();
+    for (var e : peers.entrySet()) {
+      ids.add(e.getKey());
+      send.add(e.getValue()[0] / e.getValue()[2]);
+      recv.add(e.getValue()[1] / e.getValue()[2]);
+      steps.add((long) (k * STEPS * e.getValue()[2]));
+    }
+    w.setNetPeers(ids);
+    w.setNetSendWaitMeanUs(send);
+    w.setNetSendSteps(steps);
+    w.setNetRecvWaitMeanUs(recv);
+    w.setNetRecvSteps(steps);
+  }
+
+  /** The window's mean wait of k × STEPS steps from `from` to `to`: per-step noise of 2 µs. */
+  private double mean(int from, int to, int k) {
+    double sum = 0;
+    for (int i = 0; i < k * STEPS; i++) {
+      sum += NET_BASE_US + linkUs[from][to] + Math.abs(rnd.nextGaussian()) * 2;
+    }
+    return sum / (k * STEPS);
   }
 
   private static List<Double> zeros(int n) {

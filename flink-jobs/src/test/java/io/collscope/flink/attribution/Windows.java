@@ -239,6 +239,11 @@ final class Windows {
     RankWindow w = new RankWindow();
     w.setTimedKeys(List.of());
     w.setTimedKernelNs(List.of());
+    w.setNetPeers(List.of());
+    w.setNetSendWaitMeanUs(List.of());
+    w.setNetSendSteps(List.of());
+    w.setNetRecvWaitMeanUs(List.of());
+    w.setNetRecvSteps(List.of());
     w.setCluster(KEY.cluster());
     w.setJob(KEY.job());
     w.setCommunicator(KEY.communicator());

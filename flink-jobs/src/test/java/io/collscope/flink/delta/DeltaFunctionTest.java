@@ -68,6 +68,36 @@ class DeltaFunctionTest {
         .build();
   }
 
+  @Test
+  void networkWaitsAreDeltasPerPeerAndAPeerNewInTheLaterRecordCountsFromZero() {
+    // rank 1 of 4: network peer 2 in both records, peer 3 only in the later one
+    CounterSnapshot a =
+        SnapshotFixtures.snapshot("c", 1, 4)
+            .setNetPeers(List.of(2))
+            .setNetSendWaitNs(List.of(1_000L))
+            .setNetSendSteps(List.of(10L))
+            .setNetRecvWaitNs(List.of(2_000L))
+            .setNetRecvSteps(List.of(10L))
+            .build();
+    CounterSnapshot b =
+        SnapshotFixtures.snapshot("c", 1, 4)
+            .setNetPeers(List.of(2, 3))
+            .setNetSendWaitNs(List.of(5_000L, 700L))
+            .setNetSendSteps(List.of(30L, 7L))
+            .setNetRecvWaitNs(List.of(2_500L, 900L))
+            .setNetRecvSteps(List.of(30L, 7L))
+            .build();
+    SnapshotDelta d = DeltaFunction.delta(b, a);
+    assertThat(d.netPeers).containsExactly(2, 3);
+    assertThat(d.netSendNs).containsExactly(4_000L, 700L);
+    assertThat(d.netSendSteps).containsExactly(20L, 7L);
+    assertThat(d.netRecvNs).containsExactly(500L, 900L);
+    assertThat(d.netRecvSteps).containsExactly(20L, 7L);
+    // a record of an emitter without them: none
+    assertThat(DeltaFunction.delta(SnapshotFixtures.snapshot("c", 1, 4).build(), null).netPeers)
+        .isEmpty();
+  }
+
   private void feed(CounterSnapshot s) throws Exception {
     harness.processElement(
         new StreamRecord<>(

@@ -120,6 +120,37 @@ class RankWindowAggregateTest {
   }
 
   @Test
+  void networkWaitsAreSummedPerPeerAcrossDeltasAndMergesAndWrittenAsMeansPerStep() {
+    RankWindowAggregate agg = new RankWindowAggregate();
+    SnapshotDelta d1 = delta(GHZ, 0, 10, 1000, 3);
+    d1.netPeers = new int[] {1};
+    d1.netSendNs = new long[] {40_000};
+    d1.netSendSteps = new long[] {4};
+    d1.netRecvNs = new long[] {8_000};
+    d1.netRecvSteps = new long[] {4};
+    SnapshotDelta d2 = delta(GHZ, 0, 10, 1000, 3);
+    d2.netPeers = new int[] {1};
+    d2.netSendNs = new long[] {20_000};
+    d2.netSendSteps = new long[] {4};
+    d2.netRecvNs = new long[] {0};
+    d2.netRecvSteps = new long[] {0};
+    RankWindowAccumulator a = agg.add(d1, agg.createAccumulator());
+    RankWindowAccumulator b = agg.add(d2, agg.createAccumulator());
+    RankWindow w = RankWindowFunction.toRankWindow(agg.merge(a, b), 0, 10_000);
+    assertThat(w.getNetPeers()).containsExactly(1);
+    assertThat(w.getNetSendWaitMeanUs()).containsExactly(7.5); // 60 us over 8 steps
+    assertThat(w.getNetSendSteps()).containsExactly(8L);
+    assertThat(w.getNetRecvWaitMeanUs()).containsExactly(2.0);
+    assertThat(w.getNetRecvSteps()).containsExactly(4L);
+    // without network waits (other emitters): empty lists
+    RankWindow plain =
+        RankWindowFunction.toRankWindow(
+            agg.add(delta(GHZ, 0, 10, 1000, 3), agg.createAccumulator()), 0, 10_000);
+    assertThat(plain.getNetPeers()).isEmpty();
+    assertThat(plain.getNetSendWaitMeanUs()).isEmpty();
+  }
+
+  @Test
   void anEmptyHistogramHasNoQuantile() {
     assertThat(Histograms.quantileUs(new long[40], 0.5, GHZ)).isZero();
   }
