@@ -39,7 +39,7 @@ public final class KafkaHealthSink implements Consumer<GpuHealth>, AutoCloseable
   /** Creates the topic if needed (as the snapshot sink does) and connects. */
   public static KafkaHealthSink connect(
       String bootstrap, KafkaClientConfig client, String topic, int partitions, Duration timeout)
-      throws io.collscope.emitter.BrokerUnreachableException {
+      throws io.collscope.kafka.BrokerUnreachableException {
     io.collscope.emitter.KafkaSnapshotSink.ensureTopic(
         bootstrap, client, topic, partitions, timeout);
     Map<String, Object> p = new HashMap<>();
