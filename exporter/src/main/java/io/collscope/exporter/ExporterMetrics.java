@@ -235,7 +235,9 @@ public final class ExporterMetrics {
   }
 
   private void registerCulpritMetrics(PrometheusRegistry r) {
-    String[] labels = {CLUSTER, JOB, COMMUNICATOR, KIND, RANK, LINK, NODE, "cause", "hardware_cause"};
+    String[] labels = {
+      CLUSTER, JOB, COMMUNICATOR, KIND, RANK, LINK, NODE, "cause", "hardware_cause"
+    };
     culpritGauge(
         r,
         CULPRIT_EXCESS,

@@ -46,7 +46,9 @@ final class CounterSnapshotDecoder {
           + "cta_lead_histogram:array<long>,throttle_stalls:long,tiles:long,tile_spread:long,"
           + "peer_index:array<int>,others_wait_cycles:long,others_arrived_last:long,"
           + "others_late_cycles:long,others_late_histogram:array<long>,sample_every:int,"
-          + "sampled_calls:union<null,long>,timed_keys:array<long>,timed_kernel_ns:array<long>";
+          + "sampled_calls:union<null,long>,timed_keys:array<long>,timed_kernel_ns:array<long>,"
+          + "net_peers:array<int>,net_send_wait_ns:array<long>,net_send_steps:array<long>,"
+          + "net_recv_wait_ns:array<long>,net_recv_steps:array<long>";
 
   private static final boolean MATCHES = FIELDS.equals(fieldsOf(CounterSnapshot.getClassSchema()));
 
@@ -123,6 +125,11 @@ final class CounterSnapshotDecoder {
     s.setSampledCalls(nullableLong(in));
     s.setTimedKeys(longs(in));
     s.setTimedKernelNs(longs(in));
+    s.setNetPeers(ints(in));
+    s.setNetSendWaitNs(longs(in));
+    s.setNetSendSteps(longs(in));
+    s.setNetRecvWaitNs(longs(in));
+    s.setNetRecvSteps(longs(in));
     return s;
   }
 
