@@ -137,9 +137,17 @@ import glob, struct, sys  # the blocks the plugin filled under e (offsets: colls
 for f in sorted(glob.glob(sys.argv[1] + "/*/rank-*.blk")):
     b = open(f, "rb").read(); x = b.find(struct.pack("<I", 0x584E5343))
     while x % 128: x = b.find(struct.pack("<I", 0x584E5343), x + 1)
-    s = struct.unpack_from("<13Q", b, x + 128)
-    print(f"e: {f.split('/')[-2]}/{f.split('/')[-1]} calls {struct.unpack_from('<Q', b, 32)[0]}"
+    s = struct.unpack_from("<14Q", b, x + 128)
+    version, nranks = struct.unpack_from("<I", b, x + 4)[0], struct.unpack_from("<I", b, x + 12)[0]
+    net = ""
+    if version >= 2:  # the network region (collscope_block.h CSN_X_NET): 4 arrays of nranks u64
+        o = x + 512 + 8 * 2048 * 32
+        a = [struct.unpack_from(f"<{nranks}Q", b, o + 8 * nranks * k) for k in range(4)]
+        net = " net " + " ".join(f"peer{p}:send {a[0][p] / max(a[1][p], 1) / 1e3:.1f}us/{a[1][p]}"
+                                 f",recv {a[2][p] / max(a[3][p], 1) / 1e3:.1f}us/{a[3][p]}"
+                                 for p in range(nranks) if a[1][p] or a[3][p]) + f" net-dropped {s[13]}"
+    print(f"e: {f.split('/')[-2]}/{f.split('/')[-1]} v{version} calls {struct.unpack_from('<Q', b, 32)[0]}"
           f" nodes {struct.unpack_from('<I', b, x + 40)[0]} timed {s[9]} peers-seen {s[7]}"
-          f" unmatched {s[5]} stale {s[6]} finalized {struct.unpack_from('<I', b, x + 44)[0]}")
+          f" unmatched {s[5]} stale {s[6]} finalized {struct.unpack_from('<I', b, x + 44)[0]}{net}")
 EOF
 note "done in $(($(date +%s) - T0)) s"; cat "$O/summary.txt"
