@@ -93,7 +93,8 @@ public final class HistoryDb implements AutoCloseable {
    * attributions but no {@code findings} folder): the same rows, unnested from the attributions —
    * the same answers, at the cost the findings table exists to save. A history with a findings
    * folder reads only that folder: findings of hours written before the upgrade are not in it
-   * (docs/HISTORY.md).
+   * (docs/HISTORY.md). The columns added since (node, the hardware cause and evidence) are
+   * constants here: histories from before the findings table have neither.
    */
   static final String FINDINGS_OF_ATTRIBUTIONS =
       """
@@ -101,7 +102,8 @@ public final class HistoryDb implements AutoCloseable {
              present_ranks, calls, CAST(verdict AS VARCHAR) AS verdict, finding_index,
              CAST(f.kind AS VARCHAR) AS kind, f.rank AS rank, f.from_rank AS from_rank,
              CAST(f.cause AS VARCHAR) AS cause, f.confidence AS confidence,
-             f.excess_wait_us AS excess_wait_us, f.evidence AS evidence, '' AS node, dt, hour
+             f.excess_wait_us AS excess_wait_us, f.evidence AS evidence, '' AS node,
+             'NONE' AS hardware_cause, '' AS hardware_evidence, dt, hour
       FROM (SELECT *, len(ranks) AS present_ranks,
                    coalesce(list_max(list_transform(ranks, r -> r.calls)), 0) AS calls,
                    generate_subscripts(findings, 1) - 1 AS finding_index,
