@@ -2,7 +2,7 @@
 # Reproduces docs/ACCURACY.md's tables on this machine (about an hour and a half on 2 cores): the
 # CPU fault matrix at its stated floors, ten minutes of clean runs, an hour of simulated clean
 # windows, the simulator's large worlds (fewer families there: a 1024-rank snapshot is 30 KB),
-# every GPU fault set recorded under docs/gpu-runs, and the live time to verdict. Each table is
+# every GPU fault set recorded under recordings/gpu, and the live time to verdict. Each table is
 # written to docs/accuracy/. COLLSCOPE overrides the command (e.g. a copy of the built launcher,
 # so that editing sources meanwhile cannot rebuild it under the runs). dev/accuracy.sh STEP runs
 # one step: cpu, clean, sim, gpu or live.
@@ -30,7 +30,7 @@ case "${1:-all}" in
     COLLSCOPE_JAVA_OPTS=-Xmx12g run eval-sim-w1024 --backend sim --worlds 1024 --floor 100us --severities 2x --interval 1s \
       --seconds 10 --onset 5s --faults clean,slow-rank,slow-link,2-unequal ;;&
   all|gpu)
-    for d in docs/gpu-runs/*/fault-set.txt; do
+    for d in recordings/gpu/*/fault-set.txt; do
       d=$(dirname "$d")
       run "eval-gpu-${d##*-run}" --recorded "$d" --interval 1s
     done ;;&

@@ -23,11 +23,11 @@ public final class RecordedHealth {
 
   /** The H100 recording of the NCCL lifecycle run: idle, then 4 ranks of NCCL load (301 reads). */
   public static final Path H100_NCCL =
-      Path.of("..", "docs", "gpu-runs", "2026-12-06-nccl-lifecycle-h100", "nvml-h100-live.jsonl");
+      Path.of("..", "recordings", "health", "nvml-h100-live.jsonl");
 
   /** The JNA reader's recording on an H100: idle, then a bf16 matmul loop (160 reads). */
   public static final Path H100_JNA_LOAD =
-      Path.of("..", "docs", "gpu-runs", "2026-12-06-nvml-jna-h100", "nvml-jna-load-250ms.jsonl");
+      Path.of("..", "recordings", "health", "nvml-jna-load-250ms.jsonl");
 
   private final List<JsonNode> reads;
 
