@@ -250,7 +250,6 @@ public final class ReportQuery {
    * row per finding ({@code report_findings}, windows with findings only).
    */
   private void scanAttributions() throws SQLException {
-    hardware = null;
     execute(
         "CREATE OR REPLACE TEMP TABLE report_windows AS SELECT "
             + KEY
@@ -267,13 +266,26 @@ public final class ReportQuery {
             + " FROM attributions WHERE "
             + inScope()
             + " GROUP BY ALL)");
-    // A finding's node (Attribution version 7) is a field that attributions written before it
-    // lack; when no file in range has it, DuckDB cannot bind f.node at all, so it is looked up.
-    String node = findingsHaveNode() ? "coalesce(f.node, '')" : "''";
+    // Fields added to Finding since (node in version 7, the hardware cause and evidence in 8) are
+    // missing from attributions written before them; when no file in range has one, DuckDB cannot
+    // bind f.<field> at all. So the findings' struct is looked up once and the table gets each as
+    // a column, a constant where the files lack it.
+    String struct = findingsStructType();
+    String node = struct.contains("node VARCHAR") ? "coalesce(f.node, '')" : "''";
+    String cause =
+        struct.contains("hardware_cause")
+            ? "coalesce(CAST(f.hardware_cause AS VARCHAR), 'NONE')"
+            : "'NONE'";
+    String evidence =
+        struct.contains("hardware_evidence") ? "coalesce(f.hardware_evidence, '')" : "''";
     execute(
         "CREATE OR REPLACE TEMP TABLE report_findings AS SELECT *, "
             + node
-            + " AS node FROM (SELECT "
+            + " AS node, "
+            + cause
+            + " AS hardware_cause, "
+            + evidence
+            + " AS hardware_evidence FROM (SELECT "
             + KEY
             + " AS k, epoch_ms(window_start) AS s, epoch_ms(window_end) AS e, verdict,"
             + " unnest(findings) AS f FROM attributions WHERE "
@@ -281,39 +293,19 @@ public final class ReportQuery {
             + " AND len(findings) > 0)");
   }
 
-  private boolean findingsHaveNode() throws SQLException {
-    boolean[] has = {false};
+  /** The DuckDB type of the attributions' findings list, as the files in range unite it. */
+  private String findingsStructType() throws SQLException {
+    String[] type = {""};
     query(
         "SELECT column_type FROM (DESCRIBE attributions) WHERE column_name = 'findings'",
-        r -> has[0] = r.getString(1).contains("node VARCHAR"));
-    return has[0];
-  }
-
-  /**
-   * Whether the range's attributions carry hardware evidence (Attribution version 8 on): a history
-   * written only by older jobs has no such field, and naming it would fail the query.
-   */
-  private Boolean hardware;
-
-  private boolean hasHardware() {
-    if (hardware == null) {
-      try {
-        query("SELECT f.hardware_cause FROM report_findings LIMIT 0", r -> {});
-        hardware = true;
-      } catch (SQLException e) {
-        hardware = false;
-      }
-    }
-    return hardware;
+        r -> type[0] = r.getString(1));
+    return type[0];
   }
 
   /** A finding's hardware cause and evidence after its label, where its GPUs showed one. */
-  private String hardwareLabel() {
-    return hasHardware()
-        ? " || CASE WHEN f.hardware_cause IS NULL OR f.hardware_cause = 'NONE' THEN ''"
-            + " ELSE ' [' || f.hardware_cause || ': ' || f.hardware_evidence || ']' END"
-        : "";
-  }
+  private static final String HARDWARE_LABEL =
+      " || CASE WHEN hardware_cause = 'NONE' THEN ''"
+          + " ELSE ' [' || hardware_cause || ': ' || hardware_evidence || ']' END";
 
   private void dropTemporaryTables() throws SQLException {
     for (String t : List.of("report_windows", "report_findings", "report_rank_buckets")) {
@@ -715,7 +707,7 @@ public final class ReportQuery {
             + " WHEN 'SLOW_NODE' THEN node"
             + " WHEN 'UNIFORM_SLOWDOWN' THEN 'all' ELSE f.rank::VARCHAR END"
             + " || ', ' || f.cause || ', ' || round(f.excess_wait_us, 1) || ' µs)'"
-            + hardwareLabel()
+            + HARDWARE_LABEL
             + ", ' '"
             + " ORDER BY f.excess_wait_us DESC) AS label FROM report_findings WHERE "
             + keyIn(keys)

@@ -299,7 +299,14 @@ public final class Attributor {
       Finding u = judge.uniformSlowdown(baseline, baselineUs);
       if (u != null) findings.add(u);
     }
-    findings = SlowNodes.group(findings, x.byRank);
+    findings =
+        SlowNodes.group(
+            findings,
+            x.byRank,
+            (r, p) ->
+                x.lateness && x.column != null && x.column[r] >= 0
+                    ? x.late(x.column[r], p)
+                    : Double.NaN);
     findings.sort(Comparator.comparingDouble(Finding::getExcessWaitUs).reversed());
 
     double confidence;

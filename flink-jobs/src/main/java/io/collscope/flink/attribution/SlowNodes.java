@@ -31,7 +31,8 @@ final class SlowNodes {
 
   private SlowNodes() {}
 
-  static List<Finding> group(List<Finding> findings, Map<Integer, RankWindow> byRank) {
+  static List<Finding> group(
+      List<Finding> findings, Map<Integer, RankWindow> byRank, Lateness lateness) {
     for (Finding f : findings) {
       int culprit = f.getKind() == FindingKind.SLOW_LINK ? f.getFromRank() : f.getRank();
       RankWindow w = culprit >= 0 ? byRank.get(culprit) : null;
@@ -59,7 +60,7 @@ final class SlowNodes {
       List<Finding> slow = e.getValue();
       if (ranks == null || ranks.size() < 2 || slow.size() != ranks.size()) continue;
       out.removeAll(slow);
-      out.add(node(e.getKey(), slow, crossingShiftUs(ranks, byRank)));
+      out.add(node(e.getKey(), slow, crossingShiftUs(ranks, byRank, lateness)));
     }
     return out;
   }
@@ -68,7 +69,8 @@ final class SlowNodes {
    * The median over the node's ranks of how much later they saw the ranks of other nodes than their
    * node-mates (µs; NaN without per-peer lateness).
    */
-  static double crossingShiftUs(List<Integer> ranks, Map<Integer, RankWindow> byRank) {
+  static double crossingShiftUs(
+      List<Integer> ranks, Map<Integer, RankWindow> byRank, Lateness lateness) {
     List<Double> shifts = new ArrayList<>();
     for (int r : ranks) {
       RankWindow w = byRank.get(r);
@@ -78,7 +80,7 @@ final class SlowNodes {
       int nOn = 0;
       for (RankWindow p : byRank.values()) {
         if (p.getRank() == r) continue;
-        double l = late(w, p.getRank());
+        double l = lateness.of(r, p.getRank());
         if (Double.isNaN(l)) continue;
         if (Objects.equals(Objects.toString(p.getHost(), ""), Objects.toString(w.getHost(), ""))) {
           on += l;
@@ -96,14 +98,9 @@ final class SlowNodes {
     return m % 2 == 1 ? shifts.get(m / 2) : (shifts.get(m / 2 - 1) + shifts.get(m / 2)) / 2;
   }
 
-  /** Rank {@code w}'s mean lateness of peer {@code p} (µs), NaN when the window has none. */
-  private static double late(RankWindow w, int p) {
-    List<Double> late = w.getPeerLateMeanUs();
-    if (late == null || late.isEmpty()) return Double.NaN;
-    List<Integer> index = w.getPeerIndex();
-    if (index == null || index.isEmpty()) return p < late.size() ? late.get(p) : Double.NaN;
-    int at = java.util.Collections.binarySearch(index, p);
-    return at >= 0 ? late.get(at) : w.getOthersLateMeanUs();
+  /** How late rank {@code r} saw peer {@code p} (µs), NaN where the window cannot say. */
+  interface Lateness {
+    double of(int r, int p);
   }
 
   private static Finding node(String host, List<Finding> slow, double crossingShiftUs) {
