@@ -14,7 +14,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
@@ -298,9 +300,39 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
         }
       }
       admin.createTopics(fresh).all().get(30, TimeUnit.SECONDS);
+      awaitLeaders(admin, List.of(names), Duration.ofSeconds(30));
     } catch (Exception e) {
       throw new IllegalStateException("creating topics " + List.of(names) + ": " + e, e);
     }
+  }
+
+  /**
+   * Waits until every partition of the topics has a leader as the brokers see it. Creating a topic
+   * returns once the controller has committed it; each broker learns of it from the metadata log a
+   * moment later, and a describe or produce that reaches a broker before then fails with {@code
+   * UnknownTopicOrPartitionException}.
+   */
+  private static void awaitLeaders(Admin admin, Collection<String> topics, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Exception last = null;
+    while (System.nanoTime() < deadline) {
+      try {
+        boolean led = true;
+        for (TopicDescription d :
+            admin.describeTopics(topics).allTopicNames().get(5, TimeUnit.SECONDS).values()) {
+          for (TopicPartitionInfo p : d.partitions()) {
+            led &= p.leader() != null && !p.leader().isEmpty();
+          }
+        }
+        if (led) return;
+      } catch (ExecutionException | TimeoutException e) {
+        last = e;
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException(
+        "topics " + topics + " have no leader on every partition after " + timeout, last);
   }
 
   /** The partitions of topics, with their leader, replicas and in-sync replicas. */
