@@ -54,6 +54,8 @@ class ClusterITCase {
                 "start",
                 "--taskmanagers",
                 "1",
+                "--slots",
+                "2",
                 "--rest-port",
                 Integer.toString(restPort),
                 "--rpc-port",
@@ -82,6 +84,9 @@ class ClusterITCase {
     Result submit = cli(DeployCommands.plus(DeployCommands.submit(rest), fastWindows));
     assertThat(submit.exitCode()).as(submit.toString()).isZero();
     String first = jobId(submit.out(), "job ([0-9a-f]{32}) RUNNING");
+    // Submitted without --parallelism: every slot of the cluster (Flink's parallelism.default is
+    // 1).
+    assertThat(flink.parallelism(first)).as("the job's parallelism").isEqualTo(2);
 
     Instant beforeFirst = Instant.now();
     emitWithSlowRank(communicator);

@@ -114,6 +114,15 @@ final class JobCommand implements Runnable {
                 + " (the job's source needs it). Default: ${DEFAULT-VALUE}")
     int partitions;
 
+    @Option(
+        names = "--parallelism",
+        defaultValue = "0",
+        description =
+            "Subtasks of each of the job's operators. Default (0): every slot of the cluster when"
+                + " the job is submitted, so that a cluster started with more TaskManagers runs the"
+                + " job on all of them")
+    int parallelism;
+
     Path jar() throws IOException {
       if (jar != null) return jar;
       String home = System.getenv("COLLSCOPE_HOME");
@@ -182,13 +191,28 @@ final class JobCommand implements Runnable {
     CheckpointStorageSettings.resolve(cluster, JobOptions.parse(args.toArray(String[]::new)));
   }
 
+  /**
+   * Uploads and runs the job jar. {@code parallelism} 0: every slot the cluster has then (Flink's
+   * own default, {@code parallelism.default}, is 1 in a cluster {@code collscope cluster start}
+   * writes, and would leave every TaskManager but one idle). A job restored from a savepoint may
+   * change its parallelism: its state is split by key group, not by subtask.
+   */
   static String submit(
-      FlinkRest flink, Path jar, List<String> args, String savepoint, boolean allowNonRestored)
+      FlinkRest flink,
+      Path jar,
+      List<String> args,
+      String savepoint,
+      boolean allowNonRestored,
+      int parallelism)
       throws IOException {
+    if (parallelism < 0) {
+      throw new IllegalArgumentException("--parallelism must be 0 (every slot) or more");
+    }
     // A cluster that is starting (compose, Kubernetes) answers once it has a TaskManager.
     flink.awaitTaskManagers(1, RUNNING_TIMEOUT);
+    int p = parallelism > 0 ? parallelism : Math.max(1, flink.slotsTotal());
     String jarId = flink.uploadJar(jar);
-    String id = flink.runJar(jarId, args, savepoint, allowNonRestored);
+    String id = flink.runJar(jarId, args, savepoint, allowNonRestored, p);
     flink.awaitRunning(id, RUNNING_TIMEOUT);
     return id;
   }
@@ -239,7 +263,9 @@ final class JobCommand implements Runnable {
       PrintWriter out = spec.commandLine().getOut();
       List<String> args = submission.arguments(spec, target, out);
       FlinkRest flink = target.flink();
-      String id = submit(flink, submission.jar(), args, savepoint, allowNonRestored);
+      String id =
+          submit(
+              flink, submission.jar(), args, savepoint, allowNonRestored, submission.parallelism);
       out.println("job " + id + " RUNNING at " + flink.base());
       out.flush();
       return Defaults.EXIT_OK;
@@ -345,7 +371,7 @@ final class JobCommand implements Runnable {
       String savepoint = flink.savepoint(old, null, true, SAVEPOINT_TIMEOUT);
       out.println("job " + old + " stopped with savepoint " + savepoint);
       out.flush();
-      String id = submit(flink, jar, args, savepoint, allowNonRestored);
+      String id = submit(flink, jar, args, savepoint, allowNonRestored, submission.parallelism);
       out.println("job " + id + " RUNNING from savepoint " + savepoint);
       out.flush();
       return Defaults.EXIT_OK;
@@ -425,7 +451,7 @@ final class JobCommand implements Runnable {
                 + ")");
         out.flush();
       }
-      String id = submit(flink, submission.jar(), args, from, false);
+      String id = submit(flink, submission.jar(), args, from, false, submission.parallelism);
       out.println("job " + id + " RUNNING from checkpoint " + from);
       out.flush();
       return Defaults.EXIT_OK;

@@ -99,14 +99,30 @@ public final class FlinkRest {
     return Path.of(filename).getFileName().toString();
   }
 
+  /** The cluster's task slots, all TaskManagers together ({@code GET /overview}). */
+  public int slotsTotal() throws IOException {
+    return get("overview").path("slots-total").asInt();
+  }
+
+  /** The largest parallelism of a job's operators ({@code GET /jobs/:id}). */
+  public int parallelism(String jobId) throws IOException {
+    int p = 0;
+    for (JsonNode v : get("jobs/" + jobId).path("vertices")) {
+      p = Math.max(p, v.path("parallelism").asInt());
+    }
+    return p;
+  }
+
   /**
-   * {@code POST /jars/:id/run}: runs the jar's main class with these arguments, from a savepoint if
-   * one is given; the new job's id.
+   * {@code POST /jars/:id/run}: runs the jar's main class with these arguments at this parallelism,
+   * from a savepoint if one is given; the new job's id.
    */
-  public String runJar(String jarId, List<String> args, String savepoint, boolean allowNonRestored)
+  public String runJar(
+      String jarId, List<String> args, String savepoint, boolean allowNonRestored, int parallelism)
       throws IOException {
     ObjectNode body = JSON.createObjectNode();
     body.putPOJO("programArgsList", args);
+    body.put("parallelism", parallelism);
     if (savepoint != null) {
       body.put("savepointPath", savepoint);
       body.put("allowNonRestoredState", allowNonRestored);
