@@ -100,10 +100,14 @@ for tm in get("/taskmanagers")["taskmanagers"]:
     print(f"taskmanager heap used {m['Status.JVM.Memory.Heap.Used'] / 1e6:.0f} "
           f"of {m['Status.JVM.Memory.Heap.Max'] / 1e6:.0f} MB")
 EOF2
+# Flink counts a checkpoint it could not trigger (tasks still deploying) as failed; the log tells
+# those from checkpoints that were taken and failed.
+echo "checkpoints not triggered, tasks not yet running: $(grep -c 'Failed to trigger checkpoint.*not being executed' "$dir"/log/jobmanager*.log || true)"
+echo "checkpoints declined or failed once triggered: $(grep -cE 'Decline checkpoint|Checkpoint [0-9]+ of job .* (failed|expired)' "$dir"/log/jobmanager*.log || true)"
 cat "$out/load.out"
 sleep 20 # the last windows: the watermark passes them once the idleness has passed
 
-bin/collscope tail --bootstrap "$kafka" --json --timeout 60s collscope.attribution \
+bin/collscope tail --bootstrap "$kafka" --json --timeout 120s collscope.attribution \
   >"$out/attribution.jsonl" 2>"$out/tail.err" || true
 python3 - "$out/attribution.jsonl" "${planted[@]}" <<'EOF' | tee "$out/summary.txt"
 import json, sys, collections
