@@ -144,14 +144,19 @@ public final class AttributionFunction
     Long cleanup = cleanupAt.value();
     if (cleanup != null && cleanup == timestamp) {
       long due = lastFired.value() - 1 + idleTimeoutMs;
-      if (due <= timestamp && pending.isEmpty()) {
+      if (!pending.isEmpty()) {
+        // The communicator is back: its pending window schedules the clean-up anew when it fires
+        // (fire() does while none is set). Looking again a millisecond later instead would fire a
+        // timer every millisecond of event time until that window's end.
+        cleanupAt.clear();
+      } else if (due <= timestamp) {
         lastFired.clear();
         cleanupAt.clear();
         baseline.clear();
         expired.inc();
       } else {
-        // A newer window fired (or one is pending) since the timer was set: look again later.
-        scheduleCleanup(ctx.timerService(), Math.max(due, timestamp + 1));
+        // A newer window fired since the timer was set: look again when it has been idle long.
+        scheduleCleanup(ctx.timerService(), due);
       }
     }
   }

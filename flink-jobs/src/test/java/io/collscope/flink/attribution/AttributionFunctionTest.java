@@ -160,6 +160,36 @@ class AttributionFunctionTest {
   }
 
   @Test
+  void aCommunicatorBackAfterItsIdleTimeoutWaitsForItsWindowWithOneTimer() throws Exception {
+    for (RankWindow w : new Windows(4, 10).build()) {
+      harness.processElement(w, Windows.END - 1);
+    }
+    harness.processWatermark(Windows.END - 1);
+    // back after the idle timeout: a window ending two windows past the clean-up time
+    long window = Windows.END - Windows.START;
+    long shift = TTL.toMillis() + 2 * window;
+    for (RankWindow w : new Windows(4, 10).build()) {
+      RankWindow back = RankWindow.newBuilder(w).build();
+      back.setWindowStart(back.getWindowStart().plusMillis(shift));
+      back.setWindowEnd(back.getWindowEnd().plusMillis(shift));
+      harness.processElement(back, back.getWindowEnd().toEpochMilli() - 1);
+    }
+    // past the clean-up time, before the pending window's end: its timer, and no clean-up timer
+    // re-armed a millisecond ahead (that one fired every millisecond up to the window's end)
+    harness.processWatermark(Windows.END - 1 + TTL.toMillis() + 5);
+    assertThat(harness.numEventTimeTimers()).isEqualTo(1);
+    assertThat(output()).hasSize(1);
+
+    harness.processWatermark(Windows.END - 1 + shift);
+    assertThat(output()).hasSize(2);
+    assertThat(output().get(1).getMissingRanks()).isEmpty();
+    // and it is cleaned up once quiet for the idle timeout after that window
+    harness.processWatermark(Windows.END - 1 + shift + TTL.toMillis());
+    assertThat(harness.numKeyedStateEntries()).isZero();
+    assertThat(harness.numEventTimeTimers()).isZero();
+  }
+
+  @Test
   void aCommunicatorThatKeepsReportingKeepsItsState() throws Exception {
     long window = Windows.END - Windows.START;
     for (int k = 0; k < 10; k++) {
