@@ -9,23 +9,26 @@
 #
 # Usage: dev/scale-session-run.sh OUTDIR [RANKS] [EVENT_SECONDS] [ACCELERATE]
 #   ACCELERATE: `max` (as fast as the broker takes it) or X (event time X times the wall clock).
+#   TASK_HEAP (environment): each TaskManager's task heap, default 1536m (the default 384m holds
+#   the state of about 20,000 ranks: 100,000 ran one TaskManager out of heap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:?usage: dev/scale-session-run.sh OUTDIR [RANKS] [EVENT_SECONDS] [ACCELERATE]}")
 ranks=${2:-100000}
 seconds=${3:-300}
 accel=${4:-max}
+heap=${TASK_HEAP:-1536m}
 dir=.run/scale-$ranks
 kafka=localhost:19092
 rest=http://localhost:18081
 mkdir -p "$out"
 rm -rf "$dir"
 exec > >(tee "$out/run.log") 2>&1
-echo "# $(date -u +%FT%TZ) $(hostname) $(nproc) cores; ranks=$ranks event_seconds=$seconds accelerate=$accel"
+echo "# $(date -u +%FT%TZ) $(hostname) $(nproc) cores; ranks=$ranks event_seconds=$seconds accelerate=$accel task_heap=$heap"
 echo "# git $(git rev-parse --short HEAD)"
 
 bin/collscope cluster start --taskmanagers 2 --slots 1 --dir "$dir" --kafka-port 19092 \
-  --rest-port 18081 --rpc-port 16123 --zookeeper-port 12181 >"$out/cluster-start.log" 2>&1
+  --rest-port 18081 --rpc-port 16123 --zookeeper-port 12181 --taskmanager-heap "$heap" >"$out/cluster-start.log" 2>&1
 stop() {
   cp "$dir"/log/*.log "$out/" 2>/dev/null || true
   bin/collscope cluster stop --dir "$dir" >"$out/cluster-stop.log" 2>&1 || true
@@ -60,7 +63,7 @@ c=json.load(sys.stdin)
 n=c["counts"]; l=(c.get("latest") or {}).get("completed") or {}
 print(n["completed"], n["failed"], l.get("state_size",0), l.get("checkpointed_size",0), l.get("end_to_end_duration",0))'
 }
-published() { grep -oE '[0-9]+ records' "$out/load.err" | tail -1 | grep -oE '[0-9]+' || echo 0; }
+published() { grep -oE '[0-9]+ records,' "$out/load.err" | tail -1 | grep -oE '[0-9]+' || echo 0; }
 
 t0=$(date +%s)
 printf '# %s\n' "t_s published consumed lag completed failed state_MB checkpointed_MB ckpt_ms"

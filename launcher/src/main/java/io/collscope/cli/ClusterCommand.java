@@ -134,6 +134,15 @@ final class ClusterCommand implements Runnable {
     int zookeeperPort;
 
     @Option(
+        names = "--taskmanager-heap",
+        defaultValue = LocalCluster.Settings.DEFAULT_TASK_HEAP,
+        description =
+            "Task heap of each TaskManager (e.g. 384m, 2g): the job's state lives there, about 4 KB"
+                + " per rank of 8-rank communicators with its windows and alerts"
+                + " (docs/SCALE.md). Default: ${DEFAULT-VALUE}")
+    String taskHeap;
+
+    @Option(
         names = "--timeout",
         defaultValue = "120s",
         converter = DurationConverter.class,
@@ -169,7 +178,8 @@ final class ClusterCommand implements Runnable {
                     restBindAddress,
                     brokers,
                     ha,
-                    zookeeperPort),
+                    zookeeperPort,
+                    taskHeap),
                 timeout);
       } catch (java.io.IOException e) {
         cluster.stop();

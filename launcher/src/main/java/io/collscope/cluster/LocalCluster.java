@@ -59,6 +59,9 @@ public final class LocalCluster {
    * @param zookeeperPort the ZooKeeper server's client port (with {@code ha})
    * @param restBindAddress where the REST API (and web UI, with its jar upload) listens: localhost
    *     unless the user says otherwise, since whoever reaches it can run code on the cluster
+   * @param taskHeap each TaskManager's task heap (Flink's {@code
+   *     taskmanager.memory.task.heap.size}, e.g. {@code 384m}, {@code 2g}): the job's keyed state
+   *     lives there with the hashmap state backend, so it grows with the ranks it watches
    */
   public record Settings(
       int taskManagers,
@@ -70,7 +73,11 @@ public final class LocalCluster {
       String restBindAddress,
       int brokers,
       boolean ha,
-      int zookeeperPort) {
+      int zookeeperPort,
+      String taskHeap) {
+    /** The task heap of a TaskManager when none is given: enough for a few thousand ranks. */
+    public static final String DEFAULT_TASK_HEAP = "384m";
+
     public Settings {
       if (restBindAddress == null || restBindAddress.isBlank()) {
         throw new IllegalArgumentException("--rest-bind-address must not be empty");
@@ -82,6 +89,16 @@ public final class LocalCluster {
         throw new IllegalArgumentException("--taskmanagers must be in 1..64, got " + taskManagers);
       }
       if (slots < 1) throw new IllegalArgumentException("--slots must be >= 1, got " + slots);
+      long heap;
+      try {
+        heap = org.apache.flink.configuration.MemorySize.parse(taskHeap).getMebiBytes();
+      } catch (IllegalArgumentException | NullPointerException e) {
+        throw new IllegalArgumentException(
+            "--taskmanager-heap must be a size such as 384m or 2g, got " + taskHeap);
+      }
+      if (heap < 64) {
+        throw new IllegalArgumentException("--taskmanager-heap must be >= 64m, got " + taskHeap);
+      }
     }
   }
 
@@ -393,7 +410,7 @@ public final class LocalCluster {
             // them spelled out.
             "taskmanager.cpu.cores: " + s.slots(),
             "taskmanager.memory.framework.heap.size: 128m",
-            "taskmanager.memory.task.heap.size: 384m",
+            "taskmanager.memory.task.heap.size: " + s.taskHeap(),
             "taskmanager.memory.framework.off-heap.size: 128m",
             "taskmanager.memory.task.off-heap.size: 0m",
             "taskmanager.memory.network.min: 64m",

@@ -102,6 +102,17 @@ class CollscopeCliTest {
                 + " accounted), boot ");
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"12q", "32m", ""})
+  void aBadTaskManagerHeapIsOneLineAndExitCode2(String heap, @TempDir Path dir) {
+    CliRun r =
+        CliRun.of(
+            "cluster", "start", "--dir", dir.resolve("c").toString(), "--taskmanager-heap", heap);
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
+    assertThat(r.err().strip().lines()).hasSize(1);
+    assertThat(r.err()).contains("--taskmanager-heap");
+  }
+
   @Test
   void aGroupRunWithoutItsCommandNamesTheCommandsItHas() {
     CliRun root = CliRun.of();
