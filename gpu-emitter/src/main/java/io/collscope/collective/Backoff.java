@@ -10,9 +10,15 @@ import java.util.function.BooleanSupplier;
  */
 public final class Backoff {
 
-  static final int HOT_SPINS = 32;
-  static final long FIRST_SLEEP_NANOS = 128;
-  static final long MAX_SLEEP_NANOS = 4096;
+  // Public for the simulator (io.collscope.sim), which polls on this schedule.
+  /** Hot spins before the first sleep. */
+  public static final int HOT_SPINS = 32;
+
+  /** First sleep between polls after the hot spins. */
+  public static final long FIRST_SLEEP_NANOS = 128;
+
+  /** Longest sleep between polls. */
+  public static final long MAX_SLEEP_NANOS = 4096;
 
   private Backoff() {}
 

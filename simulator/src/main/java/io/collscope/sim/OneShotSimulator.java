@@ -1,6 +1,7 @@
 package io.collscope.sim;
 
 import io.collscope.avro.CounterSnapshot;
+import io.collscope.collective.Backoff;
 import io.collscope.emitter.SnapshotRecording;
 import io.collscope.emitter.SnapshotSink;
 import io.collscope.model.Counter;
@@ -40,7 +41,7 @@ import java.util.UUID;
  *   <li><b>copy</b> {@code bytes} / {@code copyBytesPerSecond} × (1 + U·{@code phaseJitter}) +
  *       injected copy delay; <b>publish</b> {@code publishNanos} + injected publish delay. The flag
  *       of p is visible to r at p's publication + link latency + injected link delay p→r.
- *   <li><b>wait</b> r polls with {@code Backoff}'s schedule: the first {@value #HOT_SPINS} + 1
+ *   <li><b>wait</b> r polls with {@link Backoff}'s schedule: the first {@value #HOT_SPINS} + 1
  *       polls every {@code pollNanos}, then sleeps doubling from {@value #FIRST_SLEEP_NANOS} ns to
  *       {@value #MAX_SLEEP_NANOS} ns between polls (each poll still costs {@code pollNanos}). A
  *       peer is seen at the first poll at or after its visible time; peers first seen at the same
@@ -97,13 +98,13 @@ import java.util.UUID;
 public final class OneShotSimulator {
 
   /** Hot spins before the first sleep, as {@code Backoff}. */
-  public static final int HOT_SPINS = 32;
+  public static final int HOT_SPINS = Backoff.HOT_SPINS;
 
   /** First sleep between polls after the hot spins, as {@code Backoff}. */
-  public static final long FIRST_SLEEP_NANOS = 128;
+  public static final long FIRST_SLEEP_NANOS = Backoff.FIRST_SLEEP_NANOS;
 
   /** Longest sleep between polls, as {@code Backoff}. */
-  public static final long MAX_SLEEP_NANOS = 4096;
+  public static final long MAX_SLEEP_NANOS = Backoff.MAX_SLEEP_NANOS;
 
   /** Cycles are simulated nanoseconds, as on the CPU backend. */
   public static final long CYCLES_PER_SECOND = 1_000_000_000L;
