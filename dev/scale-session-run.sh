@@ -9,15 +9,15 @@
 #
 # Usage: dev/scale-session-run.sh OUTDIR [RANKS] [EVENT_SECONDS] [ACCELERATE]
 #   ACCELERATE: `max` (as fast as the broker takes it) or X (event time X times the wall clock).
-#   TASK_HEAP (environment): each TaskManager's task heap, default 1536m (the default 384m holds
-#   the state of about 20,000 ranks: 100,000 ran one TaskManager out of heap).
+#   TASK_HEAP (environment): each TaskManager's task heap, default 4g (`cluster start`'s 640m
+#   holds about 20,000 ranks: 100,000 ran a TaskManager out of heap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:?usage: dev/scale-session-run.sh OUTDIR [RANKS] [EVENT_SECONDS] [ACCELERATE]}")
 ranks=${2:-100000}
 seconds=${3:-300}
 accel=${4:-max}
-heap=${TASK_HEAP:-1536m}
+heap=${TASK_HEAP:-4g}
 dir=.run/scale-$ranks
 kafka=localhost:19092
 rest=http://localhost:18081

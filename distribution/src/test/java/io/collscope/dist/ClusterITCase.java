@@ -56,6 +56,8 @@ class ClusterITCase {
                 "1",
                 "--slots",
                 "2",
+                "--taskmanager-heap",
+                "512m",
                 "--rest-port",
                 Integer.toString(restPort),
                 "--rpc-port",

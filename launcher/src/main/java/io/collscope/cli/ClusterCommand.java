@@ -137,8 +137,8 @@ final class ClusterCommand implements Runnable {
         names = "--taskmanager-heap",
         defaultValue = LocalCluster.Settings.DEFAULT_TASK_HEAP,
         description =
-            "Task heap of each TaskManager (e.g. 384m, 2g): the job's state lives there, about 4 KB"
-                + " per rank of 8-rank communicators with its windows and alerts"
+            "Task heap of each TaskManager (e.g. 640m, 4g; its JVM gets 128m more for Flink):"
+                + " the job's state lives there and grows with the ranks it watches"
                 + " (docs/SCALE.md). Default: ${DEFAULT-VALUE}")
     String taskHeap;
 

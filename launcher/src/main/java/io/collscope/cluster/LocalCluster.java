@@ -75,8 +75,23 @@ public final class LocalCluster {
       boolean ha,
       int zookeeperPort,
       String taskHeap) {
-    /** The task heap of a TaskManager when none is given: enough for a few thousand ranks. */
-    public static final String DEFAULT_TASK_HEAP = "384m";
+    /**
+     * The task heap of a TaskManager when none is given: with the framework's heap, the 768 MB JVM
+     * heap TaskManagers always had (enough for about 20,000 ranks of 8-rank communicators).
+     */
+    public static final String DEFAULT_TASK_HEAP = "640m";
+
+    /** Flink's own heap in a TaskManager ({@code taskmanager.memory.framework.heap.size}). */
+    static final int FRAMEWORK_HEAP_MIB = 128;
+
+    /**
+     * The TaskManager JVM's {@code -Xmx}: framework heap + task heap, as Flink's start scripts
+     * derive it (the configuration alone does not bound the JVM).
+     */
+    public long jvmHeapMiB() {
+      return FRAMEWORK_HEAP_MIB
+          + org.apache.flink.configuration.MemorySize.parse(taskHeap).getMebiBytes();
+    }
 
     public Settings {
       if (restBindAddress == null || restBindAddress.isBlank()) {
@@ -224,7 +239,7 @@ public final class LocalCluster {
     for (int i = 1; i <= s.taskManagers(); i++) {
       launch(
           "taskmanager-" + i,
-          jvm("taskmanager-" + i, "-Xmx768m"),
+          jvm("taskmanager-" + i, "-Xmx" + s.jvmHeapMiB() + "m"),
           flink,
           TASK_MANAGER_MAIN,
           configDir);
@@ -409,7 +424,7 @@ public final class LocalCluster {
             // Flink's start scripts derive these for a TaskManager; started directly, it needs
             // them spelled out.
             "taskmanager.cpu.cores: " + s.slots(),
-            "taskmanager.memory.framework.heap.size: 128m",
+            "taskmanager.memory.framework.heap.size: " + Settings.FRAMEWORK_HEAP_MIB + "m",
             "taskmanager.memory.task.heap.size: " + s.taskHeap(),
             "taskmanager.memory.framework.off-heap.size: 128m",
             "taskmanager.memory.task.off-heap.size: 0m",
