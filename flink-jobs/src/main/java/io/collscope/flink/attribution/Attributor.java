@@ -1,5 +1,10 @@
 package io.collscope.flink.attribution;
 
+import static io.collscope.flink.attribution.RobustStatistics.MAD_TO_SD;
+import static io.collscope.flink.attribution.RobustStatistics.clamp;
+import static io.collscope.flink.attribution.RobustStatistics.median;
+import static io.collscope.flink.attribution.RobustStatistics.trimmedCenterAndSpread;
+
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Cause;
 import io.collscope.avro.Finding;
@@ -128,9 +133,6 @@ public final class Attributor {
 
   /** How many of its baseline's standard deviations a uniform slowdown's excess must reach. */
   static final double UNIFORM_SPREADS = 4.0;
-
-  /** A median absolute deviation times this estimates a normal distribution's deviation. */
-  static final double MAD_TO_SD = 1.4826;
 
   /**
    * A window teaches the baseline only when its largest effect stays under this share of its bar: a
@@ -635,7 +637,7 @@ public final class Attributor {
     double median(ToDoubleFunction<RankWindow> f, int exceptRank) {
       List<Double> v = new ArrayList<>();
       for (int r : present) if (r != exceptRank) v.add(f.applyAsDouble(byRank.get(r)));
-      return Attributor.median(v);
+      return RobustStatistics.median(v);
     }
 
     /** Confidence scale: 1 once every present rank counted enough calls. */
@@ -650,7 +652,7 @@ public final class Attributor {
     boolean evenCalls() {
       List<Double> v = new ArrayList<>();
       for (RankWindow w : rows) v.add((double) SampledCalls.of(w));
-      double med = Attributor.median(v);
+      double med = RobustStatistics.median(v);
       for (double c : v) if (c < med / 2) return false;
       return true;
     }
@@ -1582,154 +1584,6 @@ public final class Attributor {
     }
   }
 
-  /**
-   * A multiset of values, most with weight 1 and a few with a weight (a row's unlisted cells): its
-   * nearest-rank quantiles as those of the values repeated.
-   */
-  static final class Weighted {
-    private double[] ones = new double[64];
-    private int n1;
-    private double[] heavy = new double[8];
-    private long[] weight = new long[8];
-    private int nh;
-    private long size;
-
-    void add(double v, long w) {
-      if (w <= 0) return;
-      size += w;
-      if (w == 1) {
-        if (n1 == ones.length) ones = Arrays.copyOf(ones, 2 * n1);
-        ones[n1++] = v;
-        return;
-      }
-      if (nh == heavy.length) {
-        heavy = Arrays.copyOf(heavy, 2 * nh);
-        weight = Arrays.copyOf(weight, 2 * nh);
-      }
-      heavy[nh] = v;
-      weight[nh++] = w;
-    }
-
-    long size() {
-      return size;
-    }
-
-    double min() {
-      double m = Double.POSITIVE_INFINITY;
-      for (int i = 0; i < n1; i++) m = Math.min(m, ones[i]);
-      for (int i = 0; i < nh; i++) m = Math.min(m, heavy[i]);
-      return size == 0 ? 0 : m;
-    }
-
-    /** Nearest-rank 25th percentile. */
-    double lowerQuartile() {
-      return at(Math.max(0, (long) Math.ceil(0.25 * size) - 1));
-    }
-
-    double median() {
-      if (size == 0) return 0;
-      double hi = at(size / 2);
-      return size % 2 == 1 ? hi : (at(size / 2 - 1) + hi) / 2;
-    }
-
-    /** The value of rank r (from 0) of the values repeated by their weights. */
-    double at(long r) {
-      if (nh == 0) return select(ones, n1, (int) r);
-      Arrays.sort(ones, 0, n1);
-      Integer[] order = new Integer[nh];
-      for (int i = 0; i < nh; i++) order[i] = i;
-      Arrays.sort(order, Comparator.comparingDouble(i -> heavy[i]));
-      long seen = 0;
-      int a = 0;
-      int b = 0;
-      while (a < n1 || b < nh) {
-        boolean fromOnes = b >= nh || (a < n1 && ones[a] <= heavy[order[b]]);
-        double v = fromOnes ? ones[a] : heavy[order[b]];
-        seen += fromOnes ? 1 : weight[order[b]];
-        if (fromOnes) a++;
-        else b++;
-        if (seen > r) return v;
-      }
-      throw new IllegalArgumentException("rank " + r + " of " + size + " values");
-    }
-  }
-
-  /**
-   * A multiset given as a sorted base less some of its positions plus a few values: the column of a
-   * sparse matrix (the rows' common values, less the rows that list the column, plus their cells).
-   * Its values by rank in O(changes × log size), without building it.
-   */
-  static final class CorrectedSorted {
-    private final double[] base; // ascending
-    private final int[] removed; // positions in base, ascending, distinct
-    private final double[] added; // ascending
-
-    CorrectedSorted(double[] base, int[] removed, double[] added) {
-      this.base = base;
-      this.removed = removed.clone();
-      this.added = added.clone();
-      Arrays.sort(this.removed);
-      Arrays.sort(this.added);
-    }
-
-    int size() {
-      return base.length - removed.length + added.length;
-    }
-
-    /** The value of rank t (from 0). */
-    double at(int t) {
-      // A base value at position p has a rank within [p - removed, p + added]: the answer is one
-      // of the added values or a base value from positions t - added .. t + removed.
-      for (double v : added) if (holdsRank(v, t)) return v;
-      int from = Math.max(0, t - added.length);
-      int to = Math.min(base.length - 1, t + removed.length);
-      for (int p = from; p <= to; p++) {
-        if (Arrays.binarySearch(removed, p) < 0 && holdsRank(base[p], t)) return base[p];
-      }
-      throw new IllegalStateException("rank " + t + " of " + size());
-    }
-
-    double median() {
-      int m = size();
-      if (m % 2 == 1) return at(m / 2);
-      return (at(m / 2 - 1) + at(m / 2)) / 2;
-    }
-
-    /** Whether rank t falls on value v: fewer than t+1 values below v, more than t up to it. */
-    private boolean holdsRank(double v, int t) {
-      int below = lowerBound(base, v);
-      int upTo = upperBound(base, v);
-      long lt = below - countBelow(removed, below) + lowerBound(added, v);
-      long le = upTo - countBelow(removed, upTo) + upperBound(added, v);
-      return lt <= t && t < le;
-    }
-
-    private static int countBelow(int[] sortedPositions, int limit) {
-      int i = Arrays.binarySearch(sortedPositions, limit);
-      return i >= 0 ? i : -i - 1;
-    }
-
-    private static int lowerBound(double[] a, double v) {
-      int lo = 0, hi = a.length;
-      while (lo < hi) {
-        int mid = (lo + hi) >>> 1;
-        if (a[mid] < v) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    }
-
-    private static int upperBound(double[] a, double v) {
-      int lo = 0, hi = a.length;
-      while (lo < hi) {
-        int mid = (lo + hi) >>> 1;
-        if (a[mid] <= v) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    }
-  }
-
   /** NONE, the kind of a single finding, or MULTIPLE. */
   static Verdict verdict(List<Finding> findings) {
     if (findings.isEmpty()) return Verdict.NONE;
@@ -1764,78 +1618,8 @@ public final class Attributor {
     return us;
   }
 
-  static double median(List<Double> v) {
-    double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    if (a.length == 0) return 0;
-    return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
-  }
-
-  /** The median of the first n values (reordered). */
-  static double median(double[] a, int n) {
-    if (n == 0) return 0;
-    double hi = select(a, n, n / 2);
-    return n % 2 == 1 ? hi : (select(a, n / 2, n / 2 - 1) + hi) / 2;
-  }
-
-  /**
-   * The value of rank {@code k} (from 0) among the first n values; afterwards the values below k
-   * are no greater and those above no smaller (Hoare's selection, median-of-three pivots).
-   */
-  static double select(double[] a, int n, int k) {
-    int lo = 0;
-    int hi = n - 1;
-    while (hi > lo) {
-      int mid = (lo + hi) >>> 1;
-      if (a[mid] < a[lo]) swap(a, mid, lo);
-      if (a[hi] < a[lo]) swap(a, hi, lo);
-      if (a[hi] < a[mid]) swap(a, hi, mid);
-      double pivot = a[mid];
-      int i = lo;
-      int j = hi;
-      while (i <= j) {
-        while (a[i] < pivot) i++;
-        while (a[j] > pivot) j--;
-        if (i <= j) {
-          swap(a, i, j);
-          i++;
-          j--;
-        }
-      }
-      if (k <= j) hi = j;
-      else if (k >= i) lo = i;
-      else return a[k];
-    }
-    return a[k];
-  }
-
-  private static void swap(double[] a, int i, int j) {
-    double t = a[i];
-    a[i] = a[j];
-    a[j] = t;
-  }
-
-  /**
-   * The centre (median) and spread (1.4826 × median absolute deviation) of the lowest two thirds of
-   * the values (reordered): culprits only ever raise an effect, so up to a third of them — and, in
-   * small worlds, as many as half — leave both where the clean peers put them. Trimming the top
-   * third of clean values lowers both a little, which the bar's z (about 5) more than covers.
-   */
-  static double[] trimmedCenterAndSpread(double[] v) {
-    int kept = v.length - v.length / 3;
-    if (kept == 0) return new double[] {0, 0};
-    Arrays.sort(v);
-    double center = median(Arrays.copyOf(v, kept), kept);
-    double[] dev = new double[kept];
-    for (int i = 0; i < kept; i++) dev[i] = Math.abs(v[i] - center);
-    return new double[] {center, MAD_TO_SD * median(dev, kept)};
-  }
-
   /** A list field of a record built without its builder (tests, older code) may be null. */
   private static <T> List<T> orEmpty(List<T> list) {
     return list == null ? List.of() : list;
-  }
-
-  private static double clamp(double x) {
-    return Double.isNaN(x) ? 0 : Math.max(0, Math.min(1, x));
   }
 }
