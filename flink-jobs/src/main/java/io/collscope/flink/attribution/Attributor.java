@@ -1,15 +1,11 @@
 package io.collscope.flink.attribution;
 
 import static io.collscope.flink.attribution.LatenessMatrix.meanUs;
-import static io.collscope.flink.attribution.RobustStatistics.MAD_TO_SD;
 import static io.collscope.flink.attribution.RobustStatistics.clamp;
-import static io.collscope.flink.attribution.RobustStatistics.median;
-import static io.collscope.flink.attribution.RobustStatistics.trimmedCenterAndSpread;
 
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Cause;
 import io.collscope.avro.Finding;
-import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankPhases;
 import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
@@ -19,10 +15,8 @@ import io.collscope.model.Phase;
 import io.collscope.model.SampledCalls;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The attribution rule, as a pure function of one communicator's rank windows (and, for uniform
@@ -106,7 +100,28 @@ import java.util.Locale;
  *       of the silent rank's excess.
  * </ul>
  *
- * Each culprit is one {@link Finding}, strongest first; several make the verdict MULTIPLE. A
+ * <p><b>The order of the tests.</b> This class holds the rule's contract — the order below and the
+ * rule's own parameters (the constants below; a deployment's are {@link Thresholds}) — and each
+ * test is a class of its own:
+ *
+ * <ol>
+ *   <li>the window's {@link LatenessMatrix} and its {@link WindowEffects} (row and column effects,
+ *       centre, spread, bars), once, read by every test;
+ *   <li>{@link SilentRankRule}: the missing ranks the present ones wait on;
+ *   <li>with two present ranks or more, against present ranks only: {@link SlowRankRule}'s column
+ *       test (each passing column a slow rank), then, when none was named, most ranks late; {@link
+ *       IntermittentRule}'s tail test over the columns not yet named; {@link SlowLinkRule}'s cells
+ *       between ranks not named (with two ranks of waits only, their one link). In a window with a
+ *       TIMED_OUT silent rank these must reach {@link Thresholds#abortShare()} of its excess;
+ *   <li>{@link NetworkLinks}: inter-node links from NCCL's network proxy steps;
+ *   <li>{@link UniformSlowdownRule}, only when nothing was found;
+ *   <li>{@link SlowNodes}: the findings of one node's ranks grouped into one; strongest first.
+ * </ol>
+ *
+ * Every matrix finding is named only once {@link Confirmation} confirms it: it cleared its bar
+ * {@link #STRONG} times, or the window before leaned the same way.
+ *
+ * <p>Each culprit is one {@link Finding}, strongest first; several make the verdict MULTIPLE. A
  * finding's confidence grows with how far its effect clears its bar and with the share of peers
  * that see it, and shrinks when the ranks counted fewer than {@link Thresholds#minCalls()}
  * collectives in the window.
@@ -274,9 +289,10 @@ public final class Attributor {
         maxWaitRank = r;
       }
     }
-    Judge judge = new Judge(x, t, baseline, previous);
+    WindowEffects effects = new WindowEffects(x, t, baseline);
+    Confirmation confirmation = new Confirmation(previous);
 
-    List<Finding> findings = judge.silentRanks();
+    List<Finding> findings = SilentRankRule.find(effects);
     double timedOutExcess =
         findings.stream()
             .filter(f -> f.getCause() == Cause.TIMED_OUT)
@@ -285,7 +301,7 @@ public final class Attributor {
             .orElse(0);
     // One rank waits on no present peer: only silent ranks can be named.
     if (x.k >= 2) {
-      for (Finding f : judge.slowRanksAndLinks()) {
+      for (Finding f : slowRanksAndLinks(effects, confirmation)) {
         if (f.getExcessWaitUs() >= t.abortShare() * timedOutExcess) findings.add(f);
       }
     }
@@ -296,9 +312,11 @@ public final class Attributor {
             ? baseline.median()
             : 0;
     // Only with no culprit: a slow rank or link makes the whole collective slower too.
+    boolean slowerThanBaseline = false;
     if (baselineUs > 0 && x.k >= 1 && findings.isEmpty()) {
-      Finding u = judge.uniformSlowdown(baseline, baselineUs);
-      if (u != null) findings.add(u);
+      UniformSlowdownRule.Result u = UniformSlowdownRule.judge(effects, baseline, baselineUs);
+      slowerThanBaseline = u.slowerThanBaseline();
+      if (u.finding() != null) findings.add(u.finding());
     }
     findings =
         SlowNodes.group(
@@ -317,7 +335,7 @@ public final class Attributor {
       // With the others missing there is nothing to compare.
       confidence = x.n == 1 ? 1.0 : 0.0;
     } else {
-      confidence = clamp(1.0 - judge.largestRatio() / 2) * x.callsFactor(t);
+      confidence = clamp(1.0 - effects.largestRatio() / 2) * x.callsFactor(t);
     }
     Attribution a =
         Attribution.newBuilder()
@@ -338,20 +356,61 @@ public final class Attributor {
             .setCollectiveUs(x.cost)
             .setBytesPerCall(x.bytesPerCall)
             .setBaselineUs(baselineUs)
-            .setThresholdUs(judge.typicalBar())
-            .setNoiseUs(judge.typicalNoise())
+            .setThresholdUs(effects.typicalBar())
+            .setNoiseUs(effects.typicalNoise())
             .build();
     boolean teaches =
         findings.isEmpty()
             && x.missing.isEmpty()
             && x.unmeasured.isEmpty()
             && x.cost > 0
-            && judge.largestRatio() < TEACHING_SHARE
+            && effects.largestRatio() < TEACHING_SHARE
             && x.evenCalls();
     // A clean window over the uniform band teaches only once its run ended unnamed (a busy host's
     // cost wanders for seconds at a time, and the upper spread must see that): AttributionFunction
     // holds it until then (WindowBaseline.holdExcursion).
-    return new Judged(a, teaches, judge.asymmetry(), judge.slowerThanBaseline, judge.leaning);
+    return new Judged(a, teaches, effects.asymmetry(), slowerThanBaseline, confirmation.leaning);
+  }
+
+  /**
+   * The matrix tests against present ranks, in the rule's order (see the class comment): the column
+   * test (slow ranks), most ranks late when no column named one, the tail test (intermittently slow
+   * ranks) over the columns not yet named, then single cells (slow links) over the ranks not named,
+   * and with two ranks of waits only, their one link.
+   */
+  private static List<Finding> slowRanksAndLinks(WindowEffects effects, Confirmation confirmation) {
+    int k = effects.k;
+    List<Finding> findings = new ArrayList<>();
+    boolean[] slow = new boolean[k];
+    IntermittentRule intermittent = new IntermittentRule(effects);
+    SlowRankRule slowRanks = new SlowRankRule(effects, confirmation, intermittent);
+    for (int j = 0; j < k; j++) {
+      if (!slowRanks.passes[j]) continue;
+      Finding f = slowRanks.find(j);
+      if (f != null) {
+        slow[j] = true;
+        findings.add(f);
+      }
+    }
+    if (findings.isEmpty() && k >= 3) findings.addAll(slowRanks.mostRanksLate(slow));
+    // The tail test runs over the rows that have tails, whatever the others are: one emitter
+    // without lateness does not take it from the rest.
+    if (k >= 3) {
+      for (int j = 0; j < k; j++) {
+        if (slow[j] || slowRanks.passes[j]) continue;
+        Finding f = intermittent.find(j, confirmation);
+        if (f != null) {
+          slow[j] = true;
+          findings.add(f);
+        }
+      }
+    }
+    if (k >= 3) findings.addAll(SlowLinkRule.find(effects, slow));
+    if (k == 2 && !effects.x.lateness && findings.isEmpty()) {
+      Finding link = SlowLinkRule.twoRankLink(effects);
+      if (link != null) findings.add(link);
+    }
+    return findings;
   }
 
   /**
@@ -386,815 +445,6 @@ public final class Attributor {
     return LatenessMatrix.of(windows).bytesPerCall;
   }
 
-  /** The effects of one window's matrix (see the class comment) and the rule's tests over them. */
-  private static final class Judge {
-    final LatenessMatrix x;
-    final Thresholds t;
-    final WindowBaseline baseline;
-    final int k;
-
-    final double[] rowEffect;
-    final Cells centred; // L[i][j] less row i's effect
-    final double[] colEffect;
-    final double center;
-    final double spread;
-    final double[] colSe;
-    final double cellSpread;
-    final double floor; // the largest of the absolute and relative floors
-    final double z; // over the columns
-    final double zLink; // over the cells
-    final double z1; // one test
-    final Cells se2; // the cells' standard errors squared
-    final double[] colNoise; // what a column effect is weighed against
-    final double[] colBar;
-    final Cells excess; // centred less the centre
-    final Cells high; // 1 where a cell clears its own bar
-    boolean[] passes;
-    int[] passing; // the columns that pass, ascending
-    boolean slowerThanBaseline; // the cost cleared the uniform band (see uniformSlowdown)
-    final java.util.Map<Integer, Double> previous; // the last window's leaning ranks; null: none
-    final java.util.Map<Integer, Double> leaning = new java.util.HashMap<>(); // this window's
-
-    /**
-     * Whether a finding against {@code rank} that clears its bar by {@code ratio} is named now: at
-     * once when it clears it twice ({@link #STRONG}), else only when the last window leaned the
-     * same way ({@link #LEANING}: it cleared its bar too). A rank late by a margin for a window on
-     * a busy host — a thread descheduled for a second — is a lean, not a culprit; a fault lasts.
-     * Without a previous window to ask (one window judged alone) every finding is named.
-     */
-    boolean confirmed(int rank, double ratio) {
-      lean(rank, ratio);
-      return previous == null || ratio >= STRONG || previous.getOrDefault(rank, 0.0) >= LEANING;
-    }
-
-    /** Remembers how far {@code rank} leaned towards a finding in this window. */
-    void lean(int rank, double ratio) {
-      if (ratio >= LEANING) leaning.merge(rank, ratio, Math::max);
-    }
-
-    Judge(
-        LatenessMatrix x,
-        Thresholds t,
-        WindowBaseline baseline,
-        java.util.Map<Integer, Double> previous) {
-      this.x = x;
-      this.t = t;
-      this.baseline = baseline;
-      this.previous = previous;
-      k = x.k;
-
-      rowEffect = new double[k];
-      boolean centring = x.lateness && k >= 3;
-      if (centring) {
-        for (int i = 0; i < k; i++) rowEffect[i] = x.row(x.mean, i).lowerQuartile();
-      }
-      centred = x.mean.map((i, v) -> v - rowEffect[i]);
-      colEffect = new double[k];
-      if (k == 2) {
-        colEffect[0] = x.at(centred, 1, 0);
-        colEffect[1] = x.at(centred, 0, 1);
-      } else if (k >= 3) {
-        ColumnMedians medians = new ColumnMedians(x, centred, new boolean[k]);
-        for (int j = 0; j < k; j++) colEffect[j] = medians.of(j).medianWithout(-1);
-      }
-      double[] effects = colEffect.clone();
-      if (k == 2) {
-        // One cell each way: one direction is clean unless both are slow. Without lateness the
-        // cells are waits, billed to the gater only: 0 is the floor, as it was for those counters.
-        center = x.lateness ? Math.min(colEffect[0], colEffect[1]) : 0;
-      } else if (centring) {
-        center = trimmedCenterAndSpread(effects)[0];
-      } else {
-        // Waits without lateness: the lower quartile of the cells, the floor of those counters.
-        Weighted cells = new Weighted();
-        for (int i = 0; i < k; i++) {
-          for (double v : x.mean.listed[i]) cells.add(v, 1);
-          cells.add(x.mean.other[i], x.otherCount[i]);
-        }
-        center = cells.size() == 0 ? 0 : cells.lowerQuartile();
-      }
-      if (centring) {
-        spread = trimmedCenterAndSpread(colEffect.clone())[1];
-      } else if (k == 2 && x.lateness) {
-        spread = baseline.asymmetryReady(t.baselineWindows()) ? baseline.asymmetrySpread() : 0;
-      } else {
-        spread = 0;
-      }
-      colSe = new double[k];
-      se2 = x.se.map((i, v) -> v * v);
-      if (k == 2) {
-        double s = Math.sqrt(x.at(se2, 0, 1) + x.at(se2, 1, 0));
-        colSe[0] = colSe[1] = s;
-      } else if (k >= 3) {
-        double[] sums = x.columnSums(se2, all(k));
-        double[] counts = x.columnCounts(all(k));
-        for (int j = 0; j < k; j++) colSe[j] = counts[j] > 0 ? Math.sqrt(sums[j] / counts[j]) : 0;
-      }
-      // The residual of a single cell: how far cells stray from their row and column effects.
-      if (centring) {
-        Weighted residuals = new Weighted();
-        for (int i = 0; i < k; i++) {
-          for (int c = 0; c < x.listed[i].length; c++) {
-            residuals.add(Math.abs(centred.listed[i][c] - colEffect[x.listed[i][c]]), 1);
-          }
-          residuals.add(Math.abs(centred.other[i] - center), x.otherCount[i]);
-        }
-        cellSpread = MAD_TO_SD * residuals.median();
-      } else {
-        cellSpread = spread;
-      }
-      floor = Math.max(x.lateness ? t.absFloorUs() : t.minExcessUs(), t.relExcess() * x.cost);
-      z = x.lateness ? t.z(k) : 0;
-      zLink = x.lateness ? t.z((long) k * Math.max(1, k - 1)) : 0;
-      z1 = t.z(1);
-      // A column effect is the median of its cells: besides the spread between columns and its
-      // cells' own errors, it carries their residuals' error, π/2 × σ² / rows for a median. With
-      // few peers the spread (a median of a handful of effects) can come out near 0 by chance;
-      // this term cannot.
-      colNoise = new double[k];
-      colBar = new double[k];
-      double[] rowsOf = x.columnCounts(all(k));
-      for (int j = 0; j < k; j++) {
-        double cellTerm =
-            k >= 3 && rowsOf[j] > 0 ? Math.PI / 2 * cellSpread * cellSpread / rowsOf[j] : 0;
-        colNoise[j] = Math.sqrt(spread * spread + colSe[j] * colSe[j] + cellTerm);
-        colBar[j] = Math.max(floor, z * colNoise[j]);
-      }
-      excess = centred.map((i, v) -> v - center);
-      Cells cellSe = x.se;
-      // Each cell against its own bar: the same spread, the cell's own standard error.
-      high = excess.map((i, v) -> 0.0);
-      for (int i = 0; i < k; i++) {
-        for (int c = 0; c < x.listed[i].length; c++) {
-          double b = bar(z, spread, cellSe.listed[i][c]);
-          high.listed[i][c] = excess.listed[i][c] >= b ? 1 : 0;
-        }
-        high.other[i] = excess.other[i] >= bar(z, spread, cellSe.other[i]) ? 1 : 0;
-      }
-    }
-
-    private static boolean[] all(int k) {
-      boolean[] a = new boolean[k];
-      Arrays.fill(a, true);
-      return a;
-    }
-
-    /** The bar an effect of this noise must clear: floors, or z × sqrt(spread² + se²). */
-    double bar(double zValue, double spreadUs, double seUs) {
-      return Math.max(floor, zValue * Math.sqrt(spreadUs * spreadUs + seUs * seUs));
-    }
-
-    /** The median column bar: the window's threshold_us. */
-    double typicalBar() {
-      return k == 0 ? 0 : median(colBar.clone(), k);
-    }
-
-    /** The median noise a column effect was weighed against: the window's noise_us. */
-    double typicalNoise() {
-      if (k == 0) return 0;
-      return median(colNoise.clone(), k);
-    }
-
-    /**
-     * The standard error of the cost, as its rank's lateness errors show it: its wait is the last
-     * of its peers' arrivals, as uncertain as a typical one. A host that stalls the ranks widens
-     * every collective's spread, and this with it; a slowdown of every path moves the mean alone.
-     */
-    double costSe() {
-      if (x.costRow < 0 || !x.lateness) return 0;
-      return Math.sqrt(x.row(se2, x.costRow).median());
-    }
-
-    /** The largest column effect over the centre, in bars (0 when none is above it). */
-    double largestRatio() {
-      double max = 0;
-      for (int j = 0; j < k; j++) {
-        if (colBar[j] > 0) max = Math.max(max, (colEffect[j] - center) / colBar[j]);
-      }
-      return max;
-    }
-
-    /** Two ranks with lateness: rank 1's lateness less rank 0's, as their cells show; else NaN. */
-    double asymmetry() {
-      return k == 2 && x.lateness ? colEffect[1] - colEffect[0] : Double.NaN;
-    }
-
-    /**
-     * The missing ranks that the present ranks wait on: the column test of the slow rank, without
-     * the row test, over each present rank's lateness of the missing rank plus the share of its
-     * guard time that its timeouts stand for.
-     */
-    List<Finding> silentRanks() {
-      List<Finding> found = new ArrayList<>();
-      if (k == 0) return found;
-      for (int s : x.missing) {
-        int highCount = 0;
-        int lateHighCount = 0;
-        long timeouts = 0;
-        long calls = 0;
-        double[] v = new double[k];
-        double se2 = 0;
-        for (int i = 0; i < k; i++) {
-          RankWindow w = x.rows[i];
-          double cell = x.late(i, s);
-          double se = x.lateSe(i, s);
-          // A timed-out wait counts the peers it never saw late by the whole wait: timeouts on s
-          // show in its lateness itself.
-          if (cell - rowEffect[i] - center >= bar(z, spread, se)) lateHighCount++;
-          // A timed-out guard waited for an ack nobody billed to a peer: see the class comment.
-          if (w.getTimeouts() > 0 && w.getCalls() > 0) {
-            double timedOut = Math.min(1.0, (double) w.getTimeouts() / w.getCalls());
-            cell += meanUs(w, Phase.GUARD) * timedOut / x.missing.size();
-          }
-          v[i] = cell - rowEffect[i] - center;
-          se2 += se * se;
-          if (v[i] >= bar(z, spread, se)) {
-            highCount++;
-            timeouts += w.getTimeouts();
-            calls += w.getCalls();
-          }
-        }
-        double effect = median(v, k);
-        double colBarS = bar(z, spread, Math.sqrt(se2 / k));
-        double highFrac = (double) highCount / k;
-        if (highFrac < t.columnFraction() || effect < colBarS) continue;
-        // The timeouts were on s when its lateness alone is high in most rows (each timed-out wait
-        // counts it late by the whole budget), or when they are a share of the collectives too
-        // large for a few unrelated aborts (once nothing is acked, every collective times out in
-        // guard, with no per-peer wait at all). A rank only late to report has neither.
-        boolean timedOut =
-            timeouts > 0
-                && ((double) lateHighCount / k >= t.columnFraction()
-                    || timeouts >= TIMED_OUT_SHARE * calls);
-        // Alone, a rank has nobody to compare a missing peer with: only timeouts say it is silent.
-        if (k < 2 && !timedOut) continue;
-        found.add(
-            new Finding(
-                FindingKind.SILENT_RANK,
-                s,
-                -1,
-                timedOut ? Cause.TIMED_OUT : Cause.NOT_REPORTING,
-                confidence(highFrac, effect, colBarS),
-                effect,
-                String.format(
-                    Locale.ROOT,
-                    "%d of %d present ranks waited on rank %d, which sent no data, %.1fus/call"
-                        + " more than on a typical peer (bar %.1fus); %s",
-                    highCount,
-                    k,
-                    s,
-                    effect,
-                    colBarS,
-                    timedOut
-                        ? String.format(
-                            Locale.ROOT, "they timed out in %d of their %d calls", timeouts, calls)
-                        : timeouts > 0
-                            ? String.format(
-                                Locale.ROOT,
-                                "they timed out in only %d of their %d calls: it runs, but does"
-                                    + " not report",
-                                timeouts,
-                                calls)
-                            : "none of them timed out: it runs, but does not report"),
-                "",
-                io.collscope.avro.HardwareCause.NONE,
-                ""));
-      }
-      return found;
-    }
-
-    /** Slow ranks (steadily, as a majority, or intermittently) and slow links. */
-    List<Finding> slowRanksAndLinks() {
-      List<Finding> findings = new ArrayList<>();
-      boolean[] slow = new boolean[k];
-      double[] highCount = x.columnSums(high, all(k));
-      double[] count = x.columnCounts(all(k));
-      passes = new boolean[k];
-      List<Integer> pass = new ArrayList<>();
-      for (int j = 0; j < k; j++) {
-        passes[j] =
-            count[j] > 0
-                && Math.round(highCount[j]) / count[j] >= t.columnFraction()
-                && colEffect[j] - center >= colBar[j];
-        if (passes[j]) pass.add(j);
-      }
-      passing = pass.stream().mapToInt(Integer::intValue).toArray();
-      for (int j = 0; j < k; j++) {
-        if (colBar[j] > 0) lean(x.present.get(j), (colEffect[j] - center) / colBar[j]);
-      }
-      for (int j = 0; j < k; j++) {
-        if (!passes[j]) continue;
-        Finding f = slowRank(j, Math.round(highCount[j]), count[j]);
-        if (f != null) {
-          slow[j] = true;
-          findings.add(f);
-        }
-      }
-      if (findings.isEmpty() && k >= 3) findings.addAll(mostRanksLate(slow));
-      // The tail test runs over the rows that have tails, whatever the others are: one emitter
-      // without lateness does not take it from the rest.
-      if (k >= 3) {
-        for (int j = 0; j < k; j++) {
-          if (slow[j] || passes[j]) continue;
-          Finding f = intermittent(j);
-          if (f != null) {
-            slow[j] = true;
-            findings.add(f);
-          }
-        }
-      }
-      if (k >= 3) findings.addAll(slowLinks(slow));
-      if (k == 2 && !x.lateness && findings.isEmpty()) {
-        Finding link = twoRankLink();
-        if (link != null) findings.add(link);
-      }
-      return findings;
-    }
-
-    /** The column test's finding for passing column j, or null when j fails the row test. */
-    private Finding slowRank(int j, long highCount, double count) {
-      double colExcess = colEffect[j] - center;
-      // Only its high cells count: summed noise over many small cells is not waiting.
-      // ... unless q waits on j as well: then neither is simply later than the other.
-      double rowExcess = 0;
-      int[] cols = x.listed[j];
-      for (int c = 0; c < cols.length; c++) {
-        int q = cols[c];
-        if (high.listed[j][c] > 0 && (!passes[q] || x.at(high, q, j) > 0)) {
-          rowExcess += excess.listed[j][c];
-        }
-      }
-      if (x.otherCount[j] > 0 && high.other[j] > 0) {
-        int excluded = 0;
-        for (int q : passing) {
-          if (q != j && x.cellOf(j, q) < 0 && x.at(high, q, j) == 0) excluded++;
-        }
-        rowExcess += excess.other[j] * (x.otherCount[j] - excluded);
-      }
-      if (rowExcess > t.rowRatio() * colExcess) return null;
-      int rank = x.present.get(j);
-      if (!confirmed(rank, colExcess / colBar[j])) return null;
-      RankWindow w = x.byRank.get(rank);
-      double lastShare = x.columnSums(x.lastShare, all(k))[j] / count;
-      double highFrac = highCount / count;
-      double seen = highRowsMedian(j);
-      return new Finding(
-          FindingKind.SLOW_RANK,
-          rank,
-          -1,
-          cause(w, colExcess),
-          confidence(highFrac, colExcess, colBar[j])
-              * (rowExcess > 0 ? Math.max(0, 1 - rowExcess / colExcess / 2) : 1),
-          colExcess,
-          String.format(
-              Locale.ROOT,
-              "%d of %d peers saw rank %d late by %.1fus/call (median of those; %.1fus over a"
-                  + " typical peer over all of them), bar %.1fus%s%s; it saw its peers %.1fus late"
-                  + " itself and gated %.0f%% of their collectives; %s",
-              highCount,
-              (long) count,
-              rank,
-              seen,
-              colExcess,
-              colBar[j],
-              barReason(colBar[j], colNoise[j]),
-              tailNote(j),
-              rowExcess,
-              100 * lastShare,
-              causeEvidence(w)),
-          "",
-          io.collscope.avro.HardwareCause.NONE,
-          "");
-    }
-
-    /**
-     * For a slow rank late in only some collectives (its tail share clears the tail test's bar, in
-     * under half of them): how its lateness is spread, so the evidence says both.
-     */
-    private String tailNote(int j) {
-      if (k < 3 || tailRowsBut(j) < 2) return "";
-      TailEffects te = tails();
-      double tau = te.effect[j] - te.center;
-      if (tau < te.bar || tau >= 0.5) return "";
-      return String.format(
-          Locale.ROOT,
-          "; late in a few collectives: beyond the tail edge in %.1f%% more of them than a typical"
-              + " peer (bar %.1f%%)",
-          100 * tau,
-          100 * te.bar);
-    }
-
-    /** The median excess of column j over the rows whose cell clears its bar. */
-    private double highRowsMedian(int j) {
-      List<Double> v = new ArrayList<>();
-      for (int i = 0; i < k; i++) {
-        if (i == j) continue;
-        int c = x.cellOf(i, j);
-        if (c >= 0) {
-          if (high.listed[i][c] > 0) v.add(excess.listed[i][c]);
-        } else if (high.other[i] > 0) {
-          v.add(excess.other[i]);
-        }
-      }
-      return median(v);
-    }
-
-    /** What set the bar: the floors, or the statistics. */
-    private String barReason(double b, double noiseUs) {
-      if (z * noiseUs >= b) {
-        return String.format(
-            Locale.ROOT, " = z %.1f x noise %.1fus (spread %.1fus)", z, noiseUs, spread);
-      }
-      return String.format(
-          Locale.ROOT,
-          " = the floor (max of %.1fus and %.0f%% of the %.1fus collective)",
-          x.lateness ? t.absFloorUs() : t.minExcessUs(),
-          100 * t.relExcess(),
-          x.cost);
-    }
-
-    /**
-     * Most ranks late: when no column passed and a minority of rows waits on everyone (their row
-     * effects clear a bar like the columns'), every other rank is judged over those early rows
-     * alone, against the late ranks' own lower quartile of lateness: each late rank must clear its
-     * cell's bar in every early row and the column's bar in their median.
-     */
-    private List<Finding> mostRanksLate(boolean[] slow) {
-      List<Finding> found = new ArrayList<>();
-      if (!x.lateness) return found;
-      double[] rowStats = trimmedCenterAndSpread(rowEffect.clone());
-      double rowCenter = rowStats[0];
-      double rowSpread = rowStats[1];
-      boolean[] early = new boolean[k];
-      int earlyCount = 0;
-      for (int i = 0; i < k; i++) {
-        double rowSe = Math.sqrt(x.row(se2, i).median());
-        early[i] = rowEffect[i] - rowCenter >= bar(z, rowSpread, rowSe);
-        if (early[i]) earlyCount++;
-      }
-      if (earlyCount == 0 || 2 * earlyCount >= k) return found;
-      Weighted lateCells = new Weighted();
-      for (int i = 0; i < k; i++) {
-        if (early[i]) continue;
-        for (double v : x.mean.listed[i]) lateCells.add(v, 1);
-        lateCells.add(x.mean.other[i], x.otherCount[i]);
-      }
-      double base = lateCells.size() == 0 ? 0 : lateCells.lowerQuartile();
-      for (int j = 0; j < k; j++) {
-        if (early[j]) continue;
-        List<Double> v = new ArrayList<>();
-        double se2 = 0;
-        boolean everyRow = true;
-        for (int i = 0; i < k; i++) {
-          if (!early[i]) continue;
-          double e = x.at(x.mean, i, j) - base;
-          double se = x.at(x.se, i, j);
-          se2 += se * se;
-          everyRow &= e >= bar(z, rowSpread, se);
-          v.add(e);
-        }
-        double effect = median(v);
-        double b = bar(z, rowSpread, Math.sqrt(se2 / earlyCount));
-        if (!everyRow || effect < b) continue;
-        int rank = x.present.get(j);
-        if (!confirmed(rank, effect / b)) continue;
-        slow[j] = true;
-        RankWindow w = x.byRank.get(rank);
-        found.add(
-            new Finding(
-                FindingKind.SLOW_RANK,
-                rank,
-                -1,
-                cause(w, effect),
-                confidence(1.0, effect, b),
-                effect,
-                String.format(
-                    Locale.ROOT,
-                    "most ranks were late: the %d early rank(s) saw rank %d late by %.1fus/call"
-                        + " over the late ranks' own %.1fus (bar %.1fus); %s",
-                    earlyCount,
-                    rank,
-                    effect,
-                    base,
-                    b,
-                    causeEvidence(w)),
-                "",
-                io.collscope.avro.HardwareCause.NONE,
-                ""));
-      }
-      return found;
-    }
-
-    /**
-     * The tail test for column j: its share of collectives beyond each row's tail edge over the
-     * row's typical share, against the shares' between-peer spread and binomial error.
-     */
-    private Finding intermittent(int j) {
-      if (tailRowsBut(j) < 2) return null;
-      boolean[] tailRows = x.hasTail;
-      TailEffects te = tails();
-      double tau = te.effect[j] - te.center;
-      if (tau < te.bar) return null;
-      // Most rows must see it.
-      int seen = 0;
-      int rowsOf = 0;
-      for (int i = 0; i < k; i++) {
-        if (!tailRows[i] || i == j) continue;
-        rowsOf++;
-        if (x.at(te.shifted, i, j) - te.center >= te.bar) seen++;
-      }
-      if ((double) seen / rowsOf < t.columnFraction()) return null;
-      // It waits little itself: no peer is in its own tail as much as it is in theirs.
-      if (tailRows[j]) {
-        double own = 0;
-        for (double v : te.shifted.listed[j]) own = Math.max(own, v - te.center);
-        if (x.otherCount[j] > 0) own = Math.max(own, te.shifted.other[j] - te.center);
-        if (own > t.rowRatio() * tau) return null;
-      }
-      double lastShare = x.columnSums(x.lastShare, tailRows)[j] / x.columnCounts(tailRows)[j];
-      if (lastShare < t.minGatedShare() || lastShare > INTERMITTENT_MAX_GATED) return null;
-      int rank = x.present.get(j);
-      double meanExcess = Math.max(0, colEffect[j] - center);
-      // Its excess is the lateness in the collectives it was late in: the mean spread over them.
-      List<Double> edges = new ArrayList<>();
-      for (int i = 0; i < k; i++) if (tailRows[i]) edges.add(x.rows[i].getLateTailEdgeUs());
-      // ... and at least the tail edge it was beyond there.
-      double whenLate = Math.max(meanExcess / Math.max(tau, t.minTailShare()), median(edges));
-      // Late in those by less than the floor is the placement's own skew (the last of several
-      // ranks one dispatcher launches on a shared GPU), not a culprit.
-      if (whenLate < TAIL_MARGIN * floor) return null;
-      if (!confirmed(rank, tau / te.bar)) return null;
-      return new Finding(
-          FindingKind.SLOW_RANK,
-          rank,
-          -1,
-          cause(x.byRank.get(rank), meanExcess),
-          confidence((double) seen / rowsOf, tau, te.bar),
-          whenLate,
-          String.format(
-              Locale.ROOT,
-              "%d of %d peers saw rank %d late in a few collectives: beyond the %.0fus tail edge in"
-                  + " %.1f%% more of them than a typical peer (bar %.1f%%), about %.0fus late in"
-                  + " those (%.1fus/call over a typical peer on the mean); it gated %.0f%% of"
-                  + " their collectives",
-              seen,
-              rowsOf,
-              rank,
-              median(edges),
-              100 * tau,
-              100 * te.bar,
-              whenLate,
-              meanExcess,
-              100 * lastShare),
-          "",
-          io.collscope.avro.HardwareCause.NONE,
-          "");
-    }
-
-    /** The tail shares' effects: rows centred on their median share, columns by median. */
-    private final class TailEffects {
-      final Cells shifted;
-      final double[] effect;
-      final double center;
-      final double bar;
-
-      TailEffects() {
-        boolean[] tailRows = x.hasTail;
-        double[] typical = new double[k];
-        List<Double> typicals = new ArrayList<>();
-        long minSampled = Long.MAX_VALUE;
-        for (int i = 0; i < k; i++) {
-          if (!tailRows[i]) continue;
-          typical[i] = x.row(x.tail, i).median();
-          typicals.add(typical[i]);
-          minSampled = Math.min(minSampled, SampledCalls.of(x.rows[i]));
-        }
-        shifted = x.tail.map((i, v) -> v - typical[i]);
-        boolean[] excluded = new boolean[k];
-        for (int i = 0; i < k; i++) excluded[i] = !tailRows[i];
-        ColumnMedians medians = new ColumnMedians(x, shifted, excluded);
-        effect = new double[k];
-        for (int j = 0; j < k; j++) effect[j] = medians.of(j).medianWithout(-1);
-        double[] stats = trimmedCenterAndSpread(effect.clone());
-        center = stats[0];
-        double spreadShare = stats[1];
-        double p0 = Math.max(median(typicals), 1.0 / Math.max(1, minSampled));
-        double binomial = Math.sqrt(p0 * (1 - p0) / Math.max(1, minSampled));
-        bar =
-            Math.max(
-                t.minTailShare(),
-                t.z(k) * Math.sqrt(spreadShare * spreadShare + binomial * binomial));
-      }
-    }
-
-    /** The tail effects over the rows that have tails, computed once a window when first asked. */
-    private TailEffects tails() {
-      if (tails == null) tails = new TailEffects();
-      return tails;
-    }
-
-    private TailEffects tails;
-
-    /** The rows with tails other than row j. */
-    private int tailRowsBut(int j) {
-      int n = 0;
-      for (int i = 0; i < k; i++) if (x.hasTail[i] && i != j) n++;
-      return n;
-    }
-
-    /** Single cells that stand out of their column: the slow links. */
-    private List<Finding> slowLinks(boolean[] slow) {
-      List<Finding> links = new ArrayList<>();
-      ColumnMedians medians = null;
-      for (int j = 0; j < k; j++) {
-        if (slow[j]) continue;
-        ColumnMedians.ColumnMedian column = null;
-        for (int i = 0; i < k; i++) {
-          if (i == j || slow[i]) continue;
-          double e = x.at(excess, i, j);
-          double se = x.at(x.se, i, j);
-          // The cell against the median of its column's other cells: the cell's own error and
-          // residual, and the median's (π/2 × the residual² over the other rows, and their errors).
-          double others2 = Math.PI / 2 * cellSpread * cellSpread / Math.max(1, k - 2);
-          double b =
-              Math.max(
-                  floor,
-                  zLink
-                      * Math.sqrt(
-                          cellSpread * cellSpread + se * se + others2 + colSe[j] * colSe[j]));
-          if (e < b) continue;
-          // The other ranks' view of j, from ranks that are not late themselves: a late rank sees
-          // everyone early. With no such rank left there is nothing to compare the cell with.
-          if (column == null) {
-            if (medians == null) medians = new ColumnMedians(x, excess, slow);
-            column = medians.of(j);
-          }
-          int others = column.size() - (column.holds(i) ? 1 : 0);
-          if (others == 0) continue;
-          double med = column.medianWithout(i);
-          if (e - med < b) continue;
-          int receiver = x.present.get(i);
-          int sender = x.present.get(j);
-          double share = x.at(x.tail, i, j);
-          double othersShare = median(columnValues(x.tail, j, i, slow));
-          links.add(
-              new Finding(
-                  FindingKind.SLOW_LINK,
-                  receiver,
-                  sender,
-                  Cause.LINK,
-                  confidence(1.0, e - med, b),
-                  e - med,
-                  String.format(
-                      Locale.ROOT,
-                      "rank %d saw rank %d %.1fus/call later than the other ranks saw it (bar"
-                          + " %.1fus); beyond the %.0fus tail edge in %.0f%% of the collectives"
-                          + " against %.0f%% for the others",
-                      receiver,
-                      sender,
-                      e - med,
-                      b,
-                      x.rows[i].getLateTailEdgeUs(),
-                      100 * share,
-                      100 * othersShare),
-                  "",
-                  io.collscope.avro.HardwareCause.NONE,
-                  ""));
-        }
-      }
-      return links;
-    }
-
-    /**
-     * Two ranks with waits only (counters without lateness): a high cell that no rank explains is
-     * the only link there is, reported once, the larger cell's direction, at half confidence.
-     */
-    private Finding twoRankLink() {
-      int j = colEffect[1] >= colEffect[0] ? 1 : 0;
-      int i = 1 - j;
-      double e = colEffect[j] - center;
-      if (x.at(high, i, j) == 0 || e < colBar[j]) return null;
-      int receiver = x.present.get(i);
-      int sender = x.present.get(j);
-      return new Finding(
-          FindingKind.SLOW_LINK,
-          receiver,
-          sender,
-          Cause.LINK,
-          confidence(1.0, e, colBar[j]) * 0.5,
-          e,
-          String.format(
-              Locale.ROOT,
-              "rank %d waited %.1fus/call on rank %d (bar %.1fus); with 2 ranks the link's"
-                  + " direction cannot be told from waits alone",
-              receiver,
-              e,
-              sender,
-              colBar[j]),
-          "",
-          io.collscope.avro.HardwareCause.NONE,
-          "");
-    }
-
-    /** Column j's values of q over the rows neither excluded nor {@code except} nor j. */
-    private List<Double> columnValues(Cells q, int j, int except, boolean[] excluded) {
-      List<Double> v = new ArrayList<>();
-      for (int i = 0; i < k; i++) {
-        if (i == j || i == except || excluded[i]) continue;
-        v.add(x.at(q, i, j));
-      }
-      return v;
-    }
-
-    /** The collective got slower than its baseline with no culprit that explains it. */
-    Finding uniformSlowdown(WindowBaseline baseline, double baselineUs) {
-      // Judged against the baseline's own spread, not the window's matrix: a slowdown that reaches
-      // every rank makes every cell wider too, which says nothing about the cost. Smaller
-      // regressions are the alerts' to find, over several windows.
-      double excess = x.cost - baselineUs;
-      double needed =
-          Math.max(
-              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.upperSpread()),
-              z1 * costSe());
-      slowerThanBaseline = excess >= needed;
-      if (!slowerThanBaseline || baseline.slowerInARow + 1 < UNIFORM_WINDOWS) return null;
-      Phase grew = null;
-      double growth = 0;
-      StringBuilder phases = new StringBuilder();
-      for (Phase p : Phase.values()) {
-        double now = x.median(w -> meanUs(w, p), -1);
-        double was = baseline.phase(p);
-        phases.append(String.format(Locale.ROOT, " %s %.1f/%.1f", p.fieldName(), now, was));
-        if (grew == null || now - was > growth) {
-          grew = p;
-          growth = now - was;
-        }
-      }
-      Cause cause = grew.blame() != null ? grew.blame() : Cause.LINK;
-      return new Finding(
-          FindingKind.UNIFORM_SLOWDOWN,
-          -1,
-          -1,
-          cause,
-          clamp(1 - Math.exp(-excess / needed)) * x.callsFactor(t),
-          excess,
-          String.format(
-              Locale.ROOT,
-              "the collective costs %.1fus/call, %.0f%% over its baseline of %.1fus, with no rank"
-                  + " or link later than the others; median phases now/baseline (us/call):%s",
-              x.cost,
-              100 * excess / baselineUs,
-              baselineUs,
-              phases),
-          "",
-          io.collscope.avro.HardwareCause.NONE,
-          "");
-    }
-
-    /** Grows with how far the effect clears its bar and the share that sees it. */
-    private double confidence(double share, double effect, double bar) {
-      return clamp(share * (1 - Math.exp(-effect / Math.max(bar, 1e-9)))) * x.callsFactor(t);
-    }
-
-    /**
-     * Why a slow rank was slow: the cause whose phases exceed the peers' median the most, if they
-     * explain enough of the excess; otherwise it arrived late (the time went before the collective,
-     * in compute or launch).
-     */
-    private Cause cause(RankWindow w, double excessUs) {
-      Cause best = null;
-      double bestExcess = 0;
-      for (Phase p : Phase.values()) {
-        Cause c = p.blame();
-        if (c == null || c == best) continue;
-        double e = blamedUs(w, c) - x.median(o -> blamedUs(o, c), w.getRank());
-        if (best == null || e > bestExcess) {
-          best = c;
-          bestExcess = e;
-        }
-      }
-      if (best == null || bestExcess < t.causeShare() * excessUs || bestExcess < typicalBar() / 2) {
-        return Cause.ARRIVED_LATE;
-      }
-      return best;
-    }
-
-    private String causeEvidence(RankWindow w) {
-      StringBuilder sb = new StringBuilder("its phases vs its peers' median (us/call):");
-      for (Phase p : Phase.values()) {
-        if (p.blame() == null) continue;
-        sb.append(
-            String.format(
-                Locale.ROOT,
-                " %s %.1f/%.1f",
-                p.fieldName(),
-                meanUs(w, p),
-                x.median(o -> meanUs(o, p), w.getRank())));
-      }
-      return sb.toString();
-    }
-  }
-
   /** NONE, the kind of a single finding, or MULTIPLE. */
   static Verdict verdict(List<Finding> findings) {
     if (findings.isEmpty()) return Verdict.NONE;
@@ -1207,12 +457,5 @@ public final class Attributor {
       case SLOW_NODE -> Verdict.SLOW_NODE;
       case UNKNOWN -> Verdict.UNKNOWN;
     };
-  }
-
-  /** The time a rank spent in the phases a cause blames, per collective. */
-  private static double blamedUs(RankWindow w, Cause c) {
-    double us = 0;
-    for (Phase p : Phase.values()) if (p.blame() == c) us += meanUs(w, p);
-    return us;
   }
 }
