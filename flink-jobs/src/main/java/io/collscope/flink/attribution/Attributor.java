@@ -1,9 +1,11 @@
 package io.collscope.flink.attribution;
 
+import static io.collscope.flink.attribution.LatenessMatrix.meanUs;
+import static io.collscope.flink.attribution.RobustStatistics.clamp;
+
 import io.collscope.avro.Attribution;
 import io.collscope.avro.Cause;
 import io.collscope.avro.Finding;
-import io.collscope.avro.FindingKind;
 import io.collscope.avro.RankPhases;
 import io.collscope.avro.RankWindow;
 import io.collscope.avro.Verdict;
@@ -13,12 +15,8 @@ import io.collscope.model.Phase;
 import io.collscope.model.SampledCalls;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
-import java.util.TreeMap;
-import java.util.function.ToDoubleFunction;
 
 /**
  * The attribution rule, as a pure function of one communicator's rank windows (and, for uniform
@@ -102,7 +100,28 @@ import java.util.function.ToDoubleFunction;
  *       of the silent rank's excess.
  * </ul>
  *
- * Each culprit is one {@link Finding}, strongest first; several make the verdict MULTIPLE. A
+ * <p><b>The order of the tests.</b> This class holds the rule's contract — the order below and the
+ * rule's own parameters (the constants below; a deployment's are {@link Thresholds}) — and each
+ * test is a class of its own:
+ *
+ * <ol>
+ *   <li>the window's {@link LatenessMatrix} and its {@link WindowEffects} (row and column effects,
+ *       centre, spread, bars), once, read by every test;
+ *   <li>{@link SilentRankRule}: the missing ranks the present ones wait on;
+ *   <li>with two present ranks or more, against present ranks only: {@link SlowRankRule}'s column
+ *       test (each passing column a slow rank), then, when none was named, most ranks late; {@link
+ *       IntermittentRule}'s tail test over the columns not yet named; {@link SlowLinkRule}'s cells
+ *       between ranks not named (with two ranks of waits only, their one link). In a window with a
+ *       TIMED_OUT silent rank these must reach {@link Thresholds#abortShare()} of its excess;
+ *   <li>{@link NetworkLinks}: inter-node links from NCCL's network proxy steps;
+ *   <li>{@link UniformSlowdownRule}, only when nothing was found;
+ *   <li>{@link SlowNodes}: the findings of one node's ranks grouped into one; strongest first.
+ * </ol>
+ *
+ * Every matrix finding is named only once {@link Confirmation} confirms it: it cleared its bar
+ * {@link #STRONG} times, or the window before leaned the same way.
+ *
+ * <p>Each culprit is one {@link Finding}, strongest first; several make the verdict MULTIPLE. A
  * finding's confidence grows with how far its effect clears its bar and with the share of peers
  * that see it, and shrinks when the ranks counted fewer than {@link Thresholds#minCalls()}
  * collectives in the window.
@@ -128,9 +147,6 @@ public final class Attributor {
 
   /** How many of its baseline's standard deviations a uniform slowdown's excess must reach. */
   static final double UNIFORM_SPREADS = 4.0;
-
-  /** A median absolute deviation times this estimates a normal distribution's deviation. */
-  static final double MAD_TO_SD = 1.4826;
 
   /**
    * A window teaches the baseline only when its largest effect stays under this share of its bar: a
@@ -181,7 +197,7 @@ public final class Attributor {
       List<RankWindow> windows,
       Thresholds t) {
     windows = CrossNodeLateness.join(windows);
-    Matrix x = Matrix.of(windows);
+    LatenessMatrix x = LatenessMatrix.of(windows);
     return judge(
             communicator,
             startMs,
@@ -236,7 +252,7 @@ public final class Attributor {
         communicator,
         startMs,
         endMs,
-        Matrix.of(windows),
+        LatenessMatrix.of(windows),
         windows,
         t,
         baseline,
@@ -247,7 +263,7 @@ public final class Attributor {
       CommunicatorKey communicator,
       long startMs,
       long endMs,
-      Matrix x,
+      LatenessMatrix x,
       List<RankWindow> windows,
       Thresholds t,
       WindowBaseline baseline,
@@ -273,9 +289,10 @@ public final class Attributor {
         maxWaitRank = r;
       }
     }
-    Judge judge = new Judge(x, t, baseline, previous);
+    WindowEffects effects = new WindowEffects(x, t, baseline);
+    Confirmation confirmation = new Confirmation(previous);
 
-    List<Finding> findings = judge.silentRanks();
+    List<Finding> findings = SilentRankRule.find(effects);
     double timedOutExcess =
         findings.stream()
             .filter(f -> f.getCause() == Cause.TIMED_OUT)
@@ -284,7 +301,7 @@ public final class Attributor {
             .orElse(0);
     // One rank waits on no present peer: only silent ranks can be named.
     if (x.k >= 2) {
-      for (Finding f : judge.slowRanksAndLinks()) {
+      for (Finding f : slowRanksAndLinks(effects, confirmation)) {
         if (f.getExcessWaitUs() >= t.abortShare() * timedOutExcess) findings.add(f);
       }
     }
@@ -295,9 +312,11 @@ public final class Attributor {
             ? baseline.median()
             : 0;
     // Only with no culprit: a slow rank or link makes the whole collective slower too.
+    boolean slowerThanBaseline = false;
     if (baselineUs > 0 && x.k >= 1 && findings.isEmpty()) {
-      Finding u = judge.uniformSlowdown(baseline, baselineUs);
-      if (u != null) findings.add(u);
+      UniformSlowdownRule.Result u = UniformSlowdownRule.judge(effects, baseline, baselineUs);
+      slowerThanBaseline = u.slowerThanBaseline();
+      if (u.finding() != null) findings.add(u.finding());
     }
     findings =
         SlowNodes.group(
@@ -316,7 +335,7 @@ public final class Attributor {
       // With the others missing there is nothing to compare.
       confidence = x.n == 1 ? 1.0 : 0.0;
     } else {
-      confidence = clamp(1.0 - judge.largestRatio() / 2) * x.callsFactor(t);
+      confidence = clamp(1.0 - effects.largestRatio() / 2) * x.callsFactor(t);
     }
     Attribution a =
         Attribution.newBuilder()
@@ -337,20 +356,61 @@ public final class Attributor {
             .setCollectiveUs(x.cost)
             .setBytesPerCall(x.bytesPerCall)
             .setBaselineUs(baselineUs)
-            .setThresholdUs(judge.typicalBar())
-            .setNoiseUs(judge.typicalNoise())
+            .setThresholdUs(effects.typicalBar())
+            .setNoiseUs(effects.typicalNoise())
             .build();
     boolean teaches =
         findings.isEmpty()
             && x.missing.isEmpty()
             && x.unmeasured.isEmpty()
             && x.cost > 0
-            && judge.largestRatio() < TEACHING_SHARE
+            && effects.largestRatio() < TEACHING_SHARE
             && x.evenCalls();
     // A clean window over the uniform band teaches only once its run ended unnamed (a busy host's
     // cost wanders for seconds at a time, and the upper spread must see that): AttributionFunction
     // holds it until then (WindowBaseline.holdExcursion).
-    return new Judged(a, teaches, judge.asymmetry(), judge.slowerThanBaseline, judge.leaning);
+    return new Judged(a, teaches, effects.asymmetry(), slowerThanBaseline, confirmation.leaning);
+  }
+
+  /**
+   * The matrix tests against present ranks, in the rule's order (see the class comment): the column
+   * test (slow ranks), most ranks late when no column named one, the tail test (intermittently slow
+   * ranks) over the columns not yet named, then single cells (slow links) over the ranks not named,
+   * and with two ranks of waits only, their one link.
+   */
+  private static List<Finding> slowRanksAndLinks(WindowEffects effects, Confirmation confirmation) {
+    int k = effects.k;
+    List<Finding> findings = new ArrayList<>();
+    boolean[] slow = new boolean[k];
+    IntermittentRule intermittent = new IntermittentRule(effects);
+    SlowRankRule slowRanks = new SlowRankRule(effects, confirmation, intermittent);
+    for (int j = 0; j < k; j++) {
+      if (!slowRanks.passes[j]) continue;
+      Finding f = slowRanks.find(j);
+      if (f != null) {
+        slow[j] = true;
+        findings.add(f);
+      }
+    }
+    if (findings.isEmpty() && k >= 3) findings.addAll(slowRanks.mostRanksLate(slow));
+    // The tail test runs over the rows that have tails, whatever the others are: one emitter
+    // without lateness does not take it from the rest.
+    if (k >= 3) {
+      for (int j = 0; j < k; j++) {
+        if (slow[j] || slowRanks.passes[j]) continue;
+        Finding f = intermittent.find(j, confirmation);
+        if (f != null) {
+          slow[j] = true;
+          findings.add(f);
+        }
+      }
+    }
+    if (k >= 3) findings.addAll(SlowLinkRule.find(effects, slow));
+    if (k == 2 && !effects.x.lateness && findings.isEmpty()) {
+      Finding link = SlowLinkRule.twoRankLink(effects);
+      if (link != null) findings.add(link);
+    }
+    return findings;
   }
 
   /**
@@ -358,7 +418,7 @@ public final class Attributor {
    * what {@link WindowBaseline} remembers of a window without findings.
    */
   public static double[] phaseMedians(List<RankWindow> windows) {
-    Matrix x = Matrix.of(windows);
+    LatenessMatrix x = LatenessMatrix.of(windows);
     double[] m = new double[Phase.COUNT];
     for (Phase p : Phase.values()) m[p.ordinal()] = x.median(w -> meanUs(w, p), -1);
     return m;
@@ -378,1356 +438,11 @@ public final class Attributor {
 
   /** The collective's own cost (µs per collective) and bytes per call of a window. */
   public static double cost(List<RankWindow> windows) {
-    return Matrix.of(windows).cost;
+    return LatenessMatrix.of(windows).cost;
   }
 
   public static long bytesPerCall(List<RankWindow> windows) {
-    return Matrix.of(windows).bytesPerCall;
-  }
-
-  /**
-   * One window's delay matrix over the present ranks, with its errors and tail shares, and the
-   * collective's own cost.
-   *
-   * <p>Held sparsely. Row i has its listed cells (the present peers its rank window lists, by
-   * matrix index, ascending) and one value for every other cell of the row, {@code otherCount[i]}
-   * of them: a compact rank window ({@link RankWindow#getPeerIndex()}) gives every unlisted peer
-   * the same values, so its row is its listed peers plus one weighted value. A dense window lists
-   * every peer (no weighted value). Every statistic below is the one the dense matrix of the same
-   * cells gives — quantiles over weighted values, column medians from a sorted array of the rows'
-   * common values corrected by the few rows that list the column — at O(listed cells + ranks × log
-   * ranks) instead of O(ranks²): a 1,024-rank window of 16 listed peers a row is 17,000 values, not
-   * a million cells.
-   */
-  private static final class Matrix {
-    final TreeMap<Integer, RankWindow> byRank = new TreeMap<>();
-    final List<Integer> present = new ArrayList<>();
-    final List<Integer> missing = new ArrayList<>();
-    final List<Integer> unmeasured = new ArrayList<>();
-    int n;
-    int k;
-    boolean lateness; // every row has per-peer lateness (else waits stand in, with no errors)
-    RankWindow[] rows; // present ranks' windows, by matrix index
-    int[] column; // by rank: matrix index, -1 when not in the matrix
-    int[][] rowIndex; // by matrix index: the window's peer_index (ranks), null when dense
-    int[][] listed; // row i's listed cells: present columns, ascending, not i
-    int[] otherCount; // row i's cells that are not listed (present columns but i)
-    boolean[] hasTail; // row i has tail shares
-    Cells mean; // lateness means (per-peer waits without lateness)
-    Cells se; // their standard errors (0 where unknown)
-    Cells tail; // tail shares (0 in rows without)
-    Cells lastShare; // share of the row rank's collectives the column's peer gated
-    int[][] listers; // column j: the rows that list it, ascending
-    int[][] listerAt; // ... and where in their row
-    double cost;
-    int costRow = -1; // the row whose rank paid the collective's own cost
-    long bytesPerCall;
-    long minCalls;
-
-    static Matrix of(List<RankWindow> windows) {
-      Matrix x = new Matrix();
-      for (RankWindow w : windows) {
-        x.n = Math.max(x.n, w.getWorldSize());
-        x.byRank.put(w.getRank(), w);
-      }
-      x.column = new int[x.n];
-      for (int r = 0; r < x.n; r++) {
-        RankWindow w = x.byRank.get(r);
-        x.column[r] = -1;
-        if (w != null && w.getCalls() > 0 && w.getPeerWaitMeanUs().size() == entries(w, x.n)) {
-          // Calls but no sampled call: nothing was measured, and zeros would read as "on time".
-          if (SampledCalls.of(w) > 0) {
-            x.column[r] = x.present.size();
-            x.present.add(r);
-          } else {
-            x.unmeasured.add(r);
-          }
-        } else {
-          x.missing.add(r);
-        }
-      }
-      x.k = x.present.size();
-      x.lateness = x.k > 0;
-      for (int r : x.present) {
-        RankWindow w = x.byRank.get(r);
-        x.lateness &= w.getPeerLateMeanUs().size() == entries(w, x.n) && entries(w, x.n) > 0;
-      }
-      int k = x.k;
-      x.rows = new RankWindow[k];
-      x.rowIndex = new int[k][];
-      x.listed = new int[k][];
-      x.otherCount = new int[k];
-      x.hasTail = new boolean[k];
-      x.mean = new Cells(k);
-      x.se = new Cells(k);
-      x.tail = new Cells(k);
-      x.lastShare = new Cells(k);
-      int[] listerCount = new int[k];
-      for (int i = 0; i < k; i++) x.readRow(i, listerCount);
-      x.listers = new int[k][];
-      x.listerAt = new int[k][];
-      for (int j = 0; j < k; j++) {
-        x.listers[j] = new int[listerCount[j]];
-        x.listerAt[j] = new int[listerCount[j]];
-      }
-      int[] fill = new int[k];
-      for (int i = 0; i < k; i++) {
-        for (int c = 0; c < x.listed[i].length; c++) {
-          int j = x.listed[i][c];
-          x.listers[j][fill[j]] = i;
-          x.listerAt[j][fill[j]++] = c;
-        }
-      }
-      x.cost = Double.MAX_VALUE;
-      long calls = 0;
-      long bytes = 0;
-      x.minCalls = Long.MAX_VALUE;
-      for (int r : x.present) {
-        RankWindow w = x.byRank.get(r);
-        double total = 0;
-        for (Phase p : Phase.values()) total += meanUs(w, p);
-        if (total < x.cost) x.costRow = x.column[r];
-        x.cost = Math.min(x.cost, total);
-        calls += w.getCalls() - w.getTimeouts();
-        bytes += w.getBytes();
-        // the sample, not the calls: confidence grows with what was measured
-        x.minCalls = Math.min(x.minCalls, SampledCalls.of(w));
-      }
-      if (x.k == 0) {
-        x.cost = 0;
-        x.minCalls = 0;
-      }
-      x.bytesPerCall = calls > 0 ? Math.round((double) bytes / calls) : 0;
-      return x;
-    }
-
-    /** Row i of the matrix from its rank window: its listed cells and its others' value. */
-    private void readRow(int i, int[] listerCount) {
-      RankWindow w = byRank.get(present.get(i));
-      rows[i] = w;
-      rowIndex[i] = peerIndex(w);
-      int entries = entries(w, n);
-      List<Double> lateOf = lateness ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs();
-      List<Double> seOf =
-          lateness && orEmpty(w.getPeerLateSeUs()).size() == entries
-              ? orEmpty(w.getPeerLateSeUs())
-              : null;
-      hasTail[i] = orEmpty(w.getPeerLateTailShare()).size() == entries && entries > 0;
-      List<Double> tailOf = hasTail[i] ? orEmpty(w.getPeerLateTailShare()) : null;
-      List<Long> lastOf = w.getPeerArrivedLast();
-      int[] cols = new int[entries];
-      double[] m = new double[entries];
-      double[] s = new double[entries];
-      double[] tl = new double[entries];
-      double[] g = new double[entries];
-      int c = 0;
-      for (int e = 0; e < entries; e++) {
-        int p = rowIndex[i] == null ? e : rowIndex[i][e];
-        int j = p < n ? column[p] : -1;
-        if (j < 0 || j == i) continue;
-        cols[c] = j;
-        m[c] = lateOf.get(e);
-        s[c] = seOf == null ? 0 : seOf.get(e);
-        tl[c] = tailOf == null ? 0 : tailOf.get(e);
-        g[c] = (double) lastOf.get(e) / accounted(w);
-        listerCount[j]++;
-        c++;
-      }
-      listed[i] = Arrays.copyOf(cols, c);
-      mean.listed[i] = Arrays.copyOf(m, c);
-      se.listed[i] = Arrays.copyOf(s, c);
-      tail.listed[i] = Arrays.copyOf(tl, c);
-      lastShare.listed[i] = Arrays.copyOf(g, c);
-      otherCount[i] = k - 1 - c;
-      mean.other[i] = lateness ? w.getOthersLateMeanUs() : w.getOthersWaitMeanUs();
-      se.other[i] = seOf == null ? 0 : w.getOthersLateSeUs();
-      tail.other[i] = tailOf == null ? 0 : w.getOthersLateTailShare();
-      lastShare.other[i] = (double) w.getOthersArrivedLast() / accounted(w);
-    }
-
-    /** A rank window's peer_index, null when it is dense. */
-    static int[] peerIndex(RankWindow w) {
-      List<Integer> index = w.getPeerIndex();
-      if (index == null || index.isEmpty()) return null;
-      int[] a = new int[index.size()];
-      for (int i = 0; i < a.length; i++) a[i] = index.get(i);
-      return a;
-    }
-
-    /** How many entries a rank window's per-peer arrays must have: world size, or its listed. */
-    static int entries(RankWindow w, int n) {
-      List<Integer> index = w.getPeerIndex();
-      return index == null || index.isEmpty() ? n : index.size();
-    }
-
-    /** The entry of rank p in row i's per-peer arrays, or -1 when p is not listed. */
-    int entryOf(int i, int p) {
-      if (rowIndex[i] == null) return p;
-      int at = Arrays.binarySearch(rowIndex[i], p);
-      return at >= 0 ? at : -1;
-    }
-
-    /** Lateness of rank p as row i saw it (the per-peer wait without lateness), any rank p. */
-    double late(int i, int p) {
-      int at = entryOf(i, p);
-      RankWindow w = rows[i];
-      if (at < 0) return mean.other[i];
-      return (lateness ? w.getPeerLateMeanUs() : w.getPeerWaitMeanUs()).get(at);
-    }
-
-    /** The standard error of {@link #late}, 0 where unknown. */
-    double lateSe(int i, int p) {
-      RankWindow w = rows[i];
-      if (!lateness || orEmpty(w.getPeerLateSeUs()).isEmpty()) return 0;
-      int at = entryOf(i, p);
-      return at < 0 ? w.getOthersLateSeUs() : orEmpty(w.getPeerLateSeUs()).get(at);
-    }
-
-    /** Where column j is among row i's listed cells, or -1 when the row's common value holds. */
-    int cellOf(int i, int j) {
-      int c = Arrays.binarySearch(listed[i], j);
-      return c >= 0 ? c : -1;
-    }
-
-    /** A quantity's value at cell (i, j). */
-    double at(Cells q, int i, int j) {
-      int c = cellOf(i, j);
-      return c >= 0 ? q.listed[i][c] : q.other[i];
-    }
-
-    /** Row i's cells of q as a weighted multiset. */
-    Weighted row(Cells q, int i) {
-      Weighted v = new Weighted();
-      for (double d : q.listed[i]) v.add(d, 1);
-      v.add(q.other[i], otherCount[i]);
-      return v;
-    }
-
-    /**
-     * Column sums of one quantity over the given rows (each column without its own row): the sum of
-     * the rows' common values, less the own row's, corrected by the rows that list the column.
-     */
-    double[] columnSums(Cells q, boolean[] rowsIn) {
-      double total = 0;
-      for (int i = 0; i < k; i++) if (rowsIn[i] && otherCount[i] > 0) total += q.other[i];
-      double[] out = new double[k];
-      Arrays.fill(out, total);
-      for (int i = 0; i < k; i++) {
-        if (!rowsIn[i]) continue;
-        double common = otherCount[i] > 0 ? q.other[i] : 0;
-        out[i] -= common;
-        double[] v = q.listed[i];
-        for (int c = 0; c < v.length; c++) out[listed[i][c]] += v[c] - common;
-      }
-      return out;
-    }
-
-    /** The rows of each column among {@code rowsIn} (its own excluded). */
-    double[] columnCounts(boolean[] rowsIn) {
-      int in = 0;
-      for (boolean r : rowsIn) if (r) in++;
-      double[] count = new double[k];
-      for (int j = 0; j < k; j++) count[j] = in - (rowsIn[j] ? 1 : 0);
-      return count;
-    }
-
-    /** The median of f over the present ranks but one. */
-    double median(ToDoubleFunction<RankWindow> f, int exceptRank) {
-      List<Double> v = new ArrayList<>();
-      for (int r : present) if (r != exceptRank) v.add(f.applyAsDouble(byRank.get(r)));
-      return Attributor.median(v);
-    }
-
-    /** Confidence scale: 1 once every present rank counted enough calls. */
-    double callsFactor(Thresholds t) {
-      return Math.min(1.0, (double) minCalls / t.minCalls());
-    }
-
-    /**
-     * Whether every present rank sampled at least half the median rank's collectives: a window a
-     * rank joined or left part-way describes less than the whole communicator's cost.
-     */
-    boolean evenCalls() {
-      List<Double> v = new ArrayList<>();
-      for (RankWindow w : rows) v.add((double) SampledCalls.of(w));
-      double med = Attributor.median(v);
-      for (double c : v) if (c < med / 2) return false;
-      return true;
-    }
-  }
-
-  /** One quantity over a {@link Matrix}'s cells: row by row its listed cells, and the others'. */
-  private static final class Cells {
-    final double[][] listed;
-    final double[] other;
-
-    Cells(int k) {
-      listed = new double[k][];
-      other = new double[k];
-    }
-
-    /** The same shape, each value mapped with its row. */
-    Cells map(RowFunction f) {
-      Cells c = new Cells(other.length);
-      for (int i = 0; i < other.length; i++) {
-        c.listed[i] = new double[listed[i].length];
-        for (int e = 0; e < listed[i].length; e++) c.listed[i][e] = f.apply(i, listed[i][e]);
-        c.other[i] = f.apply(i, other[i]);
-      }
-      return c;
-    }
-  }
-
-  @FunctionalInterface
-  private interface RowFunction {
-    double apply(int row, double value);
-  }
-
-  /**
-   * The medians of one quantity's columns over a set of rows: one sorted array of the rows' common
-   * values, corrected per column by the rows that list it.
-   */
-  private static final class ColumnMedians {
-    final Matrix x;
-    final Cells q;
-    final boolean[] excluded;
-    final double[] common; // ascending
-    final int[] position; // by row: where its common value is in it, -1 when it has none
-    int included; // rows
-
-    ColumnMedians(Matrix x, Cells q, boolean[] excluded) {
-      this.x = x;
-      this.q = q;
-      this.excluded = excluded;
-      for (boolean s : excluded) if (!s) included++;
-      List<Integer> rowsWith = new ArrayList<>();
-      for (int r = 0; r < x.k; r++) if (!excluded[r] && x.otherCount[r] > 0) rowsWith.add(r);
-      Integer[] order = rowsWith.toArray(Integer[]::new);
-      Arrays.sort(order, Comparator.comparingDouble(r -> q.other[r]));
-      common = new double[order.length];
-      position = new int[x.k];
-      Arrays.fill(position, -1);
-      for (int p = 0; p < order.length; p++) {
-        common[p] = q.other[order[p]];
-        position[order[p]] = p;
-      }
-    }
-
-    ColumnMedian of(int j) {
-      List<Integer> removed = new ArrayList<>();
-      List<Double> added = new ArrayList<>();
-      if (position[j] >= 0) removed.add(position[j]);
-      int[] listers = x.listers[j];
-      int[] at = x.listerAt[j];
-      int[] addedRow = new int[listers.length];
-      int na = 0;
-      for (int a = 0; a < listers.length; a++) {
-        int r = listers[a];
-        if (excluded[r]) continue;
-        if (position[r] >= 0) removed.add(position[r]);
-        added.add(q.listed[r][at[a]]);
-        addedRow[na++] = r;
-      }
-      return new ColumnMedian(this, j, removed, added, Arrays.copyOf(addedRow, na));
-    }
-  }
-
-  /** One column of {@link ColumnMedians}: its values over the included rows but its own. */
-  private static final class ColumnMedian {
-    private final ColumnMedians all;
-    private final int j;
-    private final List<Integer> removed;
-    private final List<Double> added;
-    private final int[] addedRow;
-
-    ColumnMedian(
-        ColumnMedians all, int j, List<Integer> removed, List<Double> added, int[] addedRow) {
-      this.all = all;
-      this.j = j;
-      this.removed = removed;
-      this.added = added;
-      this.addedRow = addedRow;
-    }
-
-    int size() {
-      return all.included - (all.excluded[j] ? 0 : 1);
-    }
-
-    boolean holds(int i) {
-      return i >= 0 && i != j && !all.excluded[i];
-    }
-
-    /** The median of the column's values without row i's (if it is one; -1: all of them). */
-    double medianWithout(int i) {
-      List<Integer> r = new ArrayList<>(removed);
-      List<Double> a = new ArrayList<>(added);
-      if (holds(i)) {
-        int listedAt = -1;
-        for (int q = 0; q < addedRow.length; q++) if (addedRow[q] == i) listedAt = q;
-        if (listedAt >= 0) a.remove(listedAt);
-        else r.add(all.position[i]);
-      }
-      CorrectedSorted c =
-          new CorrectedSorted(
-              all.common,
-              r.stream().mapToInt(Integer::intValue).toArray(),
-              a.stream().mapToDouble(Double::doubleValue).toArray());
-      return c.size() == 0 ? 0 : c.median();
-    }
-  }
-
-  /** The effects of one window's matrix (see the class comment) and the rule's tests over them. */
-  private static final class Judge {
-    final Matrix x;
-    final Thresholds t;
-    final WindowBaseline baseline;
-    final int k;
-
-    final double[] rowEffect;
-    final Cells centred; // L[i][j] less row i's effect
-    final double[] colEffect;
-    final double center;
-    final double spread;
-    final double[] colSe;
-    final double cellSpread;
-    final double floor; // the largest of the absolute and relative floors
-    final double z; // over the columns
-    final double zLink; // over the cells
-    final double z1; // one test
-    final Cells se2; // the cells' standard errors squared
-    final double[] colNoise; // what a column effect is weighed against
-    final double[] colBar;
-    final Cells excess; // centred less the centre
-    final Cells high; // 1 where a cell clears its own bar
-    boolean[] passes;
-    int[] passing; // the columns that pass, ascending
-    boolean slowerThanBaseline; // the cost cleared the uniform band (see uniformSlowdown)
-    final java.util.Map<Integer, Double> previous; // the last window's leaning ranks; null: none
-    final java.util.Map<Integer, Double> leaning = new java.util.HashMap<>(); // this window's
-
-    /**
-     * Whether a finding against {@code rank} that clears its bar by {@code ratio} is named now: at
-     * once when it clears it twice ({@link #STRONG}), else only when the last window leaned the
-     * same way ({@link #LEANING}: it cleared its bar too). A rank late by a margin for a window on
-     * a busy host — a thread descheduled for a second — is a lean, not a culprit; a fault lasts.
-     * Without a previous window to ask (one window judged alone) every finding is named.
-     */
-    boolean confirmed(int rank, double ratio) {
-      lean(rank, ratio);
-      return previous == null || ratio >= STRONG || previous.getOrDefault(rank, 0.0) >= LEANING;
-    }
-
-    /** Remembers how far {@code rank} leaned towards a finding in this window. */
-    void lean(int rank, double ratio) {
-      if (ratio >= LEANING) leaning.merge(rank, ratio, Math::max);
-    }
-
-    Judge(
-        Matrix x, Thresholds t, WindowBaseline baseline, java.util.Map<Integer, Double> previous) {
-      this.x = x;
-      this.t = t;
-      this.baseline = baseline;
-      this.previous = previous;
-      k = x.k;
-
-      rowEffect = new double[k];
-      boolean centring = x.lateness && k >= 3;
-      if (centring) {
-        for (int i = 0; i < k; i++) rowEffect[i] = x.row(x.mean, i).lowerQuartile();
-      }
-      centred = x.mean.map((i, v) -> v - rowEffect[i]);
-      colEffect = new double[k];
-      if (k == 2) {
-        colEffect[0] = x.at(centred, 1, 0);
-        colEffect[1] = x.at(centred, 0, 1);
-      } else if (k >= 3) {
-        ColumnMedians medians = new ColumnMedians(x, centred, new boolean[k]);
-        for (int j = 0; j < k; j++) colEffect[j] = medians.of(j).medianWithout(-1);
-      }
-      double[] effects = colEffect.clone();
-      if (k == 2) {
-        // One cell each way: one direction is clean unless both are slow. Without lateness the
-        // cells are waits, billed to the gater only: 0 is the floor, as it was for those counters.
-        center = x.lateness ? Math.min(colEffect[0], colEffect[1]) : 0;
-      } else if (centring) {
-        center = trimmedCenterAndSpread(effects)[0];
-      } else {
-        // Waits without lateness: the lower quartile of the cells, the floor of those counters.
-        Weighted cells = new Weighted();
-        for (int i = 0; i < k; i++) {
-          for (double v : x.mean.listed[i]) cells.add(v, 1);
-          cells.add(x.mean.other[i], x.otherCount[i]);
-        }
-        center = cells.size() == 0 ? 0 : cells.lowerQuartile();
-      }
-      if (centring) {
-        spread = trimmedCenterAndSpread(colEffect.clone())[1];
-      } else if (k == 2 && x.lateness) {
-        spread = baseline.asymmetryReady(t.baselineWindows()) ? baseline.asymmetrySpread() : 0;
-      } else {
-        spread = 0;
-      }
-      colSe = new double[k];
-      se2 = x.se.map((i, v) -> v * v);
-      if (k == 2) {
-        double s = Math.sqrt(x.at(se2, 0, 1) + x.at(se2, 1, 0));
-        colSe[0] = colSe[1] = s;
-      } else if (k >= 3) {
-        double[] sums = x.columnSums(se2, all(k));
-        double[] counts = x.columnCounts(all(k));
-        for (int j = 0; j < k; j++) colSe[j] = counts[j] > 0 ? Math.sqrt(sums[j] / counts[j]) : 0;
-      }
-      // The residual of a single cell: how far cells stray from their row and column effects.
-      if (centring) {
-        Weighted residuals = new Weighted();
-        for (int i = 0; i < k; i++) {
-          for (int c = 0; c < x.listed[i].length; c++) {
-            residuals.add(Math.abs(centred.listed[i][c] - colEffect[x.listed[i][c]]), 1);
-          }
-          residuals.add(Math.abs(centred.other[i] - center), x.otherCount[i]);
-        }
-        cellSpread = MAD_TO_SD * residuals.median();
-      } else {
-        cellSpread = spread;
-      }
-      floor = Math.max(x.lateness ? t.absFloorUs() : t.minExcessUs(), t.relExcess() * x.cost);
-      z = x.lateness ? t.z(k) : 0;
-      zLink = x.lateness ? t.z((long) k * Math.max(1, k - 1)) : 0;
-      z1 = t.z(1);
-      // A column effect is the median of its cells: besides the spread between columns and its
-      // cells' own errors, it carries their residuals' error, π/2 × σ² / rows for a median. With
-      // few peers the spread (a median of a handful of effects) can come out near 0 by chance;
-      // this term cannot.
-      colNoise = new double[k];
-      colBar = new double[k];
-      double[] rowsOf = x.columnCounts(all(k));
-      for (int j = 0; j < k; j++) {
-        double cellTerm =
-            k >= 3 && rowsOf[j] > 0 ? Math.PI / 2 * cellSpread * cellSpread / rowsOf[j] : 0;
-        colNoise[j] = Math.sqrt(spread * spread + colSe[j] * colSe[j] + cellTerm);
-        colBar[j] = Math.max(floor, z * colNoise[j]);
-      }
-      excess = centred.map((i, v) -> v - center);
-      Cells cellSe = x.se;
-      // Each cell against its own bar: the same spread, the cell's own standard error.
-      high = excess.map((i, v) -> 0.0);
-      for (int i = 0; i < k; i++) {
-        for (int c = 0; c < x.listed[i].length; c++) {
-          double b = bar(z, spread, cellSe.listed[i][c]);
-          high.listed[i][c] = excess.listed[i][c] >= b ? 1 : 0;
-        }
-        high.other[i] = excess.other[i] >= bar(z, spread, cellSe.other[i]) ? 1 : 0;
-      }
-    }
-
-    private static boolean[] all(int k) {
-      boolean[] a = new boolean[k];
-      Arrays.fill(a, true);
-      return a;
-    }
-
-    /** The bar an effect of this noise must clear: floors, or z × sqrt(spread² + se²). */
-    double bar(double zValue, double spreadUs, double seUs) {
-      return Math.max(floor, zValue * Math.sqrt(spreadUs * spreadUs + seUs * seUs));
-    }
-
-    /** The median column bar: the window's threshold_us. */
-    double typicalBar() {
-      return k == 0 ? 0 : median(colBar.clone(), k);
-    }
-
-    /** The median noise a column effect was weighed against: the window's noise_us. */
-    double typicalNoise() {
-      if (k == 0) return 0;
-      return median(colNoise.clone(), k);
-    }
-
-    /**
-     * The standard error of the cost, as its rank's lateness errors show it: its wait is the last
-     * of its peers' arrivals, as uncertain as a typical one. A host that stalls the ranks widens
-     * every collective's spread, and this with it; a slowdown of every path moves the mean alone.
-     */
-    double costSe() {
-      if (x.costRow < 0 || !x.lateness) return 0;
-      return Math.sqrt(x.row(se2, x.costRow).median());
-    }
-
-    /** The largest column effect over the centre, in bars (0 when none is above it). */
-    double largestRatio() {
-      double max = 0;
-      for (int j = 0; j < k; j++) {
-        if (colBar[j] > 0) max = Math.max(max, (colEffect[j] - center) / colBar[j]);
-      }
-      return max;
-    }
-
-    /** Two ranks with lateness: rank 1's lateness less rank 0's, as their cells show; else NaN. */
-    double asymmetry() {
-      return k == 2 && x.lateness ? colEffect[1] - colEffect[0] : Double.NaN;
-    }
-
-    /**
-     * The missing ranks that the present ranks wait on: the column test of the slow rank, without
-     * the row test, over each present rank's lateness of the missing rank plus the share of its
-     * guard time that its timeouts stand for.
-     */
-    List<Finding> silentRanks() {
-      List<Finding> found = new ArrayList<>();
-      if (k == 0) return found;
-      for (int s : x.missing) {
-        int highCount = 0;
-        int lateHighCount = 0;
-        long timeouts = 0;
-        long calls = 0;
-        double[] v = new double[k];
-        double se2 = 0;
-        for (int i = 0; i < k; i++) {
-          RankWindow w = x.rows[i];
-          double cell = x.late(i, s);
-          double se = x.lateSe(i, s);
-          // A timed-out wait counts the peers it never saw late by the whole wait: timeouts on s
-          // show in its lateness itself.
-          if (cell - rowEffect[i] - center >= bar(z, spread, se)) lateHighCount++;
-          // A timed-out guard waited for an ack nobody billed to a peer: see the class comment.
-          if (w.getTimeouts() > 0 && w.getCalls() > 0) {
-            double timedOut = Math.min(1.0, (double) w.getTimeouts() / w.getCalls());
-            cell += meanUs(w, Phase.GUARD) * timedOut / x.missing.size();
-          }
-          v[i] = cell - rowEffect[i] - center;
-          se2 += se * se;
-          if (v[i] >= bar(z, spread, se)) {
-            highCount++;
-            timeouts += w.getTimeouts();
-            calls += w.getCalls();
-          }
-        }
-        double effect = median(v, k);
-        double colBarS = bar(z, spread, Math.sqrt(se2 / k));
-        double highFrac = (double) highCount / k;
-        if (highFrac < t.columnFraction() || effect < colBarS) continue;
-        // The timeouts were on s when its lateness alone is high in most rows (each timed-out wait
-        // counts it late by the whole budget), or when they are a share of the collectives too
-        // large for a few unrelated aborts (once nothing is acked, every collective times out in
-        // guard, with no per-peer wait at all). A rank only late to report has neither.
-        boolean timedOut =
-            timeouts > 0
-                && ((double) lateHighCount / k >= t.columnFraction()
-                    || timeouts >= TIMED_OUT_SHARE * calls);
-        // Alone, a rank has nobody to compare a missing peer with: only timeouts say it is silent.
-        if (k < 2 && !timedOut) continue;
-        found.add(
-            new Finding(
-                FindingKind.SILENT_RANK,
-                s,
-                -1,
-                timedOut ? Cause.TIMED_OUT : Cause.NOT_REPORTING,
-                confidence(highFrac, effect, colBarS),
-                effect,
-                String.format(
-                    Locale.ROOT,
-                    "%d of %d present ranks waited on rank %d, which sent no data, %.1fus/call"
-                        + " more than on a typical peer (bar %.1fus); %s",
-                    highCount,
-                    k,
-                    s,
-                    effect,
-                    colBarS,
-                    timedOut
-                        ? String.format(
-                            Locale.ROOT, "they timed out in %d of their %d calls", timeouts, calls)
-                        : timeouts > 0
-                            ? String.format(
-                                Locale.ROOT,
-                                "they timed out in only %d of their %d calls: it runs, but does"
-                                    + " not report",
-                                timeouts,
-                                calls)
-                            : "none of them timed out: it runs, but does not report"),
-                "",
-                io.collscope.avro.HardwareCause.NONE,
-                ""));
-      }
-      return found;
-    }
-
-    /** Slow ranks (steadily, as a majority, or intermittently) and slow links. */
-    List<Finding> slowRanksAndLinks() {
-      List<Finding> findings = new ArrayList<>();
-      boolean[] slow = new boolean[k];
-      double[] highCount = x.columnSums(high, all(k));
-      double[] count = x.columnCounts(all(k));
-      passes = new boolean[k];
-      List<Integer> pass = new ArrayList<>();
-      for (int j = 0; j < k; j++) {
-        passes[j] =
-            count[j] > 0
-                && Math.round(highCount[j]) / count[j] >= t.columnFraction()
-                && colEffect[j] - center >= colBar[j];
-        if (passes[j]) pass.add(j);
-      }
-      passing = pass.stream().mapToInt(Integer::intValue).toArray();
-      for (int j = 0; j < k; j++) {
-        if (colBar[j] > 0) lean(x.present.get(j), (colEffect[j] - center) / colBar[j]);
-      }
-      for (int j = 0; j < k; j++) {
-        if (!passes[j]) continue;
-        Finding f = slowRank(j, Math.round(highCount[j]), count[j]);
-        if (f != null) {
-          slow[j] = true;
-          findings.add(f);
-        }
-      }
-      if (findings.isEmpty() && k >= 3) findings.addAll(mostRanksLate(slow));
-      // The tail test runs over the rows that have tails, whatever the others are: one emitter
-      // without lateness does not take it from the rest.
-      if (k >= 3) {
-        for (int j = 0; j < k; j++) {
-          if (slow[j] || passes[j]) continue;
-          Finding f = intermittent(j);
-          if (f != null) {
-            slow[j] = true;
-            findings.add(f);
-          }
-        }
-      }
-      if (k >= 3) findings.addAll(slowLinks(slow));
-      if (k == 2 && !x.lateness && findings.isEmpty()) {
-        Finding link = twoRankLink();
-        if (link != null) findings.add(link);
-      }
-      return findings;
-    }
-
-    /** The column test's finding for passing column j, or null when j fails the row test. */
-    private Finding slowRank(int j, long highCount, double count) {
-      double colExcess = colEffect[j] - center;
-      // Only its high cells count: summed noise over many small cells is not waiting.
-      // ... unless q waits on j as well: then neither is simply later than the other.
-      double rowExcess = 0;
-      int[] cols = x.listed[j];
-      for (int c = 0; c < cols.length; c++) {
-        int q = cols[c];
-        if (high.listed[j][c] > 0 && (!passes[q] || x.at(high, q, j) > 0)) {
-          rowExcess += excess.listed[j][c];
-        }
-      }
-      if (x.otherCount[j] > 0 && high.other[j] > 0) {
-        int excluded = 0;
-        for (int q : passing) {
-          if (q != j && x.cellOf(j, q) < 0 && x.at(high, q, j) == 0) excluded++;
-        }
-        rowExcess += excess.other[j] * (x.otherCount[j] - excluded);
-      }
-      if (rowExcess > t.rowRatio() * colExcess) return null;
-      int rank = x.present.get(j);
-      if (!confirmed(rank, colExcess / colBar[j])) return null;
-      RankWindow w = x.byRank.get(rank);
-      double lastShare = x.columnSums(x.lastShare, all(k))[j] / count;
-      double highFrac = highCount / count;
-      double seen = highRowsMedian(j);
-      return new Finding(
-          FindingKind.SLOW_RANK,
-          rank,
-          -1,
-          cause(w, colExcess),
-          confidence(highFrac, colExcess, colBar[j])
-              * (rowExcess > 0 ? Math.max(0, 1 - rowExcess / colExcess / 2) : 1),
-          colExcess,
-          String.format(
-              Locale.ROOT,
-              "%d of %d peers saw rank %d late by %.1fus/call (median of those; %.1fus over a"
-                  + " typical peer over all of them), bar %.1fus%s%s; it saw its peers %.1fus late"
-                  + " itself and gated %.0f%% of their collectives; %s",
-              highCount,
-              (long) count,
-              rank,
-              seen,
-              colExcess,
-              colBar[j],
-              barReason(colBar[j], colNoise[j]),
-              tailNote(j),
-              rowExcess,
-              100 * lastShare,
-              causeEvidence(w)),
-          "",
-          io.collscope.avro.HardwareCause.NONE,
-          "");
-    }
-
-    /**
-     * For a slow rank late in only some collectives (its tail share clears the tail test's bar, in
-     * under half of them): how its lateness is spread, so the evidence says both.
-     */
-    private String tailNote(int j) {
-      if (k < 3 || tailRowsBut(j) < 2) return "";
-      TailEffects te = tails();
-      double tau = te.effect[j] - te.center;
-      if (tau < te.bar || tau >= 0.5) return "";
-      return String.format(
-          Locale.ROOT,
-          "; late in a few collectives: beyond the tail edge in %.1f%% more of them than a typical"
-              + " peer (bar %.1f%%)",
-          100 * tau,
-          100 * te.bar);
-    }
-
-    /** The median excess of column j over the rows whose cell clears its bar. */
-    private double highRowsMedian(int j) {
-      List<Double> v = new ArrayList<>();
-      for (int i = 0; i < k; i++) {
-        if (i == j) continue;
-        int c = x.cellOf(i, j);
-        if (c >= 0) {
-          if (high.listed[i][c] > 0) v.add(excess.listed[i][c]);
-        } else if (high.other[i] > 0) {
-          v.add(excess.other[i]);
-        }
-      }
-      return median(v);
-    }
-
-    /** What set the bar: the floors, or the statistics. */
-    private String barReason(double b, double noiseUs) {
-      if (z * noiseUs >= b) {
-        return String.format(
-            Locale.ROOT, " = z %.1f x noise %.1fus (spread %.1fus)", z, noiseUs, spread);
-      }
-      return String.format(
-          Locale.ROOT,
-          " = the floor (max of %.1fus and %.0f%% of the %.1fus collective)",
-          x.lateness ? t.absFloorUs() : t.minExcessUs(),
-          100 * t.relExcess(),
-          x.cost);
-    }
-
-    /**
-     * Most ranks late: when no column passed and a minority of rows waits on everyone (their row
-     * effects clear a bar like the columns'), every other rank is judged over those early rows
-     * alone, against the late ranks' own lower quartile of lateness: each late rank must clear its
-     * cell's bar in every early row and the column's bar in their median.
-     */
-    private List<Finding> mostRanksLate(boolean[] slow) {
-      List<Finding> found = new ArrayList<>();
-      if (!x.lateness) return found;
-      double[] rowStats = trimmedCenterAndSpread(rowEffect.clone());
-      double rowCenter = rowStats[0];
-      double rowSpread = rowStats[1];
-      boolean[] early = new boolean[k];
-      int earlyCount = 0;
-      for (int i = 0; i < k; i++) {
-        double rowSe = Math.sqrt(x.row(se2, i).median());
-        early[i] = rowEffect[i] - rowCenter >= bar(z, rowSpread, rowSe);
-        if (early[i]) earlyCount++;
-      }
-      if (earlyCount == 0 || 2 * earlyCount >= k) return found;
-      Weighted lateCells = new Weighted();
-      for (int i = 0; i < k; i++) {
-        if (early[i]) continue;
-        for (double v : x.mean.listed[i]) lateCells.add(v, 1);
-        lateCells.add(x.mean.other[i], x.otherCount[i]);
-      }
-      double base = lateCells.size() == 0 ? 0 : lateCells.lowerQuartile();
-      for (int j = 0; j < k; j++) {
-        if (early[j]) continue;
-        List<Double> v = new ArrayList<>();
-        double se2 = 0;
-        boolean everyRow = true;
-        for (int i = 0; i < k; i++) {
-          if (!early[i]) continue;
-          double e = x.at(x.mean, i, j) - base;
-          double se = x.at(x.se, i, j);
-          se2 += se * se;
-          everyRow &= e >= bar(z, rowSpread, se);
-          v.add(e);
-        }
-        double effect = median(v);
-        double b = bar(z, rowSpread, Math.sqrt(se2 / earlyCount));
-        if (!everyRow || effect < b) continue;
-        int rank = x.present.get(j);
-        if (!confirmed(rank, effect / b)) continue;
-        slow[j] = true;
-        RankWindow w = x.byRank.get(rank);
-        found.add(
-            new Finding(
-                FindingKind.SLOW_RANK,
-                rank,
-                -1,
-                cause(w, effect),
-                confidence(1.0, effect, b),
-                effect,
-                String.format(
-                    Locale.ROOT,
-                    "most ranks were late: the %d early rank(s) saw rank %d late by %.1fus/call"
-                        + " over the late ranks' own %.1fus (bar %.1fus); %s",
-                    earlyCount,
-                    rank,
-                    effect,
-                    base,
-                    b,
-                    causeEvidence(w)),
-                "",
-                io.collscope.avro.HardwareCause.NONE,
-                ""));
-      }
-      return found;
-    }
-
-    /**
-     * The tail test for column j: its share of collectives beyond each row's tail edge over the
-     * row's typical share, against the shares' between-peer spread and binomial error.
-     */
-    private Finding intermittent(int j) {
-      if (tailRowsBut(j) < 2) return null;
-      boolean[] tailRows = x.hasTail;
-      TailEffects te = tails();
-      double tau = te.effect[j] - te.center;
-      if (tau < te.bar) return null;
-      // Most rows must see it.
-      int seen = 0;
-      int rowsOf = 0;
-      for (int i = 0; i < k; i++) {
-        if (!tailRows[i] || i == j) continue;
-        rowsOf++;
-        if (x.at(te.shifted, i, j) - te.center >= te.bar) seen++;
-      }
-      if ((double) seen / rowsOf < t.columnFraction()) return null;
-      // It waits little itself: no peer is in its own tail as much as it is in theirs.
-      if (tailRows[j]) {
-        double own = 0;
-        for (double v : te.shifted.listed[j]) own = Math.max(own, v - te.center);
-        if (x.otherCount[j] > 0) own = Math.max(own, te.shifted.other[j] - te.center);
-        if (own > t.rowRatio() * tau) return null;
-      }
-      double lastShare = x.columnSums(x.lastShare, tailRows)[j] / x.columnCounts(tailRows)[j];
-      if (lastShare < t.minGatedShare() || lastShare > INTERMITTENT_MAX_GATED) return null;
-      int rank = x.present.get(j);
-      double meanExcess = Math.max(0, colEffect[j] - center);
-      // Its excess is the lateness in the collectives it was late in: the mean spread over them.
-      List<Double> edges = new ArrayList<>();
-      for (int i = 0; i < k; i++) if (tailRows[i]) edges.add(x.rows[i].getLateTailEdgeUs());
-      // ... and at least the tail edge it was beyond there.
-      double whenLate = Math.max(meanExcess / Math.max(tau, t.minTailShare()), median(edges));
-      // Late in those by less than the floor is the placement's own skew (the last of several
-      // ranks one dispatcher launches on a shared GPU), not a culprit.
-      if (whenLate < TAIL_MARGIN * floor) return null;
-      if (!confirmed(rank, tau / te.bar)) return null;
-      return new Finding(
-          FindingKind.SLOW_RANK,
-          rank,
-          -1,
-          cause(x.byRank.get(rank), meanExcess),
-          confidence((double) seen / rowsOf, tau, te.bar),
-          whenLate,
-          String.format(
-              Locale.ROOT,
-              "%d of %d peers saw rank %d late in a few collectives: beyond the %.0fus tail edge in"
-                  + " %.1f%% more of them than a typical peer (bar %.1f%%), about %.0fus late in"
-                  + " those (%.1fus/call over a typical peer on the mean); it gated %.0f%% of"
-                  + " their collectives",
-              seen,
-              rowsOf,
-              rank,
-              median(edges),
-              100 * tau,
-              100 * te.bar,
-              whenLate,
-              meanExcess,
-              100 * lastShare),
-          "",
-          io.collscope.avro.HardwareCause.NONE,
-          "");
-    }
-
-    /** The tail shares' effects: rows centred on their median share, columns by median. */
-    private final class TailEffects {
-      final Cells shifted;
-      final double[] effect;
-      final double center;
-      final double bar;
-
-      TailEffects() {
-        boolean[] tailRows = x.hasTail;
-        double[] typical = new double[k];
-        List<Double> typicals = new ArrayList<>();
-        long minSampled = Long.MAX_VALUE;
-        for (int i = 0; i < k; i++) {
-          if (!tailRows[i]) continue;
-          typical[i] = x.row(x.tail, i).median();
-          typicals.add(typical[i]);
-          minSampled = Math.min(minSampled, SampledCalls.of(x.rows[i]));
-        }
-        shifted = x.tail.map((i, v) -> v - typical[i]);
-        boolean[] excluded = new boolean[k];
-        for (int i = 0; i < k; i++) excluded[i] = !tailRows[i];
-        ColumnMedians medians = new ColumnMedians(x, shifted, excluded);
-        effect = new double[k];
-        for (int j = 0; j < k; j++) effect[j] = medians.of(j).medianWithout(-1);
-        double[] stats = trimmedCenterAndSpread(effect.clone());
-        center = stats[0];
-        double spreadShare = stats[1];
-        double p0 = Math.max(median(typicals), 1.0 / Math.max(1, minSampled));
-        double binomial = Math.sqrt(p0 * (1 - p0) / Math.max(1, minSampled));
-        bar =
-            Math.max(
-                t.minTailShare(),
-                t.z(k) * Math.sqrt(spreadShare * spreadShare + binomial * binomial));
-      }
-    }
-
-    /** The tail effects over the rows that have tails, computed once a window when first asked. */
-    private TailEffects tails() {
-      if (tails == null) tails = new TailEffects();
-      return tails;
-    }
-
-    private TailEffects tails;
-
-    /** The rows with tails other than row j. */
-    private int tailRowsBut(int j) {
-      int n = 0;
-      for (int i = 0; i < k; i++) if (x.hasTail[i] && i != j) n++;
-      return n;
-    }
-
-    /** Single cells that stand out of their column: the slow links. */
-    private List<Finding> slowLinks(boolean[] slow) {
-      List<Finding> links = new ArrayList<>();
-      ColumnMedians medians = null;
-      for (int j = 0; j < k; j++) {
-        if (slow[j]) continue;
-        ColumnMedian column = null;
-        for (int i = 0; i < k; i++) {
-          if (i == j || slow[i]) continue;
-          double e = x.at(excess, i, j);
-          double se = x.at(x.se, i, j);
-          // The cell against the median of its column's other cells: the cell's own error and
-          // residual, and the median's (π/2 × the residual² over the other rows, and their errors).
-          double others2 = Math.PI / 2 * cellSpread * cellSpread / Math.max(1, k - 2);
-          double b =
-              Math.max(
-                  floor,
-                  zLink
-                      * Math.sqrt(
-                          cellSpread * cellSpread + se * se + others2 + colSe[j] * colSe[j]));
-          if (e < b) continue;
-          // The other ranks' view of j, from ranks that are not late themselves: a late rank sees
-          // everyone early. With no such rank left there is nothing to compare the cell with.
-          if (column == null) {
-            if (medians == null) medians = new ColumnMedians(x, excess, slow);
-            column = medians.of(j);
-          }
-          int others = column.size() - (column.holds(i) ? 1 : 0);
-          if (others == 0) continue;
-          double med = column.medianWithout(i);
-          if (e - med < b) continue;
-          int receiver = x.present.get(i);
-          int sender = x.present.get(j);
-          double share = x.at(x.tail, i, j);
-          double othersShare = median(columnValues(x.tail, j, i, slow));
-          links.add(
-              new Finding(
-                  FindingKind.SLOW_LINK,
-                  receiver,
-                  sender,
-                  Cause.LINK,
-                  confidence(1.0, e - med, b),
-                  e - med,
-                  String.format(
-                      Locale.ROOT,
-                      "rank %d saw rank %d %.1fus/call later than the other ranks saw it (bar"
-                          + " %.1fus); beyond the %.0fus tail edge in %.0f%% of the collectives"
-                          + " against %.0f%% for the others",
-                      receiver,
-                      sender,
-                      e - med,
-                      b,
-                      x.rows[i].getLateTailEdgeUs(),
-                      100 * share,
-                      100 * othersShare),
-                  "",
-                  io.collscope.avro.HardwareCause.NONE,
-                  ""));
-        }
-      }
-      return links;
-    }
-
-    /**
-     * Two ranks with waits only (counters without lateness): a high cell that no rank explains is
-     * the only link there is, reported once, the larger cell's direction, at half confidence.
-     */
-    private Finding twoRankLink() {
-      int j = colEffect[1] >= colEffect[0] ? 1 : 0;
-      int i = 1 - j;
-      double e = colEffect[j] - center;
-      if (x.at(high, i, j) == 0 || e < colBar[j]) return null;
-      int receiver = x.present.get(i);
-      int sender = x.present.get(j);
-      return new Finding(
-          FindingKind.SLOW_LINK,
-          receiver,
-          sender,
-          Cause.LINK,
-          confidence(1.0, e, colBar[j]) * 0.5,
-          e,
-          String.format(
-              Locale.ROOT,
-              "rank %d waited %.1fus/call on rank %d (bar %.1fus); with 2 ranks the link's"
-                  + " direction cannot be told from waits alone",
-              receiver,
-              e,
-              sender,
-              colBar[j]),
-          "",
-          io.collscope.avro.HardwareCause.NONE,
-          "");
-    }
-
-    /** Column j's values of q over the rows neither excluded nor {@code except} nor j. */
-    private List<Double> columnValues(Cells q, int j, int except, boolean[] excluded) {
-      List<Double> v = new ArrayList<>();
-      for (int i = 0; i < k; i++) {
-        if (i == j || i == except || excluded[i]) continue;
-        v.add(x.at(q, i, j));
-      }
-      return v;
-    }
-
-    /** The collective got slower than its baseline with no culprit that explains it. */
-    Finding uniformSlowdown(WindowBaseline baseline, double baselineUs) {
-      // Judged against the baseline's own spread, not the window's matrix: a slowdown that reaches
-      // every rank makes every cell wider too, which says nothing about the cost. Smaller
-      // regressions are the alerts' to find, over several windows.
-      double excess = x.cost - baselineUs;
-      double needed =
-          Math.max(
-              Math.max(t.uniformRel() * baselineUs, UNIFORM_SPREADS * baseline.upperSpread()),
-              z1 * costSe());
-      slowerThanBaseline = excess >= needed;
-      if (!slowerThanBaseline || baseline.slowerInARow + 1 < UNIFORM_WINDOWS) return null;
-      Phase grew = null;
-      double growth = 0;
-      StringBuilder phases = new StringBuilder();
-      for (Phase p : Phase.values()) {
-        double now = x.median(w -> meanUs(w, p), -1);
-        double was = baseline.phase(p);
-        phases.append(String.format(Locale.ROOT, " %s %.1f/%.1f", p.fieldName(), now, was));
-        if (grew == null || now - was > growth) {
-          grew = p;
-          growth = now - was;
-        }
-      }
-      Cause cause = grew.blame() != null ? grew.blame() : Cause.LINK;
-      return new Finding(
-          FindingKind.UNIFORM_SLOWDOWN,
-          -1,
-          -1,
-          cause,
-          clamp(1 - Math.exp(-excess / needed)) * x.callsFactor(t),
-          excess,
-          String.format(
-              Locale.ROOT,
-              "the collective costs %.1fus/call, %.0f%% over its baseline of %.1fus, with no rank"
-                  + " or link later than the others; median phases now/baseline (us/call):%s",
-              x.cost,
-              100 * excess / baselineUs,
-              baselineUs,
-              phases),
-          "",
-          io.collscope.avro.HardwareCause.NONE,
-          "");
-    }
-
-    /** Grows with how far the effect clears its bar and the share that sees it. */
-    private double confidence(double share, double effect, double bar) {
-      return clamp(share * (1 - Math.exp(-effect / Math.max(bar, 1e-9)))) * x.callsFactor(t);
-    }
-
-    /**
-     * Why a slow rank was slow: the cause whose phases exceed the peers' median the most, if they
-     * explain enough of the excess; otherwise it arrived late (the time went before the collective,
-     * in compute or launch).
-     */
-    private Cause cause(RankWindow w, double excessUs) {
-      Cause best = null;
-      double bestExcess = 0;
-      for (Phase p : Phase.values()) {
-        Cause c = p.blame();
-        if (c == null || c == best) continue;
-        double e = blamedUs(w, c) - x.median(o -> blamedUs(o, c), w.getRank());
-        if (best == null || e > bestExcess) {
-          best = c;
-          bestExcess = e;
-        }
-      }
-      if (best == null || bestExcess < t.causeShare() * excessUs || bestExcess < typicalBar() / 2) {
-        return Cause.ARRIVED_LATE;
-      }
-      return best;
-    }
-
-    private String causeEvidence(RankWindow w) {
-      StringBuilder sb = new StringBuilder("its phases vs its peers' median (us/call):");
-      for (Phase p : Phase.values()) {
-        if (p.blame() == null) continue;
-        sb.append(
-            String.format(
-                Locale.ROOT,
-                " %s %.1f/%.1f",
-                p.fieldName(),
-                meanUs(w, p),
-                x.median(o -> meanUs(o, p), w.getRank())));
-      }
-      return sb.toString();
-    }
-  }
-
-  /**
-   * A multiset of values, most with weight 1 and a few with a weight (a row's unlisted cells): its
-   * nearest-rank quantiles as those of the values repeated.
-   */
-  static final class Weighted {
-    private double[] ones = new double[64];
-    private int n1;
-    private double[] heavy = new double[8];
-    private long[] weight = new long[8];
-    private int nh;
-    private long size;
-
-    void add(double v, long w) {
-      if (w <= 0) return;
-      size += w;
-      if (w == 1) {
-        if (n1 == ones.length) ones = Arrays.copyOf(ones, 2 * n1);
-        ones[n1++] = v;
-        return;
-      }
-      if (nh == heavy.length) {
-        heavy = Arrays.copyOf(heavy, 2 * nh);
-        weight = Arrays.copyOf(weight, 2 * nh);
-      }
-      heavy[nh] = v;
-      weight[nh++] = w;
-    }
-
-    long size() {
-      return size;
-    }
-
-    double min() {
-      double m = Double.POSITIVE_INFINITY;
-      for (int i = 0; i < n1; i++) m = Math.min(m, ones[i]);
-      for (int i = 0; i < nh; i++) m = Math.min(m, heavy[i]);
-      return size == 0 ? 0 : m;
-    }
-
-    /** Nearest-rank 25th percentile. */
-    double lowerQuartile() {
-      return at(Math.max(0, (long) Math.ceil(0.25 * size) - 1));
-    }
-
-    double median() {
-      if (size == 0) return 0;
-      double hi = at(size / 2);
-      return size % 2 == 1 ? hi : (at(size / 2 - 1) + hi) / 2;
-    }
-
-    /** The value of rank r (from 0) of the values repeated by their weights. */
-    double at(long r) {
-      if (nh == 0) return select(ones, n1, (int) r);
-      Arrays.sort(ones, 0, n1);
-      Integer[] order = new Integer[nh];
-      for (int i = 0; i < nh; i++) order[i] = i;
-      Arrays.sort(order, Comparator.comparingDouble(i -> heavy[i]));
-      long seen = 0;
-      int a = 0;
-      int b = 0;
-      while (a < n1 || b < nh) {
-        boolean fromOnes = b >= nh || (a < n1 && ones[a] <= heavy[order[b]]);
-        double v = fromOnes ? ones[a] : heavy[order[b]];
-        seen += fromOnes ? 1 : weight[order[b]];
-        if (fromOnes) a++;
-        else b++;
-        if (seen > r) return v;
-      }
-      throw new IllegalArgumentException("rank " + r + " of " + size + " values");
-    }
-  }
-
-  /**
-   * A multiset given as a sorted base less some of its positions plus a few values: the column of a
-   * sparse matrix (the rows' common values, less the rows that list the column, plus their cells).
-   * Its values by rank in O(changes × log size), without building it.
-   */
-  static final class CorrectedSorted {
-    private final double[] base; // ascending
-    private final int[] removed; // positions in base, ascending, distinct
-    private final double[] added; // ascending
-
-    CorrectedSorted(double[] base, int[] removed, double[] added) {
-      this.base = base;
-      this.removed = removed.clone();
-      this.added = added.clone();
-      Arrays.sort(this.removed);
-      Arrays.sort(this.added);
-    }
-
-    int size() {
-      return base.length - removed.length + added.length;
-    }
-
-    /** The value of rank t (from 0). */
-    double at(int t) {
-      // A base value at position p has a rank within [p - removed, p + added]: the answer is one
-      // of the added values or a base value from positions t - added .. t + removed.
-      for (double v : added) if (holdsRank(v, t)) return v;
-      int from = Math.max(0, t - added.length);
-      int to = Math.min(base.length - 1, t + removed.length);
-      for (int p = from; p <= to; p++) {
-        if (Arrays.binarySearch(removed, p) < 0 && holdsRank(base[p], t)) return base[p];
-      }
-      throw new IllegalStateException("rank " + t + " of " + size());
-    }
-
-    double median() {
-      int m = size();
-      if (m % 2 == 1) return at(m / 2);
-      return (at(m / 2 - 1) + at(m / 2)) / 2;
-    }
-
-    /** Whether rank t falls on value v: fewer than t+1 values below v, more than t up to it. */
-    private boolean holdsRank(double v, int t) {
-      int below = lowerBound(base, v);
-      int upTo = upperBound(base, v);
-      long lt = below - countBelow(removed, below) + lowerBound(added, v);
-      long le = upTo - countBelow(removed, upTo) + upperBound(added, v);
-      return lt <= t && t < le;
-    }
-
-    private static int countBelow(int[] sortedPositions, int limit) {
-      int i = Arrays.binarySearch(sortedPositions, limit);
-      return i >= 0 ? i : -i - 1;
-    }
-
-    private static int lowerBound(double[] a, double v) {
-      int lo = 0, hi = a.length;
-      while (lo < hi) {
-        int mid = (lo + hi) >>> 1;
-        if (a[mid] < v) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    }
-
-    private static int upperBound(double[] a, double v) {
-      int lo = 0, hi = a.length;
-      while (lo < hi) {
-        int mid = (lo + hi) >>> 1;
-        if (a[mid] <= v) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    }
+    return LatenessMatrix.of(windows).bytesPerCall;
   }
 
   /** NONE, the kind of a single finding, or MULTIPLE. */
@@ -1742,100 +457,5 @@ public final class Attributor {
       case SLOW_NODE -> Verdict.SLOW_NODE;
       case UNKNOWN -> Verdict.UNKNOWN;
     };
-  }
-
-  /**
-   * The divisor of w's arrived-last shares: the collectives its accounted counts stand for, at
-   * least 1 (a window with no sampled collective has no arrivals counted: every share 0).
-   */
-  private static double accounted(RankWindow w) {
-    return Math.max(1, SampledCalls.accounted(w));
-  }
-
-  /** A phase's mean microseconds per collective in a rank window. */
-  static double meanUs(RankWindow w, Phase p) {
-    return (Double) w.get(p.meanUsField());
-  }
-
-  /** The time a rank spent in the phases a cause blames, per collective. */
-  private static double blamedUs(RankWindow w, Cause c) {
-    double us = 0;
-    for (Phase p : Phase.values()) if (p.blame() == c) us += meanUs(w, p);
-    return us;
-  }
-
-  static double median(List<Double> v) {
-    double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    if (a.length == 0) return 0;
-    return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
-  }
-
-  /** The median of the first n values (reordered). */
-  static double median(double[] a, int n) {
-    if (n == 0) return 0;
-    double hi = select(a, n, n / 2);
-    return n % 2 == 1 ? hi : (select(a, n / 2, n / 2 - 1) + hi) / 2;
-  }
-
-  /**
-   * The value of rank {@code k} (from 0) among the first n values; afterwards the values below k
-   * are no greater and those above no smaller (Hoare's selection, median-of-three pivots).
-   */
-  static double select(double[] a, int n, int k) {
-    int lo = 0;
-    int hi = n - 1;
-    while (hi > lo) {
-      int mid = (lo + hi) >>> 1;
-      if (a[mid] < a[lo]) swap(a, mid, lo);
-      if (a[hi] < a[lo]) swap(a, hi, lo);
-      if (a[hi] < a[mid]) swap(a, hi, mid);
-      double pivot = a[mid];
-      int i = lo;
-      int j = hi;
-      while (i <= j) {
-        while (a[i] < pivot) i++;
-        while (a[j] > pivot) j--;
-        if (i <= j) {
-          swap(a, i, j);
-          i++;
-          j--;
-        }
-      }
-      if (k <= j) hi = j;
-      else if (k >= i) lo = i;
-      else return a[k];
-    }
-    return a[k];
-  }
-
-  private static void swap(double[] a, int i, int j) {
-    double t = a[i];
-    a[i] = a[j];
-    a[j] = t;
-  }
-
-  /**
-   * The centre (median) and spread (1.4826 × median absolute deviation) of the lowest two thirds of
-   * the values (reordered): culprits only ever raise an effect, so up to a third of them — and, in
-   * small worlds, as many as half — leave both where the clean peers put them. Trimming the top
-   * third of clean values lowers both a little, which the bar's z (about 5) more than covers.
-   */
-  static double[] trimmedCenterAndSpread(double[] v) {
-    int kept = v.length - v.length / 3;
-    if (kept == 0) return new double[] {0, 0};
-    Arrays.sort(v);
-    double center = median(Arrays.copyOf(v, kept), kept);
-    double[] dev = new double[kept];
-    for (int i = 0; i < kept; i++) dev[i] = Math.abs(v[i] - center);
-    return new double[] {center, MAD_TO_SD * median(dev, kept)};
-  }
-
-  /** A list field of a record built without its builder (tests, older code) may be null. */
-  private static <T> List<T> orEmpty(List<T> list) {
-    return list == null ? List.of() : list;
-  }
-
-  private static double clamp(double x) {
-    return Double.isNaN(x) ? 0 : Math.max(0, Math.min(1, x));
   }
 }

@@ -160,7 +160,7 @@ public final class CrossNodeLateness {
     double edge = w.getLateTailEdgeUs();
     if (edge <= 0) {
       if (!p99s.isEmpty()) {
-        edge = bucketLowerUs(bucketOf(Attributor.median(p99s)) + 1);
+        edge = bucketLowerUs(bucketOf(RobustStatistics.median(p99s)) + 1);
         w.setLateTailEdgeUs(edge);
       }
     }

@@ -100,13 +100,13 @@ final class NetworkLinks {
         else if (o.to != l.to) own.add(o.meanUs);
       }
       if (others.size() < MIN_OTHERS) continue;
-      double center = Attributor.median(others);
-      double spread = Attributor.MAD_TO_SD * mad(others, center);
+      double center = RobustStatistics.median(others);
+      double spread = RobustStatistics.MAD_TO_SD * mad(others, center);
       double bar = Math.max(t.absFloorUs(), Math.max(t.relExcess() * center, z * spread));
       if (l.meanUs - center < bar) continue;
       double ref = center;
       if (!own.isEmpty()) {
-        ref = Attributor.median(own);
+        ref = RobustStatistics.median(own);
         double ownBar = Math.max(t.absFloorUs(), Math.max(t.relExcess() * ref, z * spread));
         if (l.meanUs - ref < ownBar) continue; // all its sends are slow: its NIC, not this link
       }
@@ -117,7 +117,7 @@ final class NetworkLinks {
         for (var e : recvUs.entrySet()) {
           if (!e.getKey().equals(List.of(l.to, l.from))) otherRecv.add(e.getValue());
         }
-        recvCenter = Attributor.median(otherRecv);
+        recvCenter = RobustStatistics.median(otherRecv);
         if (recv - recvCenter < 0.5 * (l.meanUs - center)) continue; // the sender's own hiccup
       }
       long sampled = SampledCalls.of(l.sender);
@@ -178,7 +178,7 @@ final class NetworkLinks {
   private static double mad(List<Double> v, double center) {
     List<Double> dev = new ArrayList<>(v.size());
     for (double x : v) dev.add(Math.abs(x - center));
-    return Attributor.median(dev);
+    return RobustStatistics.median(dev);
   }
 
   private static <T> List<T> orEmpty(List<T> list) {

@@ -43,7 +43,8 @@ public class WindowBaseline {
   /**
    * The ranks whose effect cleared its bar in the last window attributed, and by how much (effect
    * over bar): a finding that clears its bar by less than twice is named only when the last window
-   * already leaned that way (Attributor.confirmed). Empty arrays: none.
+   * already leaned that way (Confirmation.confirmed in the attribution package). Empty arrays:
+   * none.
    */
   public int[] leaningRanks = new int[0];
 

@@ -193,7 +193,8 @@ final class NcclNodeWindows {
     double edge = 0;
     if (!p99s.isEmpty()) {
       edge =
-          CrossNodeLateness.bucketLowerUs(CrossNodeLateness.bucketOf(Attributor.median(p99s)) + 1);
+          CrossNodeLateness.bucketLowerUs(
+              CrossNodeLateness.bucketOf(RobustStatistics.median(p99s)) + 1);
       for (int p = node * perNode; p < (node + 1) * perNode; p++) {
         if (p == r) continue;
         int beyond = 0;
