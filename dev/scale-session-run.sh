@@ -9,6 +9,8 @@
 #
 # Usage: dev/scale-session-run.sh OUTDIR [RANKS] [EVENT_SECONDS] [ACCELERATE]
 #   ACCELERATE: `max` (as fast as the broker takes it) or X (event time X times the wall clock).
+#   COLLSCOPE (environment): the collscope to run, default bin/collscope of this checkout (an
+#   unpacked release archive's bin/collscope keeps the run apart from builds in the checkout).
 #   TASK_HEAP (environment): each TaskManager's task heap, default 4g (`cluster start`'s 640m
 #   holds about 20,000 ranks: 100,000 ran a TaskManager out of heap).
 set -euo pipefail
@@ -18,6 +20,7 @@ ranks=${2:-100000}
 seconds=${3:-300}
 accel=${4:-max}
 heap=${TASK_HEAP:-4g}
+collscope=${COLLSCOPE:-bin/collscope}
 dir=.run/scale-$ranks
 kafka=localhost:19092
 rest=http://localhost:18081
@@ -27,15 +30,15 @@ exec > >(tee "$out/run.log") 2>&1
 echo "# $(date -u +%FT%TZ) $(hostname) $(nproc) cores; ranks=$ranks event_seconds=$seconds accelerate=$accel task_heap=$heap"
 echo "# git $(git rev-parse --short HEAD)"
 
-bin/collscope cluster start --taskmanagers 2 --slots 1 --dir "$dir" --kafka-port 19092 \
+"$collscope" cluster start --taskmanagers 2 --slots 1 --dir "$dir" --kafka-port 19092 \
   --rest-port 18081 --rpc-port 16123 --zookeeper-port 12181 --taskmanager-heap "$heap" >"$out/cluster-start.log" 2>&1
 stop() {
   cp "$dir"/log/*.log "$out/" 2>/dev/null || true
-  bin/collscope cluster stop --dir "$dir" >"$out/cluster-stop.log" 2>&1 || true
+  "$collscope" cluster stop --dir "$dir" >"$out/cluster-stop.log" 2>&1 || true
 }
 trap stop EXIT
 
-bin/collscope job submit --dir "$dir" --partitions 4 | tee "$out/job-submit.log"
+"$collscope" job submit --dir "$dir" --partitions 4 | tee "$out/job-submit.log"
 job=$(grep -oE '[0-9a-f]{32}' "$out/job-submit.log" | head -1)
 echo "job $job"
 
@@ -43,7 +46,7 @@ comms=$((ranks / 8))
 planted=("tp17:slow-rank=3:300us" "tp$((comms / 2)):slow-link=1->5:500us" "tp$((comms - 1)):slow-rank=6:1ms")
 injects=()
 for p in "${planted[@]}"; do injects+=(--inject "$p"); done
-bin/collscope load --bootstrap "$kafka" --ranks "$ranks" --communicators tp:8 --rate 1/s \
+"$collscope" load --bootstrap "$kafka" --ranks "$ranks" --communicators tp:8 --rate 1/s \
   --seconds "$seconds" --accelerate "$accel" --partitions 4 "${injects[@]}" \
   >"$out/load.out" 2>"$out/load.err" &
 load=$!
@@ -110,7 +113,7 @@ echo "checkpoints declined or failed once triggered: $(grep -cE 'Decline checkpo
 cat "$out/load.out"
 sleep 20 # the last windows: the watermark passes them once the idleness has passed
 
-bin/collscope tail --bootstrap "$kafka" --json --timeout 120s collscope.attribution \
+"$collscope" tail --bootstrap "$kafka" --json --timeout 120s collscope.attribution \
   >"$out/attribution.jsonl" 2>"$out/tail.err" || true
 python3 - "$out/attribution.jsonl" "${planted[@]}" <<'EOF' | tee "$out/summary.txt"
 import json, sys, collections
