@@ -23,6 +23,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -394,11 +395,26 @@ class ProcessKillITCase {
     // Per (rank, boot): the sequences in the topic; a gap below the highest is a lost snapshot.
     Map<String, Set<Long>> seqs = new TreeMap<>();
     long records = 0;
+    // The emitter's windows a snapshot reached after the watermark could have passed them: the
+    // restarted emitter resends what its spool holds unacknowledged, behind the feed's newer
+    // records in the one partition. Such a window fired at the watermark without that snapshot
+    // (a window fires once: LateRankTrigger), so its calls are not compared; every other is.
+    long outOfOrderness = options.duration(JobOptions.OUT_OF_ORDERNESS).toMillis();
+    long newest = Long.MIN_VALUE;
+    Set<String> firstSeen = new HashSet<>();
+    Set<String> lateWindows = new TreeSet<>();
     for (ConsumerRecord<byte[], byte[]> r :
         TopicDrainer.drain(
             kafka.bootstrapServers(), snapshots, Duration.ofSeconds(5), l -> false)) {
       CounterSnapshot s = AttributionScenarios.decode(CounterSnapshot.class, r.value());
+      long t = s.getEventTime().toEpochMilli();
+      long watermarkCouldBe = newest == Long.MIN_VALUE ? Long.MIN_VALUE : newest - outOfOrderness;
+      newest = Math.max(newest, t);
       if (!s.getCommunicator().equals("emitter")) continue;
+      long end = (Math.floorDiv(t, WINDOW.toMillis()) + 1) * WINDOW.toMillis();
+      if (firstSeen.add(DeliveryCount.key(s)) && watermarkCouldBe >= end) {
+        lateWindows.add("emitter/" + s.getRank() + "@" + end);
+      }
       readBack.add(s);
       records++;
       boots.computeIfAbsent(s.getRank(), k -> new TreeSet<>()).add(s.getBootId());
@@ -462,7 +478,16 @@ class ProcessKillITCase {
         readBack.stream().mapToLong(s -> s.getEventTime().toEpochMilli()).max().orElseThrow();
     WindowCount w =
         WindowCount.of(readBack, WINDOW.toMillis(), 0, lastSnapshot - WINDOW.toMillis(), windows);
-    assertThat(w.mismatches()).as("the emitter's rank windows against its snapshots").isEmpty();
+    assertThat(w.mismatches())
+        .as("the emitter's rank windows against its snapshots (late ones: %s)", lateWindows)
+        .allSatisfy(m -> assertThat(lateWindows).contains(m.substring(0, m.indexOf(':'))));
+    // Only the restart makes a snapshot late: at most the last window or two of a rank's first
+    // boot.
+    assertThat(lateWindows).as("windows reached late").hasSizeLessThanOrEqualTo(4);
+    System.out.println(
+        "emitter windows reached by a snapshot after the watermark could have passed them (not"
+            + " compared): "
+            + lateWindows);
     return d.produced()
         + " snapshots (the emitter's own count, 2 ranks, 2 boots)\t"
         + d.consumed()
