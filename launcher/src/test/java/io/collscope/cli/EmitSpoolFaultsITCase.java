@@ -216,8 +216,10 @@ class EmitSpoolFaultsITCase {
             "10ms",
             "--spool-mb",
             "1",
+            // long enough to go on past the broker's return (about 15-20 s in), short enough not
+            // to idle in the suite: the drain timeout covers a slower restart
             "--seconds",
-            "45",
+            "25",
             "--drain-timeout",
             "90s");
     TopicDrainer.drain(kafka.bootstrapServers(), topic, 8 * 5, Duration.ofSeconds(90));
