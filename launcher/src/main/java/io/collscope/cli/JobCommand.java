@@ -142,6 +142,10 @@ final class JobCommand implements Runnable {
 
     List<String> arguments(CommandLine.Model.CommandSpec spec, Target target, PrintWriter out)
         throws Exception {
+      // before anything is started or created: a bad flag is the user's error
+      if (parallelism < 0) {
+        throw new IllegalArgumentException("--parallelism must be 0 (every slot) or more");
+      }
       Map<String, Resolved> values =
           AttributionConfig.resolve(
               ConfigCommand.provider(spec).file(),
@@ -205,9 +209,6 @@ final class JobCommand implements Runnable {
       boolean allowNonRestored,
       int parallelism)
       throws IOException {
-    if (parallelism < 0) {
-      throw new IllegalArgumentException("--parallelism must be 0 (every slot) or more");
-    }
     // A cluster that is starting (compose, Kubernetes) answers once it has a TaskManager.
     flink.awaitTaskManagers(1, RUNNING_TIMEOUT);
     int p = parallelism > 0 ? parallelism : Math.max(1, flink.slotsTotal());

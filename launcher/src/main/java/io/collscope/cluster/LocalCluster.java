@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.apache.flink.configuration.MemorySize;
 
 /**
  * A Flink session cluster on this machine without Docker or a Flink download: a JobManager and N
@@ -60,7 +61,7 @@ public final class LocalCluster {
    * @param restBindAddress where the REST API (and web UI, with its jar upload) listens: localhost
    *     unless the user says otherwise, since whoever reaches it can run code on the cluster
    * @param taskHeap each TaskManager's task heap (Flink's {@code
-   *     taskmanager.memory.task.heap.size}, e.g. {@code 384m}, {@code 2g}): the job's keyed state
+   *     taskmanager.memory.task.heap.size}, e.g. {@code 640m}, {@code 2g}): the job's keyed state
    *     lives there with the hashmap state backend, so it grows with the ranks it watches
    */
   public record Settings(
@@ -89,8 +90,22 @@ public final class LocalCluster {
      * derive it (the configuration alone does not bound the JVM).
      */
     public long jvmHeapMiB() {
-      return FRAMEWORK_HEAP_MIB
-          + org.apache.flink.configuration.MemorySize.parse(taskHeap).getMebiBytes();
+      return FRAMEWORK_HEAP_MIB + taskHeapMiB(taskHeap);
+    }
+
+    /** A task heap size in MiB; a bad size or one below 64m is the user's error. */
+    private static long taskHeapMiB(String taskHeap) {
+      long mib;
+      try {
+        mib = MemorySize.parse(taskHeap).getMebiBytes();
+      } catch (IllegalArgumentException | NullPointerException e) {
+        throw new IllegalArgumentException(
+            "--taskmanager-heap must be a size such as 640m or 2g, got " + taskHeap);
+      }
+      if (mib < 64) {
+        throw new IllegalArgumentException("--taskmanager-heap must be >= 64m, got " + taskHeap);
+      }
+      return mib;
     }
 
     public Settings {
@@ -104,16 +119,7 @@ public final class LocalCluster {
         throw new IllegalArgumentException("--taskmanagers must be in 1..64, got " + taskManagers);
       }
       if (slots < 1) throw new IllegalArgumentException("--slots must be >= 1, got " + slots);
-      long heap;
-      try {
-        heap = org.apache.flink.configuration.MemorySize.parse(taskHeap).getMebiBytes();
-      } catch (IllegalArgumentException | NullPointerException e) {
-        throw new IllegalArgumentException(
-            "--taskmanager-heap must be a size such as 384m or 2g, got " + taskHeap);
-      }
-      if (heap < 64) {
-        throw new IllegalArgumentException("--taskmanager-heap must be >= 64m, got " + taskHeap);
-      }
+      taskHeapMiB(taskHeap);
     }
   }
 
